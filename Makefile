@@ -1,0 +1,100 @@
+# libsockaudit: an LD_PRELOAD library that audits socket calls.
+# make            build libsockaudit.so and the sockaudit launcher
+# make test       install missing Debian packages, build, run every test
+# make demo       install missing Debian packages, build, replay the studies
+# make bench      overhead side by side (plain, shim, strace)
+# make install    PREFIX=/usr/local DESTDIR=
+# SANITIZE=address,undefined or SANITIZE=thread builds everything with sanitizers.
+
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+BINDIR  ?= $(PREFIX)/bin
+INCDIR  ?= $(PREFIX)/include
+PKGDIR  ?= $(LIBDIR)/pkgconfig
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+BUILD   ?= build
+
+VERSION := 0.1.0
+WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wstrict-prototypes -Wmissing-prototypes
+JANSSON_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
+JANSSON_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+ifneq ($(SANITIZE),)
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+endif
+SA_CFLAGS  := -std=gnu11 -fPIC -D_GNU_SOURCE -DSOCKAUDIT_VERSION_STR=\"$(VERSION)\" -Iinclude -Ishim $(WARN) $(JANSSON_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
+SA_LDFLAGS := $(SAN_FLAGS) $(LDFLAGS)
+
+SHIM_SRC  := $(sort $(wildcard shim/*.c))
+SHIM_OBJ  := $(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
+# Everything but the libc-name definitions: what unit tests link against.
+CORE_OBJ  := $(filter-out $(BUILD)/obj/interpose.o,$(SHIM_OBJ))
+CLI_SRC   := $(sort $(wildcard shim/cli/*.c))
+CLI_OBJ   := $(patsubst shim/cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
+PROG_SRC  := $(sort $(wildcard tests/progs/*.c))
+PROG_BIN  := $(patsubst tests/progs/%.c,$(BUILD)/progs/%,$(PROG_SRC))
+
+.PHONY: all deps test-deps test unit check-peer demo bench install lint clean
+all: libsockaudit.so sockaudit
+
+deps:
+	@scripts/ensure-deps.sh build
+
+$(BUILD)/obj/%.o: shim/%.c $(wildcard shim/*.h) include/sockaudit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(SA_CFLAGS) -fvisibility=hidden -c -o $@ $<
+
+libsockaudit.so: $(SHIM_OBJ) shim/exports.map
+	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,--no-as-needed $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread
+
+$(BUILD)/cli/%.o: shim/cli/%.c $(wildcard shim/cli/*.h) include/sockaudit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(SA_CFLAGS) -DSOCKAUDIT_LIBDIR=\"$(LIBDIR)\" -c -o $@ $<
+
+sockaudit: $(CLI_OBJ)
+	$(CC) -o $@ $(CLI_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lm
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(SA_CFLAGS) -o $@ $< $(CORE_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -ldl -lpthread -lm
+
+$(BUILD)/progs/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall $(SAN_FLAGS) -o $@ $< -lpthread
+
+test-deps:
+	@scripts/ensure-deps.sh test
+
+unit: all $(UNIT_BIN)
+
+test: test-deps
+	@$(MAKE) --no-print-directory all $(UNIT_BIN) $(PROG_BIN) test-extra
+	@tests/run-tests.sh
+
+demo:
+	@scripts/ensure-deps.sh demo
+	@$(MAKE) --no-print-directory all demo-build
+	@demo/run.sh
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR)
+	install -m 0755 libsockaudit.so $(DESTDIR)$(LIBDIR)/libsockaudit.so
+	install -m 0755 sockaudit $(DESTDIR)$(BINDIR)/sockaudit
+	install -m 0644 include/sockaudit.h $(DESTDIR)$(INCDIR)/sockaudit.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		sockaudit.pc.in > $(DESTDIR)$(PKGDIR)/sockaudit.pc
+
+lint:
+	cppcheck --quiet --enable=warning,performance,portability --inline-suppr -Iinclude -Ishim shim
+	clang-tidy --quiet $(SHIM_SRC) -- $(SA_CFLAGS)
+
+clean:
+	rm -rf $(BUILD) libsockaudit.so sockaudit
+
+# Targets other parts add (demo-build, test-extra, bench, fuzz ...) live in mk/*.mk.
+.PHONY: demo-build test-extra
+demo-build::
+test-extra::
+-include $(sort $(wildcard mk/*.mk))

@@ -1,0 +1,35 @@
+/*
+ * sockaudit.h: the public face of libsockaudit.
+ *
+ * libsockaudit is an LD_PRELOAD library: programs do not link against it.
+ * This header names the environment variables, the JSON schema version and
+ * the few functions the library exports besides the libc names it wraps,
+ * so a program (or a test) can ask whether the shim is active.
+ */
+#ifndef SOCKAUDIT_H
+#define SOCKAUDIT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SOCKAUDIT_SCHEMA 1
+
+#define SOCKAUDIT_ENV_LOG            "SOCKAUDIT_LOG"
+#define SOCKAUDIT_ENV_LEVEL          "SOCKAUDIT_LEVEL"
+#define SOCKAUDIT_ENV_STATS_INTERVAL "SOCKAUDIT_STATS_INTERVAL"
+#define SOCKAUDIT_ENV_COMM           "SOCKAUDIT_COMM"
+#define SOCKAUDIT_ENV_DISABLE        "SOCKAUDIT_DISABLE"
+#define SOCKAUDIT_ENV_SLOW_CONNECT_MS "SOCKAUDIT_SLOW_CONNECT_MS"
+
+/* The library's version, e.g. "0.1.0". */
+const char *sockaudit_version(void);
+
+/* 1 when the shim audits this process, 0 when it passes calls through
+ * (SOCKAUDIT_DISABLE=1, or the program is not in SOCKAUDIT_COMM). */
+int sockaudit_enabled(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

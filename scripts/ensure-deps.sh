@@ -1,0 +1,53 @@
+#!/bin/sh
+# Install the Debian packages a make target needs, saying what it installs.
+# Usage: scripts/ensure-deps.sh build|test|demo|bench|fuzz ...
+# Runs as root on a fresh Debian 12 machine with only Debian's registry reachable.
+set -u
+pkgs=""
+for group in "$@"; do
+	case "$group" in
+	build) pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev" ;;
+	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils" ;;
+	peer)  pkgs="$pkgs python3" ;;
+	demo)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev jq python3 curl iproute2 nginx-light procps" ;;
+	bench) pkgs="$pkgs nginx-light wrk strace valgrind procps" ;;
+	fuzz)  pkgs="$pkgs clang libclang-rt-14-dev" ;;
+	*) echo "ensure-deps: unknown group $group" >&2; exit 2 ;;
+	esac
+done
+missing=""
+for p in $pkgs; do
+	case " $missing " in *" $p "*) continue ;; esac
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)
+	case "$st" in *"install ok installed"*) ;; *) missing="$missing $p" ;; esac
+done
+# CPython's own test suite (for the peer test) is packaged per Python version.
+case " $* " in *" peer "*|*" test "*)
+	if [ -x /usr/bin/python3 ]; then
+		v=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+		[ -f "/usr/lib/python$v/test/test_socket.py" ] || missing="$missing libpython$v-testsuite"
+	fi ;;
+esac
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "ensure-deps: missing Debian packages:$missing (run as root, or install them)" >&2
+	exit 1
+fi
+echo "ensure-deps: installing missing Debian packages:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null || { echo "ensure-deps: apt-get update failed" >&2; exit 1; }
+# policy-rc.d keeps Debian's nginx package from starting a system nginx on port 80.
+prc=/usr/sbin/policy-rc.d; made_prc=0
+if [ ! -e $prc ]; then printf '#!/bin/sh\nexit 101\n' > $prc && chmod +x $prc && made_prc=1; fi
+apt-get install -y -q --no-install-recommends $missing >/dev/null; rc=$?
+[ $made_prc = 1 ] && rm -f $prc
+[ $rc = 0 ] || { echo "ensure-deps: apt-get install failed" >&2; exit 1; }
+# If python3 was just installed, the testsuite check above could not run: do it now.
+case " $* " in *" peer "*|*" test "*)
+	v=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+	if [ ! -f "/usr/lib/python$v/test/test_socket.py" ]; then
+		echo "ensure-deps: installing libpython$v-testsuite"
+		apt-get install -y -q --no-install-recommends "libpython$v-testsuite" >/dev/null || exit 1
+	fi ;;
+esac
+exit 0

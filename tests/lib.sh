@@ -1,0 +1,46 @@
+# Shared helpers for tests/integration/*.sh (bash). Source it first:
+#   . "$(dirname "$0")/../lib.sh"
+# Gives: $TOP, $LIB (libsockaudit.so), $PROGS (built helper programs), $T (a
+# temp dir removed on exit), ok/fail/check/check_jq, wait_port, and
+# preload CMD... (runs CMD under the shim; set SOCKAUDIT_* yourself).
+set -u
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+LIB=${SA_LIB:-$TOP/libsockaudit.so}
+PROGS=$BUILD/progs
+T=$(mktemp -d /tmp/sa-it.XXXXXX)
+_sa_cleanup_fns=()
+on_exit() { _sa_cleanup_fns+=("$*"); }
+_sa_cleanup() {
+	local f
+	for f in "${_sa_cleanup_fns[@]}"; do eval "$f" >/dev/null 2>&1; done
+	jobs -p | xargs -r kill 2>/dev/null
+	rm -rf "$T"
+}
+trap _sa_cleanup EXIT
+trap 'exit 130' INT TERM
+_sa_failed=0
+ok()   { echo "ok - $1"; }
+fail() { echo "not ok - $1${2:+ # $2}"; _sa_failed=1; }
+# check NAME CMD...: passes when CMD succeeds.
+check() { local n=$1; shift; if "$@"; then ok "$n"; else fail "$n" "command failed: $*"; fi; }
+# check_jq NAME FILE FILTER: passes when jq -e FILTER on the slurped JSON lines is true.
+check_jq() {
+	local n=$1 f=$2 q=$3
+	if jq -e -s "$q" "$f" >/dev/null 2>&1; then ok "$n"
+	else fail "$n" "jq -s '$q' was false on $f"; echo "# --- $f:"; sed 's/^/# /' "$f" | head -40; fi
+}
+preload() { LD_PRELOAD="$LIB${LD_PRELOAD:+:$LD_PRELOAD}" "$@"; }
+# wait_port PORT [NETNS]: wait up to 5 s for a TCP listener on 127.0.0.1:PORT.
+wait_port() {
+	local i
+	for i in $(seq 100); do
+		if [ -n "${2:-}" ]; then ip netns exec "$2" ss -Hltn "sport = :$1" | grep -q . && return 0
+		else ss -Hltn "sport = :$1" | grep -q . && return 0; fi
+		sleep 0.05
+	done
+	return 1
+}
+# free_port: a TCP port nobody listens on now (race-tolerant enough for tests).
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+finish() { exit $_sa_failed; }

@@ -1,0 +1,58 @@
+#!/bin/bash
+# Runs every test and prints one final line "N passed, N failed".
+# Each test (cmocka binary or integration script) prints TAP-style lines
+# "ok - name" / "not ok - name # why"; a test that exits non-zero without
+# printing "not ok" counts as one failure. Integration scripts run two at a
+# time, each under a timeout, output kept together per script.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$top/build}
+jobs=${TEST_JOBS:-2}
+filter=${TESTS:-}
+out=$(mktemp -d /tmp/sa-tests.XXXXXX)
+trap 'rm -rf "$out"' EXIT INT TERM
+
+run_one() {   # $1 = label, rest = command
+	local label=$1; shift
+	local log="$out/$(echo "$label" | tr '/ ' '__').log"
+	local start=$(date +%s.%N)
+	CMOCKA_MESSAGE_OUTPUT=TAP timeout -k 5 "${TEST_TIMEOUT:-180}" "$@" >"$log" 2>&1
+	local rc=$?
+	local secs=$(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo "?")
+	local p=$(grep -cE '^ok( |$)' "$log") f=$(grep -cE '^not ok( |$)' "$log")
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		echo "not ok - $label exited with status $rc" >>"$log"; f=1
+	fi
+	echo "$p $f" >"$log.count"
+	{
+		printf '== %s (%s passed, %s failed, %.1fs)\n' "$label" "$p" "$f" "$secs" 2>/dev/null || echo "== $label"
+		if [ "$f" != 0 ] || [ -n "${VERBOSE:-}" ]; then sed 's/^/   /' "$log"; else grep -E '^not ok' "$log" | sed 's/^/   /'; fi
+	} >"$log.report"
+	cat "$log.report"
+}
+export -f run_one
+export out top build
+
+list=()
+for t in "$build"/tests/unit/test_*; do
+	[ -x "$t" ] || continue
+	[ -n "$filter" ] && [[ "$(basename "$t")" != *$filter* ]] && continue
+	list+=("unit/$(basename "$t")|$t")
+done
+for t in "$top"/tests/integration/*.sh; do
+	[ -x "$t" ] || continue
+	[ -n "$filter" ] && [[ "$(basename "$t")" != *$filter* ]] && continue
+	list+=("integration/$(basename "$t" .sh)|$t")
+done
+
+printf '%s\n' "${list[@]}" | xargs -P "$jobs" -I{} bash -c 'e="{}"; run_one "${e%%|*}" "${e#*|}"'
+
+passed=0; failed=0
+for c in "$out"/*.count; do
+	[ -f "$c" ] || continue
+	read -r p f <"$c"
+	passed=$((passed + p)); failed=$((failed + f))
+done
+[ ${#list[@]} = 0 ] && { echo "no tests found"; failed=1; }
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
