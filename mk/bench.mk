@@ -1,0 +1,29 @@
+# mk/bench.mk: what the shim costs (issue 9).
+#   make bench             nginx + wrk side by side: plain, shim default, shim trace, strace
+#   make bench-callgrind   instructions per call of the wrappers' fast paths (valgrind)
+#   make bench-mem         the shim's resident memory at low and high RLIMIT_NOFILE
+# Documented in docs/performance.md.
+
+BENCH_MB := $(BUILD)/bench/microbench
+
+$(BENCH_MB): bench/microbench.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -o $@ $<
+
+.PHONY: bench bench-callgrind bench-mem bench-build
+bench-build: all $(BENCH_MB)
+
+bench:
+	@scripts/ensure-deps.sh build bench
+	@$(MAKE) --no-print-directory bench-build
+	@bench/run.sh
+
+bench-callgrind:
+	@scripts/ensure-deps.sh build bench
+	@$(MAKE) --no-print-directory bench-build
+	@bench/callgrind.sh
+
+bench-mem:
+	@scripts/ensure-deps.sh build bench
+	@$(MAKE) --no-print-directory bench-build
+	@bench/mem.sh
