@@ -3,12 +3,13 @@
  * an echo server on 127.0.0.1.
  *
  *   qa_client PORT [--turns N] [--writes W] [--size B] [--nodelay]
- *             [--qa never|once|write|request|turn] [--trace]
+ *             [--qa never|once|write|request|turn] [--every K] [--trace]
  *
  * Each turn writes W messages of B bytes, then reads the W*B echoed bytes.
  *   --qa never    never sets TCP_QUICKACK
  *   --qa once     sets TCP_QUICKACK=1 once, right after connect
- *   --qa write    sets it after every write (the hot loop, issue 5)
+ *   --qa write    sets it after every write (the hot loop, issue 5); with
+ *                 --every K, after every K-th write of a turn
  *   --qa request  sets it once per turn, before the turn's writes (keep-alive)
  *   --qa turn     sets it once per turn, after reading the reply (request/response)
  * Prints one line of figures: per-turn latency (p50, p95, mean, in us), the
@@ -79,14 +80,14 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
-	int turns = 200, writes = 2, size = 32, nodelay = 0, i, t, w;
+	int turns = 200, writes = 2, size = 32, nodelay = 0, every = 1, i, t, w;
 	const char *qa = "never";
 	double *lat, sum = 0;
 	char *buf;
 	struct tcp_info ti;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: qa_client PORT [--turns N] [--writes W] [--size B] [--nodelay] [--qa MODE] [--trace]\n");
+		fprintf(stderr, "usage: qa_client PORT [--turns N] [--writes W] [--size B] [--nodelay] [--qa MODE] [--every K] [--trace]\n");
 		return 2;
 	}
 	a.sin_port = htons((unsigned short)atoi(argv[1]));
@@ -95,11 +96,12 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--writes") && i + 1 < argc) writes = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--size") && i + 1 < argc) size = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--qa") && i + 1 < argc) qa = argv[++i];
+		else if (!strcmp(argv[i], "--every") && i + 1 < argc) every = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--nodelay")) nodelay = 1;
 		else if (!strcmp(argv[i], "--trace")) trace = 1;
 		else { fprintf(stderr, "qa_client: bad argument %s\n", argv[i]); return 2; }
 	}
-	if (turns < 1 || writes < 1 || size < 1 || size > 65536)
+	if (turns < 1 || writes < 1 || size < 1 || size > 65536 || every < 1)
 		return 2;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	buf = calloc((size_t)writes, (size_t)size);
@@ -126,7 +128,7 @@ int main(int argc, char **argv)
 				perror("write");
 				return 1;
 			}
-			if (!strcmp(qa, "write"))
+			if (!strcmp(qa, "write") && (w + 1) % every == 0)
 				set_quickack();
 		}
 		while (got < want) {
