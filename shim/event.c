@@ -244,6 +244,16 @@ json_t *sa_event_counts(void)
 	return o;
 }
 
+int sa_event_any(void)
+{
+	size_t i;
+
+	for (i = 0; i < NEVENTS; i++)
+		if (__atomic_load_n(&event_counts[i], __ATOMIC_RELAXED))
+			return 1;
+	return 0;
+}
+
 void sa_event_counts_reset(void)
 {
 	memset(event_counts, 0, sizeof event_counts);
@@ -389,7 +399,7 @@ void sa_event_emit(json_t *ev, enum sa_level l, const struct sa_findings *f)
 		json_decref(ev);
 		return;
 	}
-	sa_emit_init_once();
+	sa_emit_init_once(ev);
 	sa_event_write(ev);
 }
 

@@ -156,6 +156,7 @@ void sa_findings_count(const char *code) SA_HIDDEN;
 json_t *sa_findings_totals(void) SA_HIDDEN;
 void sa_event_count(const char *event) SA_HIDDEN;   /* count without emitting */
 void sa_event_counts_reset(void) SA_HIDDEN;
+int sa_event_any(void) SA_HIDDEN;                  /* anything audited yet? */
 json_t *sa_event_counts(void) SA_HIDDEN;
 uint64_t sa_suppressed_count(void) SA_HIDDEN;
 void sa_suppressed_add(uint64_t n) SA_HIDDEN;
@@ -283,7 +284,7 @@ pid_t sa_pid(void) SA_HIDDEN;
 pid_t sa_tid(void) SA_HIDDEN;
 const char *sa_comm(void) SA_HIDDEN;
 /* Emits the init event if this process has not yet (called by emit). */
-void sa_emit_init_once(void) SA_HIDDEN;
+void sa_emit_init_once(json_t *first) SA_HIDDEN;   /* first: the line that triggers it */
 /* Tests: make the shim active with this config and program name. */
 void sa_guard_configure(const struct sa_config *c, const char *comm) SA_HIDDEN;
 
