@@ -150,5 +150,7 @@ int main(int argc, char **argv)
 	       qa, nodelay, turns, writes, size, sets, lat[turns / 2], lat[(int)(turns * 0.95)],
 	       sum / turns, ti.tcpi_data_segs_out, ti.tcpi_data_segs_in, ti.tcpi_segs_out);
 	close(fd);
+	free(buf);
+	free(lat);
 	return 0;
 }
