@@ -13,12 +13,13 @@
 
 #include "internal.h"
 
-#define CHUNK_BITS 8
+#define CHUNK_BITS SA_FD_CHUNK_BITS
 #define CHUNK (1u << CHUNK_BITS)
 #define NCHUNKS (SA_FD_MAX / CHUNK)
 #define NLOCKS 64
 
-static struct sa_sock *chunks[NCHUNKS];
+/* Read by the inline sa_fd_get() in internal.h. */
+struct sa_sock *sa_fd_chunks[NCHUNKS];
 static size_t nchunks_alloc;
 static pthread_mutex_t locks[NLOCKS];
 static pthread_once_t locks_once = PTHREAD_ONCE_INIT;
@@ -31,26 +32,13 @@ static void init_locks(void)
 		pthread_mutex_init(&locks[i], NULL);
 }
 
-struct sa_sock *sa_fd_get(int fd)
-{
-	struct sa_sock *c, *s;
-
-	if (SA_UNLIKELY((unsigned int)fd >= SA_FD_MAX))
-		return NULL;
-	c = __atomic_load_n(&chunks[(unsigned int)fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
-	if (!c)
-		return NULL;
-	s = &c[(unsigned int)fd & (CHUNK - 1)];
-	return s->flags ? s : NULL;
-}
-
 static struct sa_sock *slot(int fd, int create)
 {
 	struct sa_sock **pp, *c, *expected = NULL;
 
 	if ((unsigned int)fd >= SA_FD_MAX)
 		return NULL;
-	pp = &chunks[(unsigned int)fd >> CHUNK_BITS];
+	pp = &sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS];
 	c = __atomic_load_n(pp, __ATOMIC_ACQUIRE);
 	if (!c && create) {
 		c = calloc(CHUNK, sizeof *c);
@@ -109,7 +97,7 @@ void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
 	unsigned int i, j;
 
 	for (i = 0; i < NCHUNKS; i++) {
-		struct sa_sock *c = __atomic_load_n(&chunks[i], __ATOMIC_ACQUIRE);
+		struct sa_sock *c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
 		if (!c)
 			continue;
 		for (j = 0; j < CHUNK; j++)
@@ -153,5 +141,5 @@ void sa_fdtab_atfork_child(void)
 
 size_t sa_fdtab_bytes(void)
 {
-	return sizeof chunks + __atomic_load_n(&nchunks_alloc, __ATOMIC_RELAXED) * CHUNK * sizeof(struct sa_sock);
+	return sizeof sa_fd_chunks + __atomic_load_n(&nchunks_alloc, __ATOMIC_RELAXED) * CHUNK * sizeof(struct sa_sock);
 }

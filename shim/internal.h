@@ -209,8 +209,24 @@ struct sa_sock {
 	uint16_t qa_out[32];        /* data segments out per interval, capped at 65535 */
 };
 
+/* The fd table is chunked (see fdtab.c); the lookup is inline because every
+ * I/O wrapper makes it on every call, tracked fd or not. */
+#define SA_FD_MAX (1 << 20)                    /* fds at or above are not tracked */
+#define SA_FD_CHUNK_BITS 8
+extern struct sa_sock *sa_fd_chunks[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
 /* The entry for fd, or NULL when fd is not a socket we track. Lock-free. */
-struct sa_sock *sa_fd_get(int fd) SA_HIDDEN;
+static inline struct sa_sock *sa_fd_get(int fd)
+{
+	struct sa_sock *c, *s;
+
+	if (SA_UNLIKELY((unsigned int)fd >= SA_FD_MAX))
+		return NULL;
+	c = __atomic_load_n(&sa_fd_chunks[(unsigned int)fd >> SA_FD_CHUNK_BITS], __ATOMIC_ACQUIRE);
+	if (!c)
+		return NULL;
+	s = &c[(unsigned int)fd & ((1u << SA_FD_CHUNK_BITS) - 1)];
+	return s->flags ? s : NULL;
+}
 /* A fresh, zeroed entry for fd (a new socket with this number); NULL if
  * fd is out of range or memory is short. */
 struct sa_sock *sa_fd_track(int fd) SA_HIDDEN;
@@ -227,7 +243,6 @@ void sa_fdtab_atfork_prepare(void) SA_HIDDEN;
 void sa_fdtab_atfork_parent(void) SA_HIDDEN;
 void sa_fdtab_atfork_child(void) SA_HIDDEN;
 size_t sa_fdtab_bytes(void) SA_HIDDEN;          /* memory held, for bench */
-#define SA_FD_MAX (1 << 20)                    /* fds at or above are not tracked */
 
 /* ---- tcpinfo.c: struct tcp_info across kernels -------------------------- */
 
