@@ -81,7 +81,8 @@ perf script -i "$T/perf.data" -F ip,sym,dso 2>/dev/null | awk '
 BEGIN { RS = ""; FS = "\n" }
 {
 	n++; s = $0; c = "not the shim: nginx, libc, kernel (real calls made through the wrappers included)"
-	if (s ~ /sa_sink_write/) c = "shim: write(2) of a log line (kernel included)"
+	if (s ~ /sa_sink_write/ && s ~ /fstat/) c = "shim: fstat(2) of the log fd before each line (still_ours)"
+	else if (s ~ /sa_sink_write/) c = "shim: write(2) of a log line (kernel included)"
 	else if (s ~ /sa_event_format|json_dump/) c = "shim: formatting a line (json_dumpb, printf of reals)"
 	else if (s ~ /sa_event_new|sa_event_emit|sa_event_write|json_object|json_real|json_integer|json_string|sa_json_|json_delete/) c = "shim: building/freeing the event object (jansson, malloc)"
 	else if (s ~ /sa_now_ns|sa_now_wall/) c = "shim: clock_gettime for wait times"
