@@ -10,8 +10,15 @@ $(BENCH_MB): bench/microbench.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -o $@ $<
 
+BENCH_FDTAB := $(BUILD)/bench/fdtab_mem
+
+# Links the shim's objects (not interpose.o) to read the fd table's size.
+$(BENCH_FDTAB): bench/fdtab_mem.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(SA_CFLAGS) -o $@ $< $(CORE_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread -lm
+
 .PHONY: bench bench-callgrind bench-mem bench-build
-bench-build: all $(BENCH_MB)
+bench-build: all $(BENCH_MB) $(BENCH_FDTAB)
 
 bench:
 	@scripts/ensure-deps.sh build bench
