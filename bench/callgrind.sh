@@ -57,7 +57,7 @@ paths=(
 	"tcp-rw|2|read()/write() on an accepted socket"
 	"recv-send|2|recv()/send() on an accepted socket"
 	"setsockopt-same|1|setsockopt(TCP_NODELAY) repeat (read-back)"
-	"setsockopt-alt|1|setsockopt(TCP_NODELAY) new value (logged)"
+	"setsockopt-new|1|setsockopt(SO_RCVBUF) new value (a line)"
 	"accept4|1|accept4() with a queued connection"
 	"accept4-eagain|1|accept4() EAGAIN on an empty queue"
 	"socket-close|2|socket() / close()"

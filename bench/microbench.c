@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 		return mode_mem();
 	if (argc != 3 || (n = atol(argv[2])) <= 0) {
 		fprintf(stderr, "usage: microbench MODE N | microbench mem\n"
-			"modes: pipe-read pipe-write setsockopt-same setsockopt-alt\n"
+			"modes: pipe-read pipe-write setsockopt-same setsockopt-new\n"
 			"       accept4 accept4-eagain tcp-rw recv-send socket-close connect\n");
 		return 2;
 	}
@@ -175,16 +175,18 @@ int main(int argc, char **argv)
 			if ((rd ? op_read(p[0], &b, 1) : read(p[0], &b, 1)) != 1)
 				die("pipe read");
 		}
-	} else if (!strcmp(mode, "setsockopt-same") || !strcmp(mode, "setsockopt-alt")) {
-		/* same: a repeat the shim counts but does not log (read-back + cache);
-		 * alt: 1,0,1,0 ... every call a new value, so every call an event. */
-		int alt = !strcmp(mode, "setsockopt-alt");
+	} else if (!strcmp(mode, "setsockopt-same") || !strcmp(mode, "setsockopt-new")) {
+		/* same: TCP_NODELAY=1 again and again, a repeat the shim counts but
+		 * does not log (read-back + cache); new: SO_RCVBUF with a value never
+		 * used before on each call, so every call writes a line. */
+		int fresh = !strcmp(mode, "setsockopt-new");
 		int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 		if (fd < 0)
 			die("socket");
 		for (i = 0; i < n; i++)
-			if (op_setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, alt ? (int)(i & 1) : 1) < 0)
+			if ((fresh ? op_setsockopt(fd, SOL_SOCKET, SO_RCVBUF, 4096 + (int)i)
+				   : op_setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, 1)) < 0)
 				die("setsockopt");
 	} else if (!strcmp(mode, "accept4")) {
 		/* One queued, established connection per accept, as nginx sees it. */
