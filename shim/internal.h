@@ -197,6 +197,8 @@ struct sa_sock {
 	uint8_t first_speaker;      /* 0 unknown, 1 client, 2 server */
 	/* connect state (audit_connect.c) */
 	uint64_t connect_start_ns;
+	uint8_t connect_peer_len;   /* bytes of connect_peer in use */
+	uint8_t connect_peer[28];   /* pending connect's address (sockaddr_in/in6 fit) */
 	/* quickack state (audit_quickack.c) */
 	uint32_t qa_sets;
 	uint32_t qa_last_segs;
