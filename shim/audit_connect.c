@@ -300,13 +300,15 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
 static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t now)
 {
 	uint32_t old = __atomic_fetch_and(&s->flags, ~(SA_F_CONNECTING | SA_F_WATCH_IO), __ATOMIC_ACQ_REL);
+	struct sockaddr_storage peer;   /* aligned copy: the table keeps bytes */
 
 	if (!(old & SA_F_CONNECTING))
 		return;
 	d->nonblocking = 1;
 	if (d->ms < 0)
 		d->ms = now > s->connect_start_ns ? (double)(now - s->connect_start_ns) / 1e6 : 0;
-	report(fd, s, (const struct sockaddr *)s->connect_peer, s->connect_peer_len, d);
+	memcpy(&peer, s->connect_peer, s->connect_peer_len);
+	report(fd, s, (const struct sockaddr *)&peer, s->connect_peer_len, d);
 }
 
 static void init_done(struct conn_done *d, const char *by)
