@@ -79,6 +79,8 @@ void sa_on_listen(int fd, int backlog, int ret, int err)
 		s = &tmp;
 	}
 	sa_listen_audit(fd, s, backlog, ret, err);
+	if (ret == 0 && s != &tmp)
+		sa_accept_listen(fd, s);
 }
 
 void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,

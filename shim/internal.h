@@ -311,6 +311,8 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err) S
 void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f) SA_HIDDEN;
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		     const struct sockaddr *peer, socklen_t peerlen) SA_HIDDEN;
+/* After a successful listen(): the listener's stats entry, the netns baseline. */
+void sa_accept_listen(int fd, struct sa_sock *s) SA_HIDDEN;
 void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 void sa_accept_close(int fd, struct sa_sock *s) SA_HIDDEN;
 void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
