@@ -47,17 +47,21 @@ int main(int argc, char **argv)
 	done = calloc(count, sizeof *done); conn = calloc(count, sizeof *conn);
 	t0 = calloc(count, sizeof *t0);
 	start = now_ms();
-	for (i = 0; i < count; i++) {
-		if (gap && i)
-			usleep(gap * 1000);
-		fd[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-		t0[i] = now_ms();
-		connect(fd[i], (struct sockaddr *)&a, sizeof a);
-	}
+	for (i = 0; i < count; i++)
+		fd[i] = -1;
 	end = start + hold;
 	while (now_ms() < end) {
 		for (i = 0; i < count; i++) {
 			struct pollfd p = { .fd = fd[i], .events = POLLIN | POLLOUT };
+			if (fd[i] < 0) {
+				/* Connection i starts gap_ms * i after the first. */
+				if (now_ms() - start < (long)gap * i)
+					continue;
+				fd[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+				t0[i] = now_ms();
+				connect(fd[i], (struct sockaddr *)&a, sizeof a);
+				p.fd = fd[i];
+			}
 			if (done[i])
 				continue;
 			if (poll(&p, 1, 0) <= 0)
@@ -79,7 +83,7 @@ int main(int argc, char **argv)
 					sent[i] = 1;
 			}
 		}
-		usleep(2000);
+		usleep(count > 50 ? 2000 : 1000);
 	}
 	fprintf(stderr, "connected %d greeted %d\n", connected, greeted);
 	return 0;

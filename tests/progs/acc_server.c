@@ -6,6 +6,7 @@
  * -m close: close at once; read: wait up to 2 s for a request, read it,
  * answer, close (a client-first protocol); banner: write a greeting first,
  * then read (server-first, SMTP-like); hold: keep every connection open.
+ * -Q: the pause starts when the first connection is queued.
  * -N: non-blocking listener, poll + accept4 until EAGAIN (nginx style). */
 #include <errno.h>
 #include <netinet/in.h>
@@ -48,14 +49,14 @@ static void serve(int c, const char *mode)
 
 int main(int argc, char **argv)
 {
-	int port = 0, backlog = 16, defer = 0, pause_ms = 0, want = 1, deadline = 10000, nb = 0, o, one = 1;
+	int port = 0, backlog = 16, defer = 0, pause_ms = 0, want = 1, deadline = 10000, nb = 0, first_pause = 0, o, one = 1;
 	const char *mode = "close";
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t al = sizeof a;
 	int fd, got = 0;
 	long end;
 
-	while ((o = getopt(argc, argv, "p:b:d:P:n:T:m:N")) != -1) {
+	while ((o = getopt(argc, argv, "p:b:d:P:n:T:m:NQ")) != -1) {
 		switch (o) {
 		case 'p': port = atoi(optarg); break;
 		case 'b': backlog = atoi(optarg); break;
@@ -65,6 +66,7 @@ int main(int argc, char **argv)
 		case 'T': deadline = atoi(optarg); break;
 		case 'm': mode = optarg; break;
 		case 'N': nb = 1; break;
+		case 'Q': first_pause = 1; break;
 		default: return 2;
 		}
 	}
@@ -81,6 +83,11 @@ int main(int argc, char **argv)
 	getsockname(fd, (struct sockaddr *)&a, &al);
 	printf("PORT %d\n", ntohs(a.sin_port));
 	fflush(stdout);
+	if (first_pause) {
+		/* Start the pause when the first connection is queued. */
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		poll(&p, 1, deadline);
+	}
 	if (pause_ms)
 		usleep(pause_ms * 1000);
 	end = now_ms() + deadline;

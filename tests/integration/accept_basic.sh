@@ -1,0 +1,52 @@
+#!/bin/bash
+# Accept side on loopback (issue 3): accept waits with TCP_DEFER_ACCEPT, empty
+# connections and their cause, queue age and depth, who speaks first, and
+# listener_stats. Every case runs at once; the longest (D=2) takes ~3 s.
+. "$(dirname "$0")/../lib.sh"
+
+# scenario NAME "SERVER ARGS" "CLIENT ARGS" [ENV...]: runs acc_server under the
+# shim (trace level) and acc_client against it; the log is $T/NAME.jsonl.
+scenario() {
+	local name=$1 sargs=$2 cargs=$3 i port; shift 3
+	env SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/$name.jsonl" "$@" LD_PRELOAD="$LIB" \
+		"$PROGS/acc_server" $sargs >"$T/$name.out" 2>/dev/null &
+	local spid=$!
+	for i in $(seq 100); do grep -q PORT "$T/$name.out" 2>/dev/null && break; sleep 0.02; done
+	port=$(awk '/PORT/{print $2}' "$T/$name.out")
+	"$PROGS/acc_client" -p "$port" $cargs 2>/dev/null
+	wait $spid
+}
+
+# Backlog 200 keeps the listen-time defer_bypass_risk finding out of the negative cases.
+scenario d1      "-b 200 -d 1 -n 1 -T 4000"                "-c 1 -s -1 -H 1500" &
+scenario d2      "-b 200 -d 2 -n 1 -T 5000"                "-c 1 -s -1 -H 3500" &
+scenario speaks  "-b 200 -d 1 -n 1 -T 4000 -m read"        "-c 1 -s 200 -H 800" &
+scenario queued  "-Q -P 600 -n 1 -T 4000 -m read"          "-c 1 -s 0 -H 1000" &
+scenario full    "-b 3 -P 300 -n 8 -T 3000"                "-c 8 -s -1 -H 2500" &
+scenario banner  "-b 200 -d 1 -n 1 -T 4000 -m banner"      "-c 1 -s -1 -H 1800" &
+scenario http    "-N -n 10 -T 3000 -m read"                "-c 10 -s 150 -G 150 -H 2200" SOCKAUDIT_STATS_INTERVAL=1 &
+wait
+
+A='[.[] | select(.event=="accept")]'
+check_jq "D=1 silent client: accept after ~1 s, empty, SYN-ACK resent, flagged" "$T/d1.jsonl" \
+  "$A | length==1 and (.[0] | .wait_ms>900 and .wait_ms<1500 and .bytes_ready==0 and .syn_ack_retrans>=1 and .listen_fd==3 and (.peer|test(\"^127.0.0.1:\")) and (.local|test(\"^127.0.0.1:\")) and .findings==[\"empty_accept_defer_expired\"] and (.msg|test(\"1 s\")))"
+check_jq "D=2 (kernel: 3 s) silent client: accept after ~3 s, empty, flagged" "$T/d2.jsonl" \
+  "$A | length==1 and (.[0] | .wait_ms>2700 and .wait_ms<3600 and .bytes_ready==0 and .findings==[\"empty_accept_defer_expired\"] and (.msg|test(\"3 s\")))"
+check_jq "client speaking after 0.2 s: accepted with data, no finding anywhere" "$T/speaks.jsonl" \
+  "($A | length==1 and (.[0] | .wait_ms>150 and .wait_ms<900 and .bytes_ready>0 and .syn_ack_retrans==0)) and all(.[]; .findings==null or (.findings|type)==\"object\")"
+check_jq "connection left 0.6 s in the queue: queue_ms ~600" "$T/queued.jsonl" \
+  "$A | length==1 and (.[0] | .queue_ms>=550 and .queue_ms<=750 and .wait_ms<50 and .findings==null)"
+check_jq "backlog 3, 8 pending clients: accept_queue_full with the backlog needed" "$T/full.jsonl" \
+  "$A | (.[0] | .queue_capacity==4 and .queue_len==3 and (.findings|index(\"accept_queue_full\")) and (.msg|test(\"backlog of at least [0-9]+\"))) and (map(select(.findings)) | length) < length"
+check_jq "queue full: listener_stats counts it and advises a bigger backlog" "$T/full.jsonl" \
+  'any(.[]; .event=="listener_stats" and .queue_full_seen>=1 and .peak_waiting==4 and .accepts==8 and any(.advice[]; test("backlog of at least 8")))'
+check_jq "server-first protocol on a deferred listener: server_speaks_first_deferred" "$T/banner.jsonl" \
+  'any(.[]; .event=="first_speaker" and .speaker=="server" and .findings==["server_speaks_first_deferred"] and (.msg|test("TCP_DEFER_ACCEPT"))) and any(.[]; .event=="listener_stats" and .first_speaker.server==1 and any(.advice[]; test("server speaks first")))'
+check_jq "HTTP-like listener: listener_stats with first_speaker.client and with_data_pct" "$T/http.jsonl" \
+  '[.[] | select(.event=="listener_stats")] | length>=2 and (last | .accepts==10 and .first_speaker.client==10 and .first_speaker.server==0 and (.with_data_pct|type)=="number" and .eagain>=1 and .errors==0 and .wait_ms.n==10 and .queue_ms.n==10 and (.queue_ms|has("p99")) and (.advice|type)=="array")'
+check_jq "HTTP-like listener: no finding, periodic line before the exit line" "$T/http.jsonl" \
+  'all(.[]; .findings==null or (.findings|type)=="object") and ([.[] | select(.event=="listener_stats")][0].accepts < 10)'
+check_jq "summary lists the listener" "$T/http.jsonl" \
+  'any(.[]; .event=="summary" and (.listeners|length)==1 and .listeners[0].accepts==10)'
+[ -n "${KEEP:-}" ] && cp -r "$T" "$KEEP"
+finish
