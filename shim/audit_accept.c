@@ -224,7 +224,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	bytes_ok = ioctl(ret, FIONREAD, &bytes) == 0;
 	if (have_lti) {
 		backlog = (int)lti.sacked;
-		ls->backlog_effective = backlog;
+		__atomic_store_n(&ls->backlog_effective, backlog, __ATOMIC_RELAXED);
 		if (l)
 			__atomic_store_n(&l->backlog, backlog, __ATOMIC_RELAXED);
 		full = sa_queue_was_full(backlog, lti.unacked, have_ti ? (long)ti.last_data_sent : 0);

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,9 @@
 
 static struct sa_listener *head;
 static int nlisteners;
+/* Serialises listener_stats lines (rare: each interval and at exit), so a
+ * listener's previous-line snapshot is read and replaced by one thread. */
+static pthread_mutex_t emit_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
@@ -185,6 +189,7 @@ void sa_listener_emit(struct sa_listener *l)
 	ev = sa_event_new("listener_stats", -1);
 	if (!ev)
 		return;
+	pthread_mutex_lock(&emit_lock);
 	sa_netns_baseline();
 	base = sa_netns_base();
 	have_now = base && sa_netns_read(&now) == 0;
@@ -204,6 +209,7 @@ void sa_listener_emit(struct sa_listener *l)
 		l->ns_prev = now;
 	}
 	l->queue_full_prev = qfull;
+	pthread_mutex_unlock(&emit_lock);
 
 	json_object_set_new(ev, "listen_fd", json_integer(l->listen_fd));
 	json_object_set_new(ev, "local", l->local[0] ? json_string(l->local) : json_null());
@@ -287,6 +293,8 @@ void sa_accept_reset(void)
 	struct sa_listener *l;
 	uint64_t now = sa_now_ns();
 
+	/* Another thread of the parent may have held it at fork time. */
+	pthread_mutex_init(&emit_lock, NULL);
 	for (l = head; l; l = l->next) {
 		l->accepts = l->eagain = l->errors = 0;
 		l->empty_accepts = l->with_data = 0;

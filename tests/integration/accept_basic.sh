@@ -17,6 +17,29 @@ scenario() {
 	wait $spid
 }
 
+# nginx-like: the parent listens, two forked workers accept on the inherited
+# listener; each worker's listener_stats are its own.
+fork_workers() {
+	cat >"$T/workers.py" <<'PY'
+import os, socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+port = s.getsockname()[1]
+kids = []
+for w in range(2):
+    pid = os.fork()
+    if pid == 0:
+        for i in range(3):
+            c, _ = s.accept(); c.recv(100); c.sendall(b"ok"); c.close()
+        sys.exit(0)
+    kids.append(pid)
+for i in range(6):
+    c = socket.create_connection(("127.0.0.1", port)); c.sendall(b"GET / HTTP/1.0\r\n\r\n"); c.recv(10); c.close()
+for k in kids:
+    os.waitpid(k, 0)
+PY
+	SOCKAUDIT_LEVEL=info SOCKAUDIT_LOG="$T/workers.jsonl" LD_PRELOAD="$LIB" timeout 10 /usr/bin/python3 "$T/workers.py"
+}
+
 # Backlog 200 keeps the listen-time defer_bypass_risk finding out of the negative cases.
 scenario d1      "-b 200 -d 1 -n 1 -T 4000"                "-c 1 -s -1 -H 1500" &
 scenario d2      "-b 200 -d 2 -n 1 -T 5000"                "-c 1 -s -1 -H 3500" &
@@ -25,6 +48,7 @@ scenario queued  "-Q -P 600 -n 1 -T 4000 -m read"          "-c 1 -s 0 -H 1000" &
 scenario full    "-b 3 -P 300 -n 8 -T 3000"                "-c 8 -s -1 -H 2500" &
 scenario banner  "-b 200 -d 1 -n 1 -T 4000 -m banner"      "-c 1 -s -1 -H 1800" &
 scenario http    "-N -n 10 -T 3000 -m read"                "-c 10 -s 150 -G 150 -H 2200" SOCKAUDIT_STATS_INTERVAL=1 &
+fork_workers &
 wait
 
 A='[.[] | select(.event=="accept")]'
@@ -48,5 +72,7 @@ check_jq "HTTP-like listener: no finding, periodic line before the exit line" "$
   'all(.[]; .findings==null or (.findings|type)=="object") and ([.[] | select(.event=="listener_stats")][0].accepts < 10)'
 check_jq "summary lists the listener" "$T/http.jsonl" \
   'any(.[]; .event=="summary" and (.listeners|length)==1 and .listeners[0].accepts==10)'
+check_jq "forked workers on an inherited listener: each has its own listener_stats" "$T/workers.jsonl" \
+  '[.[] | select(.event=="listener_stats")] as $l | ($l|length)==2 and ($l|map(.pid)|unique|length)==2 and all($l[]; .accepts==3 and .first_speaker.client==3 and .listen_fd==3) and ([.[] | select(.event=="summary" and .listeners==[])]|length)==1'
 [ -n "${KEEP:-}" ] && cp -r "$T" "$KEEP"
 finish
