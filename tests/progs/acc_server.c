@@ -116,6 +116,9 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	/* Closed before exit, so the namespace counters about this listener are
+	 * final when the shim's summary reads them. */
+	close(fd);
 	fprintf(stderr, "accepted %d\n", got);
 	return 0;
 }
