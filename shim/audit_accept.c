@@ -3,9 +3,10 @@
  * the connection sat in the accept queue, the queue's depth, empty
  * connections and their cause, and who speaks first.
  *
- * Per accepted TCP connection it costs four cheap syscalls (TCP_INFO on
- * the child and the listener, FIONREAD, getsockname), and one more on the
- * first read or write when no data was there at accept. After that the
+ * Per accepted TCP connection it costs three cheap syscalls (TCP_INFO on
+ * the child and the listener, FIONREAD; getsockname only when a line is
+ * written), and one more on the first write when no data was there at
+ * accept. After that the
  * socket's SA_F_WATCH_IO bit is cleared and the I/O wrappers are back to
  * one lookup. EAGAIN from a non-blocking accept loop is only counted.
  * Never changes the child or the listener.
@@ -200,13 +201,14 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		}
 		if (err != EINTR)
 			failed(lfd, l, err, t0, t1);
+		sa_listener_tick(l, t1);
 		return;
 	}
 
 	if ((c = sa_fd_track(ret)) != NULL) {
-		c->flags |= SA_F_ACCEPTED;
 		c->listen_fd = lfd;
 		c->lst = l;   /* on an accepted socket: the listener it came from */
+		__atomic_or_fetch(&c->flags, SA_F_ACCEPTED, __ATOMIC_RELEASE);
 		if (ls) {
 			c->family = ls->family;
 			c->type = ls->type;

@@ -149,20 +149,21 @@ int sa_listener_advice(const struct sa_advice_in *in, json_t *arr)
 	return n;
 }
 
-static json_t *speaker_json(const struct sa_listener *l)
+static json_t *speaker_json(const struct sa_advice_in *in)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "client", json_integer((json_int_t)LOAD(l->first_client)));
-	json_object_set_new(o, "server", json_integer((json_int_t)LOAD(l->first_server)));
-	json_object_set_new(o, "unknown", json_integer((json_int_t)LOAD(l->first_unknown)));
+	json_object_set_new(o, "client", json_integer((json_int_t)in->first_client));
+	json_object_set_new(o, "server", json_integer((json_int_t)in->first_server));
+	json_object_set_new(o, "unknown", json_integer((json_int_t)in->first_unknown));
 	return o;
 }
 
 static void fill_advice_in(const struct sa_listener *l, struct sa_advice_in *in)
 {
 	memset(in, 0, sizeof *in);
-	in->accepts = LOAD(l->accepts);
+	/* Parts before the whole: each part is counted after accepts, so
+	 * loading accepts last keeps them from exceeding it. */
 	in->empty_accepts = LOAD(l->empty_accepts);
 	in->with_data = LOAD(l->with_data);
 	in->defer_expired = LOAD(l->defer_expired);
@@ -174,6 +175,8 @@ static void fill_advice_in(const struct sa_listener *l, struct sa_advice_in *in)
 	in->peak_waiting = LOAD(l->peak_waiting);
 	in->backlog = LOAD(l->backlog);
 	in->defer_s = LOAD(l->defer_s);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	in->accepts = LOAD(l->accepts);
 }
 
 void sa_listener_emit(struct sa_listener *l)
@@ -183,7 +186,7 @@ void sa_listener_emit(struct sa_listener *l)
 	struct sa_findings f = { 0 };
 	struct sa_advice_in in;
 	json_t *ev, *advice;
-	uint64_t accepts = LOAD(l->accepts), qfull = LOAD(l->queue_full_seen), d;
+	uint64_t accepts, qfull, eagain, errors, fd_limit, d;
 	int have_now;
 
 	ev = sa_event_new("listener_stats", -1);
@@ -193,7 +196,13 @@ void sa_listener_emit(struct sa_listener *l)
 	sa_netns_baseline();
 	base = sa_netns_base();
 	have_now = base && sa_netns_read(&now) == 0;
+	/* All counts at one moment, so they add up on the line. */
 	fill_advice_in(l, &in);
+	accepts = in.accepts;
+	qfull = in.queue_full_seen;
+	eagain = LOAD(l->eagain);
+	errors = LOAD(l->errors);
+	fd_limit = LOAD(l->fd_limit);
 	if (have_now) {
 		in.ns_valid = 1;
 		in.has_defer_drop = sa_netns_delta(base, &now, SA_NS_DEFER_ACCEPT_DROP, &in.defer_drop);
@@ -216,8 +225,8 @@ void sa_listener_emit(struct sa_listener *l)
 	json_object_set_new(ev, "backlog", json_integer(in.backlog));
 	json_object_set_new(ev, "defer_accept_s", json_integer(in.defer_s));
 	json_object_set_new(ev, "accepts", json_integer((json_int_t)accepts));
-	json_object_set_new(ev, "eagain", json_integer((json_int_t)LOAD(l->eagain)));
-	json_object_set_new(ev, "errors", json_integer((json_int_t)LOAD(l->errors)));
+	json_object_set_new(ev, "eagain", json_integer((json_int_t)eagain));
+	json_object_set_new(ev, "errors", json_integer((json_int_t)errors));
 	json_object_set_new(ev, "empty_accepts", json_integer((json_int_t)in.empty_accepts));
 	json_object_set_new(ev, "empty_defer_expired", json_integer((json_int_t)in.defer_expired));
 	json_object_set_new(ev, "empty_syncookie", json_integer((json_int_t)in.syncookie));
@@ -226,8 +235,8 @@ void sa_listener_emit(struct sa_listener *l)
 	json_object_set_new(ev, "wait_ms", sa_hist_json(&l->wait_ms));
 	json_object_set_new(ev, "queue_full_seen", json_integer((json_int_t)qfull));
 	json_object_set_new(ev, "peak_waiting", json_integer(in.peak_waiting));
-	json_object_set_new(ev, "fd_limit", json_integer((json_int_t)LOAD(l->fd_limit)));
-	json_object_set_new(ev, "first_speaker", speaker_json(l));
+	json_object_set_new(ev, "fd_limit", json_integer((json_int_t)fd_limit));
+	json_object_set_new(ev, "first_speaker", speaker_json(&in));
 	if (have_now)
 		json_object_set_new(ev, "netns_counters", sa_netns_delta_json(base, &now));
 	advice = json_array();
@@ -245,7 +254,9 @@ void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 		return;
 	every = (uint64_t)c->stats_interval * 1000000000ull;
 	last = __atomic_load_n(&l->last_emit_ns, __ATOMIC_RELAXED);
-	if (now_ns - last < every)
+	/* now_ns was taken before this thread got here: another thread may
+	 * already have claimed a later time. */
+	if (now_ns <= last || now_ns - last < every)
 		return;
 	/* One thread claims this interval's line. */
 	if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, now_ns, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))

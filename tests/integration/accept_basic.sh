@@ -48,6 +48,7 @@ scenario queued  "-Q -P 600 -n 1 -T 4000 -m read"          "-c 1 -s 0 -H 1000" &
 scenario full    "-b 3 -P 300 -n 8 -T 3000"                "-c 8 -s -1 -H 2500" &
 scenario banner  "-b 200 -d 1 -n 1 -T 4000 -m banner"      "-c 1 -s -1 -H 1800" &
 scenario http    "-N -n 10 -T 3000 -m read"                "-c 10 -s 150 -G 150 -H 2200" SOCKAUDIT_STATS_INTERVAL=1 &
+scenario threads "-t 4 -n 40 -T 4000 -m read"            "-c 40 -s 30 -G 5 -H 1500" &
 fork_workers &
 wait
 
@@ -72,6 +73,8 @@ check_jq "HTTP-like listener: no finding, periodic line before the exit line" "$
   'all(.[]; .findings==null or (.findings|type)=="object") and ([.[] | select(.event=="listener_stats")][0].accepts < 10)'
 check_jq "summary lists the listener" "$T/http.jsonl" \
   'any(.[]; .event=="summary" and (.listeners|length)==1 and .listeners[0].accepts==10)'
+check_jq "4 threads accepting on one listener: every connection counted once" "$T/threads.jsonl" \
+  '([.[] | select(.event=="accept" and .ret>=0)] | length)==40 and any(.[]; .event=="listener_stats" and .accepts==40 and .first_speaker.client==40 and .wait_ms.n==40 and .queue_ms.n==40)'
 check_jq "forked workers on an inherited listener: each has its own listener_stats" "$T/workers.jsonl" \
   '[.[] | select(.event=="listener_stats")] as $l | ($l|length)==2 and ($l|map(.pid)|unique|length)==2 and all($l[]; .accepts==3 and .first_speaker.client==3 and .listen_fd==3) and ([.[] | select(.event=="summary" and .listeners==[])]|length)==1'
 [ -n "${KEEP:-}" ] && cp -r "$T" "$KEEP"

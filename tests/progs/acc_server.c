@@ -7,12 +7,14 @@
  * answer, close (a client-first protocol); banner: write a greeting first,
  * then read (server-first, SMTP-like); hold: keep every connection open.
  * -Q: the pause starts when the first connection is queued.
+ * -t N: N threads accept on the listener at once (blocking).
  * -N: non-blocking listener, poll + accept4 until EAGAIN (nginx style). */
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,16 +49,39 @@ static void serve(int c, const char *mode)
 	}   /* hold: leak it until exit */
 }
 
+struct worker {
+	int fd, want, deadline;
+	const char *mode;
+};
+static int total_got;
+
+/* -t N: N threads block in accept() on the same listener until together
+ * they have the wanted count (a multi-threaded server). */
+static void *worker(void *arg)
+{
+	struct worker *w = arg;
+	long end = now_ms() + w->deadline;
+
+	while (__atomic_load_n(&total_got, __ATOMIC_RELAXED) < w->want && now_ms() < end) {
+		int c = accept(w->fd, NULL, NULL);
+		if (c >= 0) {
+			__atomic_add_fetch(&total_got, 1, __ATOMIC_RELAXED);
+			serve(c, w->mode);
+		}
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	int port = 0, backlog = 16, defer = 0, pause_ms = 0, want = 1, deadline = 10000, nb = 0, first_pause = 0, o, one = 1;
+	int port = 0, backlog = 16, defer = 0, pause_ms = 0, want = 1, deadline = 10000, nb = 0, first_pause = 0, threads = 0, o, one = 1;
 	const char *mode = "close";
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t al = sizeof a;
 	int fd, got = 0;
 	long end;
 
-	while ((o = getopt(argc, argv, "p:b:d:P:n:T:m:NQ")) != -1) {
+	while ((o = getopt(argc, argv, "p:b:d:P:n:T:m:NQt:")) != -1) {
 		switch (o) {
 		case 'p': port = atoi(optarg); break;
 		case 'b': backlog = atoi(optarg); break;
@@ -67,6 +92,7 @@ int main(int argc, char **argv)
 		case 'm': mode = optarg; break;
 		case 'N': nb = 1; break;
 		case 'Q': first_pause = 1; break;
+		case 't': threads = atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -96,6 +122,22 @@ int main(int argc, char **argv)
 		 * bounded by SO_RCVTIMEO. */
 		struct timeval tv = { .tv_sec = deadline / 1000, .tv_usec = (deadline % 1000) * 1000 };
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	}
+	if (threads > 0) {
+		struct worker w = { fd, want, deadline, mode };
+		pthread_t tid[64];
+		int i;
+		if (threads > 64)
+			threads = 64;
+		for (i = 0; i < threads; i++)
+			pthread_create(&tid[i], NULL, worker, &w);
+		/* Wake the threads still blocked once the count is reached. */
+		while (__atomic_load_n(&total_got, __ATOMIC_RELAXED) < want && now_ms() < end)
+			usleep(10000);
+		shutdown(fd, SHUT_RDWR);
+		for (i = 0; i < threads; i++)
+			pthread_join(tid[i], NULL);
+		got = total_got;
 	}
 	while (got < want && now_ms() < end) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
