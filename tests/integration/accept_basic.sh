@@ -8,7 +8,7 @@
 # shim (trace level) and acc_client against it; the log is $T/NAME.jsonl.
 scenario() {
 	local name=$1 sargs=$2 cargs=$3 i port; shift 3
-	env SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/$name.jsonl" "$@" LD_PRELOAD="$LIB" \
+	env SOCKAUDIT_LEVEL=${SOCKAUDIT_LEVEL:-trace} SOCKAUDIT_LOG="$T/$name.jsonl" "$@" LD_PRELOAD="$LIB" \
 		"$PROGS/acc_server" $sargs >"$T/$name.out" 2>/dev/null &
 	local spid=$!
 	for i in $(seq 100); do grep -q PORT "$T/$name.out" 2>/dev/null && break; sleep 0.02; done
@@ -50,6 +50,9 @@ scenario banner  "-b 200 -d 1 -n 1 -T 4000 -m banner"      "-c 1 -s -1 -H 1800" 
 scenario http    "-N -n 10 -T 3000 -m read"                "-c 10 -s 150 -G 150 -H 2200" SOCKAUDIT_STATS_INTERVAL=1 &
 scenario threads "-t 4 -n 40 -T 4000 -m read"            "-c 40 -s 30 -G 5 -H 1500" &
 fork_workers &
+# Out of fds: fd 4 is the last one allowed, so the second accept fails with
+# EMFILE and the server retries for 0.3 s (a busy loop, as a naive server would).
+SOCKAUDIT_LEVEL=info scenario fdlimit "-L 5 -n 3 -T 300 -m hold" "-c 3 -s 0 -H 600" &
 wait
 
 A='[.[] | select(.event=="accept")]'
@@ -75,6 +78,8 @@ check_jq "summary lists the listener" "$T/http.jsonl" \
   'any(.[]; .event=="summary" and (.listeners|length)==1 and .listeners[0].accepts==10)'
 check_jq "4 threads accepting on one listener: every connection counted once" "$T/threads.jsonl" \
   '([.[] | select(.event=="accept" and .ret>=0)] | length)==40 and any(.[]; .event=="listener_stats" and .accepts==40 and .first_speaker.client==40 and .wait_ms.n==40 and .queue_ms.n==40)'
+check_jq "EMFILE: accept_fd_limit naming RLIMIT_NOFILE, logged 1st/2nd/4th... not every time" "$T/fdlimit.jsonl" \
+  '[.[] | select(.event=="accept" and .errno=="EMFILE")] as $e | ($e|length)>=2 and all($e[]; .findings==["accept_fd_limit"] and (.msg|test("RLIMIT_NOFILE"))) and any($e[]; .queue_len>=1) and any(.[]; .event=="listener_stats" and .fd_limit>=10 and .errors==.fd_limit and .fd_limit > 2*($e|length) and .accepts==1)'
 check_jq "forked workers on an inherited listener: each has its own listener_stats" "$T/workers.jsonl" \
   '[.[] | select(.event=="listener_stats")] as $l | ($l|length)==2 and ($l|map(.pid)|unique|length)==2 and all($l[]; .accepts==3 and .first_speaker.client==3 and .listen_fd==3) and ([.[] | select(.event=="summary" and .listeners==[])]|length)==1'
 [ -n "${KEEP:-}" ] && cp -r "$T" "$KEEP"

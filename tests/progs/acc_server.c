@@ -7,6 +7,7 @@
  * answer, close (a client-first protocol); banner: write a greeting first,
  * then read (server-first, SMTP-like); hold: keep every connection open.
  * -Q: the pause starts when the first connection is queued.
+ * -L N: lower RLIMIT_NOFILE to N after listen (accept then fails with EMFILE).
  * -t N: N threads accept on the listener at once (blocking).
  * -N: non-blocking listener, poll + accept4 until EAGAIN (nginx style). */
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,14 +76,14 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	int port = 0, backlog = 16, defer = 0, pause_ms = 0, want = 1, deadline = 10000, nb = 0, first_pause = 0, threads = 0, o, one = 1;
+	int port = 0, backlog = 16, defer = 0, pause_ms = 0, want = 1, deadline = 10000, nb = 0, first_pause = 0, threads = 0, nofile = 0, o, one = 1;
 	const char *mode = "close";
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t al = sizeof a;
 	int fd, got = 0;
 	long end;
 
-	while ((o = getopt(argc, argv, "p:b:d:P:n:T:m:NQt:")) != -1) {
+	while ((o = getopt(argc, argv, "p:b:d:P:n:T:m:NQt:L:")) != -1) {
 		switch (o) {
 		case 'p': port = atoi(optarg); break;
 		case 'b': backlog = atoi(optarg); break;
@@ -93,6 +95,7 @@ int main(int argc, char **argv)
 		case 'N': nb = 1; break;
 		case 'Q': first_pause = 1; break;
 		case 't': threads = atoi(optarg); break;
+		case 'L': nofile = atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -107,6 +110,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	getsockname(fd, (struct sockaddr *)&a, &al);
+	if (nofile > 0) {
+		struct rlimit rl = { nofile, nofile };
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	printf("PORT %d\n", ntohs(a.sin_port));
 	fflush(stdout);
 	if (first_pause) {
