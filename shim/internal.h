@@ -194,7 +194,7 @@ struct sa_sock {
 	struct sa_listener *lst;
 	/* accepted-connection state (audit_accept.c) */
 	int listen_fd;
-	uint8_t first_speaker;      /* 0 unknown, 1 client, 2 server */
+	uint8_t first_speaker;      /* 0 not decided, 1 client, 2 server, 3 neither (EOF/error/close first) */
 	/* connect state (audit_connect.c) */
 	uint64_t connect_start_ns;
 	/* quickack state (audit_quickack.c) */
