@@ -49,8 +49,8 @@ int sa_netns_delta(const struct sa_netns_snap *a, const struct sa_netns_snap *b,
 		   uint64_t *out) SA_HIDDEN;
 /* {"ListenOverflows": d, ...}: only counters both snapshots have. */
 json_t *sa_netns_delta_json(const struct sa_netns_snap *a, const struct sa_netns_snap *b) SA_HIDDEN;
-/* Takes the process's baseline once (first listen or accept). */
-void sa_netns_baseline(void) SA_HIDDEN;
+/* sa_netns_baseline() (internal.h) takes the process's baseline once: at
+ * its first TCP socket(), listen or accept. */
 /* The baseline, or NULL when not taken yet. */
 const struct sa_netns_snap *sa_netns_base(void) SA_HIDDEN;
 /* In a forked child: forget the baseline; the next accept takes a new one. */

@@ -52,6 +52,10 @@ void sa_on_socket(int fd, int domain, int type, int protocol)
 	s->family = (uint16_t)domain;
 	s->type = (uint16_t)(type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC));
 	s->protocol = protocol;
+	/* The namespace's TCP counters start from here in processes that
+	 * only connect (one /proc read per process; an atomic load after). */
+	if ((domain == AF_INET || domain == AF_INET6) && s->type == SOCK_STREAM)
+		sa_netns_baseline();
 }
 
 void sa_on_setsockopt(int fd, int level, int opt, const void *val, socklen_t len, int ret, int err)

@@ -343,6 +343,9 @@ void sa_accept_summary(json_t *summary) SA_HIDDEN;      /* listeners, final list
 void sa_connect_summary(json_t *summary) SA_HIDDEN;     /* connect_ms, connect_hist, syn_retrans_total */
 void sa_quickack_summary(json_t *summary) SA_HIDDEN;    /* quickack {sets, reasserts, hot_loops} */
 void sa_netns_summary(json_t *summary) SA_HIDDEN;       /* netns_counters */
+/* netns.c: reads the namespace's counters once per process (the baseline of
+ * netns_counters); cheap after the first call. */
+void sa_netns_baseline(void) SA_HIDDEN;
 void sa_accept_reset(void) SA_HIDDEN;
 void sa_connect_reset(void) SA_HIDDEN;
 void sa_quickack_reset(void) SA_HIDDEN;

@@ -7,8 +7,9 @@
  * bare ACKs held back by TCP_DEFER_ACCEPT. These counters are per network
  * namespace, not per process: everything here says so in its names.
  *
- * Read only at the first listen/accept (the baseline), at each
- * listener_stats line and at exit; never on the per-call path. The files
+ * Read only once per process for the baseline (its first TCP socket(),
+ * listen or accept), at each listener_stats line and at exit; never on
+ * the per-call path. The files
  * are header/value line pairs whose field sets differ between kernels, so
  * they are parsed by name, and a counter this kernel lacks stays absent.
  */
