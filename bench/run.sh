@@ -13,12 +13,16 @@
 # and mode): the machine is shared and noisy, so only ratios measured side by
 # side mean anything; the req/s columns are there to show the scale.
 #
-# Env: SA_LIB (libsockaudit.so), NGINX (/usr/sbin/nginx), BENCH_ROUNDS (5),
-# BENCH_SECS (3, per wrk run), BENCH_CONNS (32), BENCH_KEEP (dir to keep raw output).
+# Env: SA_LIB (libsockaudit.so), NGINX (/usr/sbin/nginx), BENCH_ROUNDS (7),
+# BENCH_SECS (2, per wrk run), BENCH_CONNS (32), BENCH_KEEP (dir to keep raw output),
+# BENCH_ARMS (default "plain plain2 default trace strace"; plain2 is a second
+# plain nginx, the noise floor). To compare a changed build side by side, set
+# SA_LIB_B=/path/to/other/libsockaudit.so and add the arms default_b, trace_b.
 # Exit status: 0 when every target holds, 1 when one is missed, 2 on a broken run.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 LIB=${SA_LIB:-$TOP/libsockaudit.so}
+LIB_B=${SA_LIB_B:-}
 NGINX=${NGINX:-/usr/sbin/nginx}
 ROUNDS=${BENCH_ROUNDS:-7}
 SECS=${BENCH_SECS:-2}
@@ -35,6 +39,7 @@ for b in "$NGINX" wrk strace ss; do
 done
 [ -e "$LIB" ] || { echo "run.sh: $LIB is missing (make)" >&2; exit 2; }
 case $LIB in /*) ;; *) LIB=$PWD/$LIB ;; esac
+case $LIB_B in /*|"") ;; *) LIB_B=$PWD/$LIB_B ;; esac
 
 T=$(mktemp -d /tmp/sa-bench.XXXXXX)
 chmod 755 "$T"
@@ -114,6 +119,10 @@ start_arm() {
 			"${cmd[@]}" >"$d/stdout" 2>&1 & MASTER[$a]=$! ;;
 	trace)   env LD_PRELOAD="$LIB" SOCKAUDIT_LOG="$d/audit.jsonl" SOCKAUDIT_LEVEL=trace \
 			"${cmd[@]}" >"$d/stdout" 2>&1 & MASTER[$a]=$! ;;
+	default_b) env LD_PRELOAD="$LIB_B" SOCKAUDIT_LOG="$d/audit.jsonl" \
+			"${cmd[@]}" >"$d/stdout" 2>&1 & MASTER[$a]=$! ;;
+	trace_b) env LD_PRELOAD="$LIB_B" SOCKAUDIT_LOG="$d/audit.jsonl" SOCKAUDIT_LEVEL=trace \
+			"${cmd[@]}" >"$d/stdout" 2>&1 & MASTER[$a]=$! ;;
 	strace)  strace -f --seccomp-bpf -qq -o /dev/null -e trace=$STRACE_CALLS \
 			"${cmd[@]}" >"$d/stdout" 2>&1 & TRACER[$a]=$! ;;
 	esac
@@ -170,7 +179,7 @@ for a in "${ARMS[@]}"; do MEM0[$a]=$(mem_line "${WORKER[$a]}"); done
 
 # Warm-up (not counted): every arm once, so first-use costs fall outside.
 for a in "${ARMS[@]}"; do drive "$a" close 1 >/dev/null; drive "$a" keepalive 1 >/dev/null; done
-for a in default trace; do : >"$T/$a/audit.jsonl"; done
+for a in "${ARMS[@]}"; do [ -e "$T/$a/audit.jsonl" ] && : >"$T/$a/audit.jsonl"; done
 
 RES=$T/results       # round mode arm req/s cpu-ns-per-request
 : >"$RES"
@@ -189,7 +198,7 @@ for r in $(seq "$ROUNDS"); do
 				exit 2
 			fi
 			echo "$r $mode $a $res" >>"$RES"
-			if [ "$a" = default ] || [ "$a" = trace ]; then
+			if [ -e "$T/$a/audit.jsonl" ]; then
 				# Lines the shim wrote during this run, then start the file over
 				# so the trace arm's log stays small.
 				LINES[$a.$mode]=$(( ${LINES[$a.$mode]:-0} + $(wc -l <"$T/$a/audit.jsonl") ))
@@ -223,6 +232,8 @@ END {
 	label["default"] = "shim, default level (info)"
 	label["trace"] = "shim, trace level, to a file"
 	label["strace"] = "strace -f --seccomp-bpf, 5 calls"
+	label["default_b"] = "SA_LIB_B, default level"
+	label["trace_b"] = "SA_LIB_B, trace level, to a file"
 	printf "%-33s | %-37s | %-37s\n", "", "Connection: close", "keep-alive"
 	printf "%-33s | %7s %6s %-11s %8s | %7s %6s %-11s %8s\n", "arm", "req/s", "ratio", "range", "cpu", "req/s", "ratio", "range", "cpu"
 	for (i = 1; i <= na; i++) {
@@ -268,7 +279,7 @@ awk '$3 == "plain" { print $2, $4 * $5 / 1e7 }' "$RES" | sort -k1,1 -k2n |
 awk '$1 == "plain2" { printf "noise floor, plain against plain again, %-9s: req/s ratio %.3f (rounds %.2f-%.2f), cpu ratio %.3f\n", $2, $3, $4, $5, $6 }' "$T/ratios"
 
 echo
-for a in default trace; do
+for a in default trace default_b trace_b; do
 	[[ " ${ARMS[*]} " == *" $a "* ]] || continue
 	for mode in close keepalive; do
 		awk -v l="${LINES[$a.$mode]:-0}" -v r="${REQS[$a.$mode]:-0}" -v a="$a" -v m="$mode" \
