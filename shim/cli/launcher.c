@@ -219,8 +219,8 @@ int cli_launch(int argc, char **argv)
 		return usage_error("bad --comm '%s' (a comma list of program names)", comm);
 
 	if (find_library(lib, sizeof(lib)) < 0) {
-		fprintf(stderr, "sockaudit: cannot find %s beside %s nor in %s\n", SA_LIB_NAME,
-			"this program", SOCKAUDIT_LIBDIR);
+		fprintf(stderr, "sockaudit: cannot find %s beside this program, in ../lib, "
+			"nor in %s\n", SA_LIB_NAME, SOCKAUDIT_LIBDIR);
 		return 127;
 	}
 	if (strpbrk(lib, ": ")) {

@@ -414,7 +414,9 @@ static void on_event(struct rp_state *st, json_t *ev)
 	struct rp_proc *p;
 
 	rp_long(ev, "pid", &pid);
-	rp_num(ev, "ts", &ts);
+	/* Only plausible Unix times (2001 to 5000) count for spans. */
+	if (!rp_num(ev, "ts", &ts) || ts < 1e9 || ts > 95617584000.0)
+		ts = 0;
 	p = proc_get(st, pid, comm);
 	comm = p->comm;
 	p->events++;

@@ -74,7 +74,9 @@ static void heading(FILE *out, const char *title)
 /* Numbers as people write them: 12, 0.25, 1.5, 1234. */
 static void put_num(FILE *out, double v)
 {
-	if (v == floor(v) && fabs(v) < 1e15)
+	if (fabs(v) >= 1e15)
+		fprintf(out, "%.3g", v);
+	else if (v == floor(v))
 		fprintf(out, "%.0f", v);
 	else if (fabs(v) < 10)
 		fprintf(out, "%.2f", v);
