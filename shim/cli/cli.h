@@ -121,6 +121,17 @@ void rp_feed_line(struct rp_state *st, const char *line, size_t len);
 void rp_finish(struct rp_state *st);
 void rp_print(const struct rp_state *st, FILE *out, int colour);
 
+/* Loops over a JSON array / object; NULL or the wrong type loops zero
+ * times. Plain functions, so cppcheck (which does not see jansson.h in
+ * `make lint`) can follow them, unlike json_*_foreach. */
+#define RP_ARRAY_EACH(arr, i, v) \
+	for ((i) = 0; ((v) = json_array_get((arr), (i))) != NULL; (i)++)
+#define RP_OBJECT_EACH(obj, it, k, v) \
+	for ((it) = json_object_iter((json_t *)(obj)); \
+	     (it) && ((k) = json_object_iter_key(it)) != NULL && \
+	     ((v) = json_object_iter_value(it)) != NULL; \
+	     (it) = json_object_iter_next((json_t *)(obj), (it)))
+
 /* Typed field access that tolerates missing fields and wrong types. */
 int rp_num(const json_t *o, const char *key, double *out);
 int rp_long(const json_t *o, const char *key, long *out);

@@ -244,7 +244,7 @@ static void on_findings(struct rp_state *st, struct rp_proc *p, json_t *ev)
 	if (!json_is_array(arr))
 		return;
 	n = json_array_size(arr);
-	json_array_foreach(arr, i, v) {
+	RP_ARRAY_EACH(arr, i, v) {
 		const char *code = json_string_value(v);
 
 		if (!code || !*code)
@@ -265,7 +265,7 @@ static int has_finding(json_t *ev, const char *code)
 	json_t *arr = json_object_get(ev, "findings"), *v;
 	size_t i;
 
-	json_array_foreach(arr, i, v)
+	RP_ARRAY_EACH(arr, i, v)
 		if (json_is_string(v) && strcmp(json_string_value(v), code) == 0)
 			return 1;
 	return 0;
@@ -437,7 +437,7 @@ static void on_event(struct rp_state *st, json_t *ev)
 
 		json_decref(p->summary);
 		p->summary = json_incref(ev);
-		json_array_foreach(arr, i, v)
+		RP_ARRAY_EACH(arr, i, v)
 			on_listener_stats(st, v, pid, comm, ts);
 	} else if (strcmp(name, "listen") == 0) {
 		on_listen(st, ev, pid, comm);
@@ -516,24 +516,24 @@ void rp_finish(struct rp_state *st)
 		json_t *hist = json_object_get(p->summary, "connect_hist");
 		const char *code;
 		json_t *v;
+		void *it;
 		long n;
 
 		/* The summary counts every finding, logged or suppressed; events
 		 * are all we have for a process that died without one. Take the
 		 * larger so neither source undercounts. */
-		json_object_foreach(p->finding_counts, code, v)
+		RP_OBJECT_EACH(p->finding_counts, it, code, v)
 			finding_get(st, code)->count += (long)json_integer_value(v);
-		if (json_is_object(sumf))
-			json_object_foreach(sumf, code, v) {
-				long seen = 0;
+		RP_OBJECT_EACH(sumf, it, code, v) {
+			long seen = 0;
 
-				if (!json_is_number(v))
-					continue;
-				rp_long(p->finding_counts, code, &seen);
-				n = (long)json_number_value(v);
-				if (n > seen)
-					finding_get(st, code)->count += n - seen;
-			}
+			if (!json_is_number(v))
+				continue;
+			rp_long(p->finding_counts, code, &seen);
+			n = (long)json_number_value(v);
+			if (n > seen)
+				finding_get(st, code)->count += n - seen;
+		}
 		for (b = 0; json_is_object(hist) && b < RP_NBUCKETS; b++) {
 			if (!json_object_get(hist, rp_bucket_label[b]))
 				continue;

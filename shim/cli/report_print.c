@@ -124,9 +124,10 @@ static void put_counts(FILE *out, const json_t *obj, int skip_zero)
 {
 	const char *k;
 	json_t *v;
+	void *it;
 	int first = 1, zeros = 0;
 
-	json_object_foreach((json_t *)obj, k, v) {
+	RP_OBJECT_EACH(obj, it, k, v) {
 		if (!json_is_number(v))
 			continue;
 		if (skip_zero && json_number_value(v) == 0) {
@@ -360,7 +361,7 @@ static void print_listener(const struct rp_listener *l, FILE *out)
 	adv = json_object_get(st, "advice");
 	if (json_is_array(adv) && json_array_size(adv)) {
 		fprintf(out, "    %sadvice%s\n", S.green, S.off);
-		json_array_foreach(adv, i, v) {
+		RP_ARRAY_EACH(adv, i, v) {
 			if (!json_is_string(v))
 				continue;
 			fputs("      - ", out);
@@ -425,7 +426,7 @@ static void print_optdiffs(const struct rp_state *st, FILE *out)
 		put_json_cell(out, d->effective, 14);
 		fputs(S.off, out);
 		fprintf(out, "%-7ld", d->count);
-		json_array_foreach(d->findings, k, f) {
+		RP_ARRAY_EACH(d->findings, k, f) {
 			fputs(k ? "," : "", out);
 			put_safe(out, json_string_value(f), 40);
 		}
