@@ -123,6 +123,13 @@ check "report: standard input gives the same report" cmp -s "$T/r1" "$T/r2"
 "$SA" report --color=always "$T/a.jsonl" >"$T/r3"
 check "report: --color=always colours" grep -q $'\033\\[1m' "$T/r3"
 
+if command -v script >/dev/null; then
+	script -qc "'$SA' report '$TOP/tests/data/report_sample.jsonl'" /dev/null >"$T/tty" 2>&1 </dev/null
+	check "report: colour on a terminal" grep -q $'\033\\[1m== Listeners' "$T/tty"
+	NO_COLOR=1 script -qc "'$SA' report '$TOP/tests/data/report_sample.jsonl'" /dev/null >"$T/tty" 2>&1 </dev/null
+	check "report: NO_COLOR on a terminal: no colour" test "$(grep -c $'\033' "$T/tty")" = 0
+fi
+
 D=$TOP/tests/data/report_sample.jsonl
 "$SA" report "$D" >"$T/r"; rc=$?
 check "report: sample, status 0" test $rc = 0
