@@ -35,6 +35,7 @@ int cli_report(int argc, char **argv);
 struct rp_pct {
 	int have;
 	double p50, p95, p99, max;
+	double n;               /* samples, -1 when the line does not say */
 };
 
 #define RP_NBUCKETS 8
@@ -81,7 +82,7 @@ struct rp_optdiff {
 };
 
 struct rp_connects {
-	long logged, ok, failed;
+	long logged, ok, failed, pending;
 	json_t *by_errno;       /* errno name -> count */
 	long hist[RP_NBUCKETS]; /* from logged connect events */
 	long syn_retrans[5];    /* 0,1,2,3,4+ SYN retransmissions */

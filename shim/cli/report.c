@@ -80,6 +80,8 @@ int rp_pct_get(const json_t *o, const char *key, struct rp_pct *p)
 	n += rp_num(v, "p95", &p->p95);
 	n += rp_num(v, "p99", &p->p99);
 	n += rp_num(v, "max", &p->max);
+	if (!rp_num(v, "n", &p->n))
+		p->n = -1;
 	p->have = n > 0;
 	return p->have;
 }
@@ -373,6 +375,9 @@ static void on_connect(struct rp_state *st, json_t *ev)
 	rp_long(ev, "ret", &ret);
 	if (ret == 0 && !err) {
 		c->ok++;
+	} else if (err && (strcmp(err, "EINPROGRESS") == 0 || strcmp(err, "EALREADY") == 0)) {
+		/* A non-blocking connect whose outcome the line does not carry. */
+		c->pending++;
 	} else {
 		c->failed++;
 		obj_add(c->by_errno, err ? err : "failed", 1);

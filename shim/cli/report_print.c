@@ -94,7 +94,13 @@ static void put_pct(FILE *out, const char *label, const struct rp_pct *p, const 
 	put_num(out, p->p99);
 	fputs("  max ", out);
 	put_num(out, p->max);
-	fprintf(out, " %s\n", unit);
+	fprintf(out, " %s", unit);
+	if (p->n >= 0) {
+		fputs(" (n ", out);
+		put_num(out, p->n);
+		fputc(')', out);
+	}
+	fputc('\n', out);
 }
 
 static void put_time(FILE *out, double ts)
@@ -212,14 +218,14 @@ static void print_proc(const struct rp_proc *p, FILE *out)
 	if (rp_long(sum, "syn_retrans_total", &n))
 		fprintf(out, "    %-14s %s%ld%s\n", "SYN retrans", n ? S.yellow : "", n, n ? S.off : "");
 	q = json_object_get(sum, "quickack");
-	if (json_is_object(q)) {
-		long sets = 0, re = 0, hot = 0;
+	if (json_is_object(q) && json_object_size(q)) {
+		long hot = 0;
 
-		rp_long(q, "sets", &sets);
-		rp_long(q, "reasserts", &re);
-		rp_long(q, "hot_loops", &hot);
-		fprintf(out, "    %-14s sets %ld, reasserts %ld, %shot loops %ld%s\n", "TCP_QUICKACK",
-			sets, re, hot ? S.red : "", hot, hot ? S.off : "");
+		fprintf(out, "    %-14s ", "TCP_QUICKACK");
+		if (rp_long(q, "hot_loops", &hot) && hot)
+			fputs(S.red, out);
+		put_counts(out, q, 0);
+		fprintf(out, "%s\n", hot ? S.off : "");
 	}
 	fprintf(out, "    %-14s", "lines");
 	if (rp_long(sum, "dropped", &n))
@@ -479,6 +485,8 @@ static void print_connects(const struct rp_state *st, FILE *out)
 	}
 	if (c->logged) {
 		fprintf(out, "  logged connect events: %ld (ok %ld", c->logged, c->ok);
+		if (c->pending)
+			fprintf(out, ", in progress when logged %ld", c->pending);
 		if (c->failed) {
 			fputs(", failed: ", out);
 			put_counts(out, c->by_errno, 1);
