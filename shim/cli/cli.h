@@ -71,6 +71,7 @@ struct rp_listener {
 	/* the latest listener_stats-shaped object (event or summary), or NULL */
 	json_t *stats;
 	double stats_ts;
+	int stats_from_summary; /* stats is a summary's slim entry */
 };
 
 struct rp_optdiff {
@@ -82,7 +83,7 @@ struct rp_optdiff {
 };
 
 struct rp_connects {
-	long logged, ok, failed, pending;
+	long logged, ok, failed, pending, abandoned;
 	json_t *by_errno;       /* errno name -> count */
 	long hist[RP_NBUCKETS]; /* from logged connect events */
 	long syn_retrans[5];    /* 0,1,2,3,4+ SYN retransmissions */
@@ -92,6 +93,8 @@ struct rp_connects {
 	int have_sum_hist;
 	long syn_retrans_total;
 	int have_syn_retrans_total;
+	long sum_outcome[3];    /* summaries' connects: ok, failed, abandoned */
+	int have_sum_outcome;
 };
 
 struct rp_finding {

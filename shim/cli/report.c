@@ -367,13 +367,18 @@ static void on_accept(struct rp_state *st, json_t *ev, long pid, const char *com
 static void on_connect(struct rp_state *st, json_t *ev)
 {
 	struct rp_connects *c = &st->conn;
-	const char *err = rp_str(ev, "errno");
+	const char *err = rp_str(ev, "errno"), *outcome = rp_str(ev, "outcome");
 	long ret = 0, retr;
 	double ms;
 
 	c->logged++;
 	rp_long(ev, "ret", &ret);
-	if (ret == 0 && !err) {
+	if (outcome && strcmp(outcome, "abandoned") == 0) {
+		/* Closed before the handshake finished. */
+		c->abandoned++;
+	} else if (outcome && strcmp(outcome, "pending") == 0) {
+		c->pending++;
+	} else if (ret == 0 && !err) {
 		c->ok++;
 	} else if (err && (strcmp(err, "EINPROGRESS") == 0 || strcmp(err, "EALREADY") == 0)) {
 		/* A non-blocking connect whose outcome the line does not carry. */
@@ -391,9 +396,11 @@ static void on_connect(struct rp_state *st, json_t *ev)
 		c->syn_retrans[retr > 4 ? 4 : retr]++;
 }
 
-/* A listener_stats-shaped object, from its own line or a summary's list. */
+/* A listener_stats-shaped object, from its own line or a summary's list.
+ * The summary's entries carry only a few counters: they stand in for a
+ * listener that never had a listener_stats line, never replace one. */
 static void on_listener_stats(struct rp_state *st, json_t *obj, long pid, const char *comm,
-			      double ts)
+			      double ts, int from_summary)
 {
 	long fd = -1;
 	struct rp_listener *l;
@@ -403,11 +410,14 @@ static void on_listener_stats(struct rp_state *st, json_t *obj, long pid, const 
 	if (!rp_long(obj, "listen_fd", &fd) && !rp_long(obj, "fd", &fd) && !rp_str(obj, "local"))
 		return;
 	l = lst_get(st, pid, fd, comm, rp_str(obj, "local"));
+	if (from_summary && l->stats && !l->stats_from_summary)
+		return;
 	/* The latest line holds the running totals. */
-	if (!l->stats || ts >= l->stats_ts) {
+	if (!l->stats || ts >= l->stats_ts || (l->stats_from_summary && !from_summary)) {
 		json_decref(l->stats);
 		l->stats = json_incref(obj);
 		l->stats_ts = ts;
+		l->stats_from_summary = from_summary;
 	}
 }
 
@@ -443,7 +453,7 @@ static void on_event(struct rp_state *st, json_t *ev)
 		json_decref(p->summary);
 		p->summary = json_incref(ev);
 		RP_ARRAY_EACH(arr, i, v)
-			on_listener_stats(st, v, pid, comm, ts);
+			on_listener_stats(st, v, pid, comm, ts, 1);
 	} else if (strcmp(name, "listen") == 0) {
 		on_listen(st, ev, pid, comm);
 	} else if (strcmp(name, "setsockopt") == 0) {
@@ -453,7 +463,7 @@ static void on_event(struct rp_state *st, json_t *ev)
 	} else if (strcmp(name, "connect") == 0) {
 		on_connect(st, ev);
 	} else if (strcmp(name, "listener_stats") == 0) {
-		on_listener_stats(st, ev, pid, comm, ts);
+		on_listener_stats(st, ev, pid, comm, ts, 0);
 	}
 }
 
@@ -545,6 +555,14 @@ void rp_finish(struct rp_state *st)
 			st->conn.have_sum_hist = 1;
 			if (rp_long(hist, rp_bucket_label[b], &n) && n > 0)
 				st->conn.sum_hist[b] += n;
+		}
+		for (b = 0; b < 3; b++) {
+			static const char *const key[3] = { "ok", "failed", "abandoned" };
+
+			if (rp_long(json_object_get(p->summary, "connects"), key[b], &n)) {
+				st->conn.sum_outcome[b] += n;
+				st->conn.have_sum_outcome = 1;
+			}
 		}
 		if (rp_long(p->summary, "syn_retrans_total", &n)) {
 			st->conn.syn_retrans_total += n;

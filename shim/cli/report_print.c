@@ -233,6 +233,8 @@ static void print_proc(const struct rp_proc *p, FILE *out)
 	if (rp_long(sum, "suppressed", &n))
 		fprintf(out, "  suppressed (repeats counted, not logged) %ld", n);
 	fputc('\n', out);
+	if (rp_long(sum, "listeners_omitted", &n) && n)
+		fprintf(out, "    %-14s %ld listeners left out of the summary line\n", "listeners", n);
 	q = json_object_get(sum, "counts");
 	if (json_is_object(q)) {
 		fprintf(out, "    %-14s ", "calls seen");
@@ -254,21 +256,29 @@ static void print_procs(const struct rp_state *st, FILE *out)
 		fprintf(out, "  ... %zu more processes\n", st->nprocs - MAX_ROWS);
 }
 
-/* empty_accepts is a count; a later schema may make it {cause: count}. */
+/* empty_accepts with its causes: empty_defer_expired and empty_syncookie
+ * from the stats line, else the accept lines that carried the findings. */
 static void print_empty(const struct rp_listener *l, FILE *out)
 {
 	const json_t *e = json_object_get(l->stats, "empty_accepts");
-	long n = 0;
+	long n = 0, defer, cookie;
+	int have_causes;
 
 	fprintf(out, "    %-14s ", "empty accepts");
-	if (json_is_object(e)) {
+	if (json_is_object(e)) {        /* a {cause: count} form, should one appear */
 		put_counts(out, e, 0);
-	} else {
-		if (!rp_long(l->stats, "empty_accepts", &n))
-			n = l->empty_defer_expired + l->empty_syncookie;
-		fprintf(out, "%s%ld%s", n ? S.yellow : "", n, n ? S.off : "");
+		fputc('\n', out);
+		return;
 	}
-	if (l->empty_defer_expired || l->empty_syncookie)
+	if (!rp_long(l->stats, "empty_accepts", &n))
+		n = l->empty_defer_expired + l->empty_syncookie;
+	fprintf(out, "%s%ld%s", n ? S.yellow : "", n, n ? S.off : "");
+	have_causes = rp_long(l->stats, "empty_defer_expired", &defer) &
+		      rp_long(l->stats, "empty_syncookie", &cookie);
+	if (have_causes && n)
+		fprintf(out, ": %ld deferral expired, %ld through SYN cookies (skipped deferral)",
+			defer, cookie);
+	else if (!have_causes && (l->empty_defer_expired || l->empty_syncookie))
 		fprintf(out, " (logged: %ld deferral expired, %ld SYN cookie)",
 			l->empty_defer_expired, l->empty_syncookie);
 	fputc('\n', out);
@@ -307,6 +317,9 @@ static void print_listener(const struct rp_listener *l, FILE *out)
 			fprintf(out, " [listen() called %ld times]", l->listens);
 		fputc('\n', out);
 	}
+	if (!l->have_backlog_req && !l->have_backlog_eff && rp_long(st, "backlog", &n))
+		fprintf(out, "    %-14s %ld effective (listen() not in this process: inherited)\n",
+			"backlog", n);
 	if (l->have_defer_req || l->have_defer_eff) {
 		fprintf(out, "    %-14s ", "deferral");
 		if (l->have_defer_req) {
@@ -350,8 +363,15 @@ static void print_listener(const struct rp_listener *l, FILE *out)
 		put_pct(out, "queue_ms", &pct, "ms (established, waiting in the accept queue)");
 	if (rp_pct_get(st, "wait_ms", &pct))
 		put_pct(out, "wait_ms", &pct, "ms (blocked in accept)");
-	if (rp_long(st, "queue_full_seen", &n))
-		fprintf(out, "    %-14s %s%ld%s time(s)\n", "queue full", n ? S.red : "", n, n ? S.off : "");
+	if (rp_long(st, "queue_full_seen", &n)) {
+		fprintf(out, "    %-14s %s%ld%s time(s)", "queue full", n ? S.red : "", n, n ? S.off : "");
+		if (rp_long(st, "peak_waiting", &n))
+			fprintf(out, ", at most %ld waiting", n);
+		fputc('\n', out);
+	}
+	if (rp_long(st, "fd_limit", &n) && n)
+		fprintf(out, "    %-14s %s%ld accepts failed with EMFILE/ENFILE%s\n", "fd limit", S.red, n,
+			S.off);
 	fs = json_object_get(st, "first_speaker");
 	if (json_is_object(fs)) {
 		fprintf(out, "    %-14s ", "first speaker");
@@ -479,7 +499,7 @@ static void print_connects(const struct rp_state *st, FILE *out)
 	int b, slow = 0;
 
 	heading(out, "Connects");
-	if (!c->logged && !c->have_sum_hist && !c->have_syn_retrans_total) {
+	if (!c->logged && !c->have_sum_hist && !c->have_syn_retrans_total && !c->have_sum_outcome) {
 		fputs("  none seen (connect events appear at level trace, or with findings)\n", out);
 		return;
 	}
@@ -487,6 +507,8 @@ static void print_connects(const struct rp_state *st, FILE *out)
 		fprintf(out, "  logged connect events: %ld (ok %ld", c->logged, c->ok);
 		if (c->pending)
 			fprintf(out, ", in progress when logged %ld", c->pending);
+		if (c->abandoned)
+			fprintf(out, ", abandoned before the handshake finished %ld", c->abandoned);
 		if (c->failed) {
 			fputs(", failed: ", out);
 			put_counts(out, c->by_errno, 1);
@@ -498,6 +520,9 @@ static void print_connects(const struct rp_state *st, FILE *out)
 				"4+: %ld\n", c->syn_retrans[0], c->syn_retrans[1], c->syn_retrans[2],
 				c->syn_retrans[3], c->syn_retrans[4]);
 	}
+	if (c->have_sum_outcome)
+		fprintf(out, "  all connects (summaries): ok %ld, failed %ld, abandoned %ld\n",
+			c->sum_outcome[0], c->sum_outcome[1], c->sum_outcome[2]);
 	if (c->have_syn_retrans_total)
 		fprintf(out, "  SYN retransmissions, all processes (summaries): %ld\n",
 			c->syn_retrans_total);
