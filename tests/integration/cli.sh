@@ -117,6 +117,8 @@ check "report: real log, status 0 (got $rc)" test $rc = 0 -a ! -s "$T/err"
 check "report: real log shows the listener" grep -qE "^  python3\[[0-9]+\] fd [0-9]+  127\.0\.0\.1:[0-9]+" "$T/r1"
 check "report: real log shows TCP_DEFER_ACCEPT 10 -> 15" \
 	grep -qE "TCP_DEFER_ACCEPT +10 +15 " "$T/r1"
+check "report: real log shows the listener's accepts and first speaker" \
+	grep -qE "first speaker +client 5," "$T/r1"
 check "report: no colour when stdout is not a terminal" test "$(grep -c $'\033' "$T/r1")" = 0
 "$SA" report <"$T/a.jsonl" >"$T/r2"; rc=$?
 check "report: standard input gives the same report" cmp -s "$T/r1" "$T/r2"
@@ -129,6 +131,48 @@ if command -v script >/dev/null; then
 	NO_COLOR=1 script -qc "'$SA' report '$TOP/tests/data/report_sample.jsonl'" /dev/null >"$T/tty" 2>&1 </dev/null
 	check "report: NO_COLOR on a terminal: no colour" test "$(grep -c $'\033' "$T/tty")" = 0
 fi
+
+# A listener with backlog 0 that accepts one connection a second: the
+# second and third clients' SYNs are dropped and retransmitted, and the
+# report's histogram shows them at ~2 and ~3 s (about 4 s of test time).
+cat >"$T/slow.py" <<'EOF'
+import socket, threading, time
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(0)
+port = srv.getsockname()[1]
+done = []
+def client():
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.recv(1)
+    s.close()
+    done.append(1)
+th = [threading.Thread(target=client) for _ in range(3)]
+for t in th:
+    t.start()
+    time.sleep(0.02)
+time.sleep(1.3)
+srv.settimeout(0.3)
+end = time.monotonic() + 8
+while len(done) < 3 and time.monotonic() < end:
+    try:
+        c, _ = srv.accept()
+        c.sendall(b"x")
+        c.close()
+    except socket.timeout:
+        pass
+    time.sleep(0.9)
+for t in th:
+    t.join()
+EOF
+"$SA" -o "$T/slow.jsonl" -- $PY "$T/slow.py" 2>"$T/err"; rc=$?
+check "real slow connects: program ran (got $rc)" test $rc = 0
+"$SA" report "$T/slow.jsonl" >"$T/r"
+if grep -qE "^    (1-1.5s|1.5-2.5s|2.5-3.5s) +\|#+ +[1-9][0-9]*  ~[123] s" "$T/r" &&
+   grep -q "Connects near 1, 2 or 3 s are SYNs" "$T/r"; then
+	ok "report: real SYN-retransmission clusters at 1-3 s in the histogram"
+else fail "report: real SYN-retransmission clusters" "$(sed -n '/== Connects/,/== Findings/p' "$T/r" | tr '\n' '|')"; fi
+check "report: real slow connects have their finding" grep -qE "^ +[1-9][0-9]*  syn_retransmitted$" "$T/r"
 
 D=$TOP/tests/data/report_sample.jsonl
 "$SA" report "$D" >"$T/r"; rc=$?
