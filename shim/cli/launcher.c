@@ -109,31 +109,63 @@ static int find_library(char *out, size_t cap)
 	return -1;
 }
 
-/* LD_PRELOAD with lib first and the existing entries after it (ld.so
- * splits on spaces and colons); lib is not repeated if already listed. */
+/* A sanitizer runtime must be the first library loaded ("ASan runtime
+ * does not come first in initial library list"): it stays ahead of us. */
+static int is_sanitizer_runtime(const char *path)
+{
+	static const char *const names[] = { "libasan.so", "libtsan.so", "libhwasan.so",
+					     "libclang_rt.asan", "libclang_rt.tsan" };
+	const char *base = strrchr(path, '/');
+	size_t i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strncmp(base, names[i], strlen(names[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* LD_PRELOAD with lib first (after any sanitizer runtime) and the existing
+ * entries after it; ld.so splits on spaces and colons. lib is not repeated
+ * if already listed. */
 static char *build_preload(const char *lib)
 {
 	const char *old = getenv("LD_PRELOAD");
-	size_t cap = strlen(lib) + (old ? strlen(old) : 0) + 2;
-	char *res = malloc(cap), *copy, *tok, *save = NULL;
+	size_t cap = strlen(lib) + 2 * (old ? strlen(old) : 0) + 4;
+	char *res = calloc(1, cap), *copy, *tok, *save = NULL;
+	int pass;
 
 	if (!res)
 		return NULL;
-	strcpy(res, lib);
-	if (!old || !*old)
-		return res;
-	copy = strdup(old);
+	copy = strdup(old ? old : "");
 	if (!copy) {
 		free(res);
 		return NULL;
 	}
-	for (tok = strtok_r(copy, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
-		if (strcmp(tok, lib) == 0)
-			continue;
-		strcat(res, ":");
-		strcat(res, tok);
+	/* Pass 0: sanitizer runtimes; then lib; pass 1: everything else. */
+	for (pass = 0; pass < 2; pass++) {
+		char *work = strdup(copy);
+
+		if (!work)
+			break;
+		if (pass == 1) {
+			strcat(res, *res ? ":" : "");
+			strcat(res, lib);
+		}
+		save = NULL;
+		for (tok = strtok_r(work, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
+			if (strcmp(tok, lib) == 0 || is_sanitizer_runtime(tok) != (pass == 0))
+				continue;
+			strcat(res, *res ? ":" : "");
+			strcat(res, tok);
+		}
+		free(work);
 	}
 	free(copy);
+	if (!strstr(res, lib)) {        /* out of memory half way */
+		free(res);
+		return NULL;
+	}
 	return res;
 }
 
