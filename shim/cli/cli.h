@@ -115,6 +115,7 @@ struct rp_state {
 	json_t *counts;         /* event name -> count, over all input */
 	json_t *msgs;           /* finding code -> msg */
 	json_t *msg_single;     /* finding code -> true when msg is specific */
+	json_t *warnings;       /* distinct msgs of the library's warning lines */
 };
 
 void rp_state_init(struct rp_state *st);

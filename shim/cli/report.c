@@ -134,6 +134,7 @@ void rp_state_init(struct rp_state *st)
 	st->msgs = json_object();
 	st->msg_single = json_object();
 	st->conn.by_errno = json_object();
+	st->warnings = json_object();
 }
 
 void rp_state_free(struct rp_state *st)
@@ -171,6 +172,7 @@ void rp_state_free(struct rp_state *st)
 	json_decref(st->msgs);
 	json_decref(st->msg_single);
 	json_decref(st->conn.by_errno);
+	json_decref(st->warnings);
 }
 
 static struct rp_proc *proc_get(struct rp_state *st, long pid, const char *comm)
@@ -462,6 +464,12 @@ static void on_event(struct rp_state *st, json_t *ev)
 		on_accept(st, ev, pid, comm);
 	} else if (strcmp(name, "connect") == 0) {
 		on_connect(st, ev);
+	} else if (strcmp(name, "warning") == 0) {
+		/* A bad SOCKAUDIT_* value or an unusable sink: few, and worth showing. */
+		const char *msg = rp_str(ev, "msg");
+
+		if (msg && json_object_size(st->warnings) < 20)
+			obj_add(st->warnings, msg, 1);
 	} else if (strcmp(name, "listener_stats") == 0) {
 		on_listener_stats(st, ev, pid, comm, ts, 0);
 	}

@@ -156,6 +156,10 @@ static void put_counts(FILE *out, const json_t *obj, int skip_zero)
 
 static void print_input(const struct rp_state *st, FILE *out)
 {
+	const char *k;
+	json_t *v;
+	void *it;
+
 	fprintf(out, "%ssockaudit report%s: %ld lines, %ld events, %zu processes",
 		S.bold, S.off, st->lines, st->events, st->nprocs);
 	if (st->skipped) {
@@ -171,6 +175,12 @@ static void print_input(const struct rp_state *st, FILE *out)
 	if (json_object_size(st->counts)) {
 		fputs("  events: ", out);
 		put_counts(out, st->counts, 0);
+		fputc('\n', out);
+	}
+	RP_OBJECT_EACH(st->warnings, it, k, v) {
+		fprintf(out, "  %slibrary warning%s (%" JSON_INTEGER_FORMAT "x): ", S.yellow, S.off,
+			json_integer_value(v));
+		put_safe(out, k, 300);
 		fputc('\n', out);
 	}
 }
@@ -276,8 +286,8 @@ static void print_empty(const struct rp_listener *l, FILE *out)
 	have_causes = rp_long(l->stats, "empty_defer_expired", &defer) &
 		      rp_long(l->stats, "empty_syncookie", &cookie);
 	if (have_causes && n)
-		fprintf(out, ": %ld deferral expired, %ld through SYN cookies (skipped deferral)",
-			defer, cookie);
+		fprintf(out, " (%ld after the deferral expired, %ld through SYN cookies)", defer,
+			cookie);
 	else if (!have_causes && (l->empty_defer_expired || l->empty_syncookie))
 		fprintf(out, " (logged: %ld deferral expired, %ld SYN cookie)",
 			l->empty_defer_expired, l->empty_syncookie);
@@ -320,7 +330,8 @@ static void print_listener(const struct rp_listener *l, FILE *out)
 	if (!l->have_backlog_req && !l->have_backlog_eff && rp_long(st, "backlog", &n))
 		fprintf(out, "    %-14s %ld effective (listen() not in this process: inherited)\n",
 			"backlog", n);
-	if (l->have_defer_req || l->have_defer_eff) {
+	/* A listener without deferral has nothing to say here. */
+	if (l->have_defer_req || (l->have_defer_eff && l->defer_eff_s != 0)) {
 		fprintf(out, "    %-14s ", "deferral");
 		if (l->have_defer_req) {
 			put_num(out, l->defer_req_s);
