@@ -266,18 +266,21 @@ int cli_launch(int argc, char **argv)
 		return 127;
 	}
 	if (output) {
-		if (log_value(output, logv, sizeof(logv)) < 0)
+		if (log_value(output, logv, sizeof(logv)) < 0) {
+			free(preload);
 			return 2;
+		}
 	} else {
 		strcpy(logv, "stderr");
 	}
-	if (setenv("LD_PRELOAD", preload, 1) || setenv("SOCKAUDIT_LOG", logv, 1) ||
-	    (level && setenv("SOCKAUDIT_LEVEL", level, 1)) ||
-	    (comm && setenv("SOCKAUDIT_COMM", comm, 1))) {
+	err = setenv("LD_PRELOAD", preload, 1) || setenv("SOCKAUDIT_LOG", logv, 1) ||
+	      (level && setenv("SOCKAUDIT_LEVEL", level, 1)) ||
+	      (comm && setenv("SOCKAUDIT_COMM", comm, 1));
+	free(preload);
+	if (err) {
 		fprintf(stderr, "sockaudit: setenv: %s\n", strerror(errno));
 		return 127;
 	}
-	free(preload);
 
 	execvp(argv[optind], argv + optind);
 	/* Report it the way a shell does: 127 not found, 126 found but not runnable. */
