@@ -177,7 +177,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 {
 	struct sa_sock *ls = listener_sock(lfd), *c = NULL;
 	struct sa_listener *l = ls ? sa_listener_get(lfd, ls) : NULL;
-	struct sa_findings f = { 0 };
+	struct sa_findings f;
 	struct sa_tcpinfo ti, lti;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
@@ -188,6 +188,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	double wait_ms = (double)(t1 - t0) / 1e6;
 	json_t *ev;
 
+	sa_findings_init(&f);
 	if (l && !sa_netns_base())
 		sa_netns_baseline();   /* first accept of a process that never listened (a forked worker) */
 	if (ret < 0) {
@@ -322,11 +323,12 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 static void decided(int fd, struct sa_sock *s, int who)
 {
 	struct sa_listener *l = s->lst;
-	struct sa_findings f = { 0 };
+	struct sa_findings f;
 	uint8_t expected = 0;
 	uint64_t n;
 	json_t *ev;
 
+	sa_findings_init(&f);
 	__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
 	/* Two threads doing the first I/O at once: count it once. */
 	if (!__atomic_compare_exchange_n(&s->first_speaker, &expected, (uint8_t)who, 0,

@@ -165,10 +165,11 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 	unsigned char eff[256];
 	socklen_t efflen = sizeof eff;
 	int have_eff = 0, req_i = 0, eff_i = 0, quickack = level == IPPROTO_TCP && opt == TCP_QUICKACK;
-	struct sa_findings f = { 0 };
+	struct sa_findings f;
 	uint32_t hash;
 	json_t *ev;
 
+	sa_findings_init(&f);
 	/* Repeats: the same option, value and outcome on the same fd. A
 	 * quickack is logged once per fd whatever its value (issue: hot loops). */
 	hash = fnv(2166136261u, &ret, sizeof ret);

@@ -123,6 +123,14 @@ struct sa_findings {
 	const char *codes[SA_MAX_FINDINGS];
 	char msg[1536];
 };
+/* Empties f. On the per-connection paths use this, not "= { 0 }", which
+ * zeroes all 1.6 kB of msg on every call (bench/callgrind.sh: ~200
+ * instructions of a 481-instruction EAGAIN accept). */
+static inline void sa_findings_init(struct sa_findings *f)
+{
+	f->n = 0;
+	f->msg[0] = '\0';
+}
 void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4))) SA_HIDDEN;
 
