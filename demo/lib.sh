@@ -134,14 +134,17 @@ fail() { printf '  %sMISS%s %s\n' "$C_BAD" "$C_0" "$*"; _scenario_failed=1; _sce
 # expect DESCRIPTION CMD...: pass when CMD succeeds.
 expect() { local d=$1; shift; if "$@" >/dev/null 2>&1; then pass "$d"; else fail "$d"; fi; }
 # verdict NAME: the scenario's last line, and its exit status.
+# run.sh reads the reason from $DEMO_VERDICT when it set one.
 verdict() {
 	if [ "$_scenario_failed" = 0 ]; then
 		printf '%sPASS%s  %s\n' "$C_OK" "$C_0" "$1"
+		[ -n "${DEMO_VERDICT:-}" ] && echo "showed its finding" >"$DEMO_VERDICT"
 		exit 0
 	fi
 	local more=""
 	[ ${#_scenario_why[@]} -gt 1 ] && more=" (+$((${#_scenario_why[@]} - 1)) more)"
 	printf '%sFAIL%s  %s: %s%s\n' "$C_BAD" "$C_0" "$1" "${_scenario_why[0]}" "$more"
+	[ -n "${DEMO_VERDICT:-}" ] && echo "${_scenario_why[0]}$more" >"$DEMO_VERDICT"
 	exit 1
 }
 
