@@ -13,15 +13,19 @@ LOG=$LOGS/01-defer-table.jsonl
 env $(shim_env "$LOG") "$BIN/defer_table" || fail "defer_table exited non-zero"
 have_log "$LOG"
 
-sub "The shim's setsockopt events (first two):"
-jl "select(.event == \"setsockopt\" and .opt == \"TCP_DEFER_ACCEPT\") | $TRIM" "$LOG" | head -2 | show
+sub "The shim's setsockopt event for 10 s (the study's title):"
+jl "select(.event == \"setsockopt\" and .opt == \"TCP_DEFER_ACCEPT\" and .requested_s == 10) | $TRIM" "$LOG" | show
 sub "The table, straight from those events:"
 {
-	printf '%-10s %-14s %-7s %s\n' "wrote (s)" "kernel kept (s)" "rounds" "finding"
+	printf '%-10s %-16s %-7s %s\n' "wrote (s)" "kernel kept (s)" "rounds" "finding"
 	jlr 'select(.event == "setsockopt" and .opt == "TCP_DEFER_ACCEPT")
-	    | [.requested_s, .effective_s, .rounds, ((.findings // []) | join(","))] | @tsv' "$LOG" |
-		while IFS=$'\t' read -r w k r f; do printf '%-10s %-14s %-7s %s\n' "$w" "$k" "$r" "${f:--}"; done
+	    | [.requested_s, .effective_s, .rounds,
+	       ((.findings // []) | map(select(. == "defer_rounded")) | join(","))] | @tsv' "$LOG" |
+		while IFS=$'\t' read -r w k r f; do printf '%-10s %-16s %-7s %s\n' "$w" "$k" "$r" "${f:--}"; done
 } | show
+others=$(js_raw '[.[] | select(.event == "setsockopt" and .opt == "TCP_DEFER_ACCEPT") | (.findings // [])[]
+	| select(. != "defer_rounded")] | group_by(.) | map("\(.[0]) on \(length)") | join(", ")' "$LOG" 2>/dev/null)
+[ -n "$others" ] && say "(Other findings on these lines, not this scenario's subject: $others.)"
 
 # The study's measured table (reference/studies/tcp_defer_accept_write10_read15.txt).
 want='[[1,1],[2,3],[3,3],[4,7],[7,7],[10,15],[15,15],[30,31],[60,63],[128,247],[300,367],[3600,3607]]'

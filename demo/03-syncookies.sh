@@ -4,14 +4,17 @@
 # start at zero.  Runs alone (as root): demo/03-syncookies.sh
 . "$(dirname "$0")/lib.sh"
 NAME="3 SYN cookies skip the deferral"
-N=200 BACKLOG=10 PORT=7003 WINDOW=3
+N=200 BACKLOG=10 PORT=7003 WINDOW=3 SPREAD_MS=50
 heading "3. Under load, deferral turns itself off: SYN cookies skip the gate"
 say "A listener with TCP_DEFER_ACCEPT=1 and listen() backlog $BACKLOG; $N silent clients connect" \
-    "within a few milliseconds. Deferred connections wait in the request queue, which the backlog" \
+    "within $SPREAD_MS ms. Deferred connections wait in the request queue, which the backlog" \
     "bounds; once it is full the kernel answers with SYN cookies, and a cookie's ACK builds the" \
     "connection straight into the accept queue, never seeing the deferral. So about ten" \
     "connections are held for the 1 s window, and the rest reach accept() at once, empty." \
-    "This runs in a fresh network namespace, so nstat's counters below are this run's alone."
+    "This runs in a fresh network namespace, so nstat's counters below are this run's alone." \
+    "(The connects are spread over $SPREAD_MS ms, not fired in one burst, only so that a server" \
+    "slowed by auditing still drains its 11-slot accept queue: a cookie's ACK that finds it full" \
+    "is dropped, and a silent client never retries.)"
 need_built flood || verdict "$NAME"
 netns_new syncookies || { fail "could not create a network namespace (root needed)"; verdict "$NAME"; }
 ip netns exec "$NS" sysctl -qw net.ipv4.tcp_syncookies=1
@@ -19,7 +22,7 @@ LOG=$LOGS/03-syncookies.jsonl
 ip netns exec "$NS" env $(shim_env "$LOG") "$BIN/flood" server $PORT 1 $BACKLOG $WINDOW >"$W/server.out" 2>&1 &
 srv=$!; track $srv
 wait_listen $PORT "$NS" || fail "the flood server did not listen"
-ip netns exec "$NS" "$BIN/flood" clients $PORT $N $((WINDOW + 1)) >"$W/clients.out" 2>&1 &
+ip netns exec "$NS" "$BIN/flood" clients $PORT $N $((WINDOW + 1)) $SPREAD_MS >"$W/clients.out" 2>&1 &
 cli=$!; track $cli
 wait $srv || fail "flood server exited non-zero"
 sub "What the programs see:"

@@ -5,9 +5,10 @@
  *       A listener on 127.0.0.1:PORT with TCP_DEFER_ACCEPT=DEFER and the
  *       given listen() backlog that accepts as fast as it can for SECONDS,
  *       then prints how many connections it accepted and how many were empty.
- *   flood clients PORT N HOLD_SECONDS
- *       N non-blocking connects at once, none of which ever sends a byte;
- *       keeps them open HOLD_SECONDS, then closes them.
+ *   flood clients PORT N HOLD_SECONDS [SPREAD_MS]
+ *       N non-blocking connects, spread evenly over SPREAD_MS (default 0:
+ *       back to back), none of which ever sends a byte; keeps them open
+ *       HOLD_SECONDS, then closes them.
  *
  * The deferred request queue is bounded by the backlog: once it is full the
  * kernel answers with SYN cookies, and a cookie's ACK builds the child
@@ -92,7 +93,7 @@ static int server(int port, int defer, int backlog, double secs)
 	return 0;
 }
 
-static int clients(int port, int n, double hold)
+static int clients(int port, int n, double hold, double spread_ms)
 {
 	struct sockaddr_in a = loopback(port);
 	int *fds = calloc(n, sizeof(int));
@@ -102,6 +103,10 @@ static int clients(int port, int n, double hold)
 	if (!fds)
 		return 1;
 	for (i = 0; i < n; i++) {
+		double due = t0 + spread_ms / 1e3 * i / n;
+
+		while (now() < due)
+			;	/* sub-millisecond pacing: sleeping would overshoot */
 		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 		if (fds[i] < 0) {
 			perror("flood clients: socket");
@@ -126,9 +131,10 @@ int main(int argc, char **argv)
 {
 	if (argc == 6 && !strcmp(argv[1], "server"))
 		return server(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atof(argv[5]));
-	if (argc == 5 && !strcmp(argv[1], "clients"))
-		return clients(atoi(argv[2]), atoi(argv[3]), atof(argv[4]));
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "clients"))
+		return clients(atoi(argv[2]), atoi(argv[3]), atof(argv[4]),
+			       argc == 6 ? atof(argv[5]) : 0);
 	fprintf(stderr, "usage: flood server PORT DEFER BACKLOG SECONDS\n"
-			"       flood clients PORT N HOLD_SECONDS\n");
+			"       flood clients PORT N HOLD_SECONDS [SPREAD_MS]\n");
 	return 2;
 }

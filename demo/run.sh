@@ -72,7 +72,7 @@ else
 	[ -x "$TOP/sockaudit" ] && echo "  (./sockaudit report failed: $(head -1 "$DEMO_LOGDIR/report.txt" 2>/dev/null); a jq summary instead)"
 	echo "  Findings per log (jq):"
 	for l in "${logs[@]}"; do
-		jq -R -r 'fromjson? // empty | (.findings // [])[]' "$l" | sort | uniq -c |
+		jq -R -r 'fromjson? // empty | (.findings | arrays)[]' "$l" | sort | uniq -c |
 			awk -v f="$(basename "$l")" 'BEGIN {printf "    %-30s", f; n = 0}
 				{printf "%s%s x%d", (n++ ? ", " : ""), $2, $1} END {if (!n) printf "(none)"; print ""}'
 	done

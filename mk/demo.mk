@@ -7,3 +7,4 @@ $(BUILD)/demo/%: demo/%.c
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -o $@ $< -lpthread
 
 demo-build:: $(DEMO_BIN)
+test-extra:: $(DEMO_BIN)
