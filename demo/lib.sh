@@ -116,7 +116,7 @@ heading() { printf '\n%s== %s ==%s\n' "$C_H" "$*" "$C_0"; }
 say() { printf '%s\n' "$*" | fold -s -w 90 | sed -e 's/ *$//' -e 's/^/  /'; }
 sub() { printf '\n  %s%s%s\n' "$C_B" "$*" "$C_0"; }
 # show: indent stdin (the JSON lines and tables the reader looks at).
-show() { sed 's/^/    /'; }
+show() { sed 's/^./    &/'; }
 # jl FILTER FILE...: each JSON line of the shim's logs through FILTER
 # (lines that are not JSON are skipped, so a truncated tail cannot break it).
 jl() { local f=$1; shift; jq -R -c "fromjson? // empty | $f" "$@"; }

@@ -65,9 +65,10 @@ printf '\n%s== The report of the whole run ==%s\n' "$C_H" "$C_0"
 logs=("$DEMO_LOGDIR"/*.jsonl)
 if [ ! -e "${logs[0]}" ]; then
 	echo "  (no logs: the shim wrote nothing)"
-elif [ -x "$TOP/sockaudit" ] && "$TOP/sockaudit" report "${logs[@]}" >"$DEMO_LOGDIR/report.txt" 2>&1; then
+elif [ -x "$TOP/sockaudit" ] && { "$TOP/sockaudit" report --color="$([ -n "$C_H" ] && echo always || echo never)" \
+	"${logs[@]}" || "$TOP/sockaudit" report "${logs[@]}"; } >"$DEMO_LOGDIR/report.txt" 2>&1; then
 	echo "  ./sockaudit report $DEMO_LOGDIR/*.jsonl"
-	sed 's/^/    /' "$DEMO_LOGDIR/report.txt"
+	sed 's/^./    &/' "$DEMO_LOGDIR/report.txt"
 else
 	[ -x "$TOP/sockaudit" ] && echo "  (./sockaudit report failed: $(head -1 "$DEMO_LOGDIR/report.txt" 2>/dev/null); a jq summary instead)"
 	echo "  Findings per log (jq):"
