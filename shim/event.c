@@ -244,6 +244,16 @@ json_t *sa_event_counts(void)
 	return o;
 }
 
+int sa_event_any(void)
+{
+	size_t i;
+
+	for (i = 0; i < NEVENTS; i++)
+		if (__atomic_load_n(&event_counts[i], __ATOMIC_RELAXED))
+			return 1;
+	return 0;
+}
+
 void sa_event_counts_reset(void)
 {
 	memset(event_counts, 0, sizeof event_counts);

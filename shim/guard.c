@@ -214,7 +214,8 @@ __attribute__((constructor)) static void sa_ctor(void)
 
 __attribute__((destructor)) static void sa_dtor(void)
 {
-	if (!sa_active() || sa_in_shim)
+	/* A process that never made an audited call stays silent. */
+	if (!sa_active() || sa_in_shim || !sa_event_any())
 		return;
 	sa_in_shim++;
 	sa_stats_summary();

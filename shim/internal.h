@@ -156,6 +156,7 @@ void sa_findings_count(const char *code) SA_HIDDEN;
 json_t *sa_findings_totals(void) SA_HIDDEN;
 void sa_event_count(const char *event) SA_HIDDEN;   /* count without emitting */
 void sa_event_counts_reset(void) SA_HIDDEN;
+int sa_event_any(void) SA_HIDDEN;                  /* anything audited yet? */
 json_t *sa_event_counts(void) SA_HIDDEN;
 uint64_t sa_suppressed_count(void) SA_HIDDEN;
 void sa_suppressed_add(uint64_t n) SA_HIDDEN;
