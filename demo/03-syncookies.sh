@@ -19,6 +19,7 @@ need_built flood || verdict "$NAME"
 netns_new syncookies || { fail "could not create a network namespace (root needed)"; verdict "$NAME"; }
 ip netns exec "$NS" sysctl -qw net.ipv4.tcp_syncookies=1
 LOG=$LOGS/03-syncookies.jsonl
+rm -f "$LOG"
 ip netns exec "$NS" env $(shim_env "$LOG") "$BIN/flood" server $PORT 1 $BACKLOG $WINDOW >"$W/server.out" 2>&1 &
 srv=$!; track $srv
 wait_listen $PORT "$NS" || fail "the flood server did not listen"
@@ -35,13 +36,13 @@ stop $cli
 have_log "$LOG"
 
 sub "The shim's accept events, one of each cause:"
-jl "select(.event == \"accept\" and ((.findings // []) | index(\"empty_accept_syncookie\"))) | $TRIM" "$LOG" | head -1 | show
-jl "select(.event == \"accept\" and ((.findings // []) | index(\"empty_accept_defer_expired\"))) | $TRIM" "$LOG" | head -1 | show
+jl "select(.event == \"accept\" and found(\"empty_accept_syncookie\")) | $TRIM" "$LOG" | head -1 | show
+jl "select(.event == \"accept\" and found(\"empty_accept_defer_expired\")) | $TRIM" "$LOG" | head -1 | show
 sub "Accepted connections by finding (from the shim):"
 js_raw '[.[] | select(.event == "accept") | ((.findings // ["none"]) | join(","))] | group_by(.)
 	| map("\(length)\t\(.[0])") | .[]' "$LOG" | awk -F'\t' '{printf "%5s  %s\n", $1, $2}' | show
-cookies=$(js '[.[] | select(.event == "accept" and ((.findings // []) | index("empty_accept_syncookie")))] | length' "$LOG" 2>/dev/null)
-deferred=$(js '[.[] | select(.event == "accept" and ((.findings // []) | index("empty_accept_defer_expired")))] | length' "$LOG" 2>/dev/null)
+cookies=$(js '[.[] | select(.event == "accept" and found("empty_accept_syncookie"))] | length' "$LOG" 2>/dev/null)
+deferred=$(js '[.[] | select(.event == "accept" and found("empty_accept_defer_expired"))] | length' "$LOG" 2>/dev/null)
 recv=$(awk '$1 == "TcpExtSyncookiesRecv" {print $2}' "$W/nstat.out")
 sub "Checks"
 if [ "${cookies:-0}" -gt 0 ] && [ "${cookies:-0}" -gt "${deferred:-0}" ]; then

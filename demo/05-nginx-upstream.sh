@@ -15,6 +15,7 @@ say "nginx proxies to a small application server (listen backlog $UBACKLOG) whil
 need_built || verdict "$NAME"
 netns_new upstream || { fail "could not create a network namespace (root needed)"; verdict "$NAME"; }
 LOG=$LOGS/05-nginx-upstream.jsonl
+rm -f "$LOG"
 ULOG=$W/upstream.log
 ip netns exec "$NS" "$PY" "$TOP/demo/upstream.py" $UPORT $UBACKLOG "$ULOG" >"$W/upstream.out" 2>&1 &
 UP=$!; track $UP
@@ -55,12 +56,12 @@ awk 'NR == FNR { up[$2] = $0; next }
      s >= 1 && !(s in seen) && ($2 in up) { seen[s] = 1
 	print "nginx: " $0; print "  app: " up[$2] }' "$ULOG" "$W/nginx/access.log" 2>/dev/null | show
 sub "The shim on nginx: slow upstream connects (first three):"
-jl "select(.event == \"connect\" and ((.findings // []) | index(\"syn_retransmitted\")))
+jl "select(.event == \"connect\" and found(\"syn_retransmitted\"))
     | {event, fd, peer, connect_ms, syn_retrans, findings, msg}" "$LOG" | head -3 | show
 sub "Upstream connects by duration, shim (connect_ms) beside nginx's own \$upstream_connect_time:"
 {
 	printf '%-22s %-18s %s\n' "connect took" "shim: connects" "nginx access.log: uct"
-	js_raw '[.[] | select(.event == "connect" and ((.findings // []) | index("syn_retransmitted")))
+	js_raw '[.[] | select(.event == "connect" and found("syn_retransmitted"))
 	        | (.connect_ms / 1000 | round)] | group_by(.) | map("\(.[0]) \(length)") | .[]' "$LOG" >"$W/shim.hist"
 	sed -n 's/.* uct=\([0-9.]*\) .*/\1/p' "$W/nginx/access.log" 2>/dev/null |
 		awk '{printf "%d\n", $1 + 0.5}' | sort -n | uniq -c | awk '{print $2, $1}' >"$W/nginx.hist"
@@ -73,9 +74,9 @@ sub "Upstream connects by duration, shim (connect_ms) beside nginx's own \$upstr
 } | show
 sub "Checks"
 expect "the shim flagged upstream connects with syn_retransmitted" \
-	jtrue 'any(.[]; .event == "connect" and ((.findings // []) | index("syn_retransmitted")))' "$LOG"
+	jtrue 'any(.[]; .event == "connect" and found("syn_retransmitted"))' "$LOG"
 expect "flagged connects took about 1 s and about 2 s or more (connect_ms, syn_retrans >= 1)" \
-	jtrue '[.[] | select(.event == "connect" and ((.findings // []) | index("syn_retransmitted")) and .syn_retrans >= 1)
+	jtrue '[.[] | select(.event == "connect" and found("syn_retransmitted") and .syn_retrans >= 1)
 	       | (.connect_ms / 1000 | round)] | (index(1) != null) and any(.[]; . >= 2)' "$LOG"
 # 99% rather than all: on a busy 2-core machine one request can lose the CPU.
 if [ -s "$ULOG" ] && awk '$3 < 1 {fast++} END {exit !(NR > 0 && fast >= 0.99 * NR)}' "$ULOG"; then

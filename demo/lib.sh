@@ -119,13 +119,16 @@ sub() { printf '\n  %s%s%s\n' "$C_B" "$*" "$C_0"; }
 show() { sed 's/^./    &/'; }
 # jl FILTER FILE...: each JSON line of the shim's logs through FILTER
 # (lines that are not JSON are skipped, so a truncated tail cannot break it).
-jl() { local f=$1; shift; jq -R -c "fromjson? // empty | $f" "$@"; }
-jlr() { local f=$1; shift; jq -R -r "fromjson? // empty | $f" "$@"; }
+# found("code"): the line's findings array names code (a summary's findings
+# is an object of totals, not an array: never a match).
+JQDEFS='def found($c): ((.findings | arrays) // []) | any(. == $c);'
+jl() { local f=$1; shift; jq -R -c "$JQDEFS fromjson? // empty | $f" "$@"; }
+jlr() { local f=$1; shift; jq -R -r "$JQDEFS fromjson? // empty | $f" "$@"; }
 # js FILTER FILE...: FILTER on the array of all JSON lines.
-js() { local f=$1; shift; jq -R -s -c "[split(\"\n\")[] | fromjson? // empty] | $f" "$@"; }
-js_raw() { local f=$1; shift; jq -R -s -r "[split(\"\n\")[] | fromjson? // empty] | $f" "$@"; }
+js() { local f=$1; shift; jq -R -s -c "$JQDEFS [split(\"\n\")[] | fromjson? // empty] | $f" "$@"; }
+js_raw() { local f=$1; shift; jq -R -s -r "$JQDEFS [split(\"\n\")[] | fromjson? // empty] | $f" "$@"; }
 # jtrue FILTER FILE...: succeeds when FILTER on the array of lines is true.
-jtrue() { local f=$1; shift; jq -R -s -e "[split(\"\n\")[] | fromjson? // empty] | $f" "$@" >/dev/null 2>&1; }
+jtrue() { local f=$1; shift; jq -R -s -e "$JQDEFS [split(\"\n\")[] | fromjson? // empty] | $f" "$@" >/dev/null 2>&1; }
 # Shim fields worth seeing, without the common ones (ts, pid, tid, schema ...).
 TRIM='del(.ts, .schema, .tid, .severity)'
 

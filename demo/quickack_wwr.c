@@ -10,7 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h>     /* struct tcp_info with tcpi_segs_out (4.2+) */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +113,12 @@ int main(int argc, char **argv)
 		rtt[n] = (now() - t0) * 1e3;
 		sum += rtt[n++];
 	}
+	/* Segments this client sent, pure ACKs included, and data segments. */
+	struct tcp_info ti;
+	socklen_t tilen = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tilen);
 	close(fd);
 	pthread_join(th, NULL);
 	close(lfd);
@@ -121,8 +127,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	qsort(rtt, n, sizeof(double), cmp);
-	printf("%-8s %d write-write-read rounds (Nagle on): mean %.3f ms, p50 %.3f ms, p95 %.3f ms\n",
-	       argv[1], n, sum / n, rtt[n / 2], rtt[(n * 95) / 100 < n ? (n * 95) / 100 : n - 1]);
+	printf("%-8s %d write-write-read rounds (Nagle on): mean %.3f ms, p50 %.3f ms, p95 %.3f ms;"
+	       " segments sent %u (%u with data)\n",
+	       argv[1], n, sum / n, rtt[n / 2], rtt[(n * 95) / 100 < n ? (n * 95) / 100 : n - 1],
+	       ti.tcpi_segs_out, ti.tcpi_data_segs_out);
 	free(rtt);
 	return 0;
 }
