@@ -147,6 +147,7 @@ void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective)
 	 * no data to send, so repeated sets there say nothing about sends.
 	 * SIOCINQ comes first: data arriving between the two calls then makes
 	 * this interval look like it held a read, which errs towards silence. */
+	memset(&ti, 0, sizeof ti);
 	if (s->flags & SA_F_LISTENER || ioctl(fd, SIOCINQ, &unread) != 0 || unread < 0 ||
 	    sa_tcpinfo_read(fd, &ti) != 0 || !ti.has_data_segs)
 		ti.valid = 0;
