@@ -35,14 +35,22 @@ grep -v '^#' "$W/nstat.out" | awk '{printf "%-28s %s\n", $1, $2}' | show
 stop $cli
 have_log "$LOG"
 
-sub "The shim's accept events, one of each cause:"
-jl "select(.event == \"accept\" and found(\"empty_accept_syncookie\")) | $TRIM" "$LOG" | head -1 | show
-jl "select(.event == \"accept\" and found(\"empty_accept_defer_expired\")) | $TRIM" "$LOG" | head -1 | show
-sub "Accepted connections by finding (from the shim):"
-js_raw '[.[] | select(.event == "accept") | ((.findings // ["none"]) | join(","))] | group_by(.)
-	| map("\(length)\t\(.[0])") | .[]' "$LOG" | awk -F'\t' '{printf "%5s  %s\n", $1, $2}' | show
-cookies=$(js '[.[] | select(.event == "accept" and found("empty_accept_syncookie"))] | length' "$LOG" 2>/dev/null)
-deferred=$(js '[.[] | select(.event == "accept" and found("empty_accept_defer_expired"))] | length' "$LOG" 2>/dev/null)
+sub "The shim's accept events, one of each cause (it logs the 1st, 2nd, 4th, 8th ... of each):"
+jl "select(.event == \"accept\" and found(\"empty_accept_syncookie\")) | $TRIM | del(.msg)" "$LOG" | head -1 | show
+jl "select(.event == \"accept\" and found(\"empty_accept_defer_expired\")) | $TRIM | del(.msg)" "$LOG" | head -1 | show
+sub "The shim's listener_stats at exit (counts of every accept, and its advice):"
+jl 'select(.event == "listener_stats") | {accepts, empty_accepts, empty_defer_expired, empty_syncookie,
+	queue_full_seen, netns_counters: (.netns_counters // {} | {SyncookiesRecv, TCPDeferAcceptDrop, ListenOverflows})}' "$LOG" | show
+jlr 'select(.event == "listener_stats") | (.advice // [])[0] // empty' "$LOG" | fold -s -w 86 | sed 's/ *$//' | show
+sub "Findings in the shim's summary (every accept counted, logged or not):"
+jlr 'select(.event == "summary") | .findings | objects | to_entries[]
+	| select(.key | startswith("empty_accept")) | "\(.value)\t\(.key)"' "$LOG" |
+	awk -F'\t' '{printf "%5s  %s\n", $1, $2}' | show
+# The summary's totals count every accept; without a summary, count the lines.
+cookies=$(js '(map(select(.event == "summary") | .findings | objects | .empty_accept_syncookie // 0) | add)
+	// ([.[] | select(.event == "accept" and found("empty_accept_syncookie"))] | length)' "$LOG" 2>/dev/null)
+deferred=$(js '(map(select(.event == "summary") | .findings | objects | .empty_accept_defer_expired // 0) | add)
+	// ([.[] | select(.event == "accept" and found("empty_accept_defer_expired"))] | length)' "$LOG" 2>/dev/null)
 recv=$(awk '$1 == "TcpExtSyncookiesRecv" {print $2}' "$W/nstat.out")
 sub "Checks"
 if [ "${cookies:-0}" -gt 0 ] && [ "${cookies:-0}" -gt "${deferred:-0}" ]; then
