@@ -197,6 +197,8 @@ struct sa_sock {
 	uint8_t first_speaker;      /* 0 not decided, 1 client, 2 server, 3 neither (EOF/error/close first) */
 	/* connect state (audit_connect.c) */
 	uint64_t connect_start_ns;
+	uint8_t connect_peer_len;   /* bytes of connect_peer in use */
+	uint8_t connect_peer[28];   /* pending connect's address (sockaddr_in/in6 fit) */
 	/* quickack state (audit_quickack.c) */
 	uint32_t qa_sets;           /* successful setsockopt(TCP_QUICKACK) */
 	uint32_t qa_reported_at;    /* reasserts when the last event went out, 0 = none */
