@@ -55,21 +55,24 @@ awk 'NR == FNR { up[$2] = $0; next }
      { split($4, u, "="); s = int(u[2] + 0.5) }
      s >= 1 && !(s in seen) && ($2 in up) { seen[s] = 1
 	print "nginx: " $0; print "  app: " up[$2] }' "$ULOG" "$W/nginx/access.log" 2>/dev/null | show
-sub "The shim on nginx: slow upstream connects (first three):"
-jl "select(.event == \"connect\" and found(\"syn_retransmitted\"))
-    | {event, fd, peer, connect_ms, syn_retrans, findings, msg}" "$LOG" | head -3 | show
+sub "The shim on nginx: the first slow upstream connect of each whole second:"
+SLOW='select(.event == "connect" and found("syn_retransmitted"))'
+js "[.[] | $SLOW] | group_by(.connect_ms / 1000 | round) | .[] | .[0]
+    | {event, comm, fd, peer, nonblocking, connect_ms, syn_retrans, findings}" "$LOG" | show
+js_raw "[.[] | $SLOW] | .[0].msg // empty" "$LOG" | fold -s -w 86 | sed 's/ *$//' | show
 sub "Upstream connects by duration, shim (connect_ms) beside nginx's own \$upstream_connect_time:"
 {
-	printf '%-22s %-18s %s\n' "connect took" "shim: connects" "nginx access.log: uct"
-	js_raw '[.[] | select(.event == "connect" and found("syn_retransmitted"))
-	        | (.connect_ms / 1000 | round)] | group_by(.) | map("\(.[0]) \(length)") | .[]' "$LOG" >"$W/shim.hist"
+	printf '%-16s %-30s %s\n' "connect took" "shim: connects (syn_retrans)" "nginx access.log: uct"
+	js_raw "[.[] | $SLOW] | group_by(.connect_ms / 1000 | round) | .[]
+	        | \"\\(.[0].connect_ms / 1000 | round) \\(length) (\\(map(.syn_retrans) | unique | map(tostring) | join(\",\")))\"" \
+		"$LOG" >"$W/shim.hist"
 	sed -n 's/.* uct=\([0-9.]*\) .*/\1/p' "$W/nginx/access.log" 2>/dev/null |
 		awk '{printf "%d\n", $1 + 0.5}' | sort -n | uniq -c | awk '{print $2, $1}' >"$W/nginx.hist"
 	for s in 0 1 2 3 4 5; do
-		a=$(awk -v s=$s '$1 == s {print $2}' "$W/shim.hist"); b=$(awk -v s=$s '$1 == s {print $2}' "$W/nginx.hist")
+		a=$(awk -v s=$s '$1 == s {print $2, $3}' "$W/shim.hist"); b=$(awk -v s=$s '$1 == s {print $2}' "$W/nginx.hist")
 		[ -z "$a$b" ] && continue
-		[ "$s" = 0 ] && a="${a:-(no finding)}"
-		printf '%-22s %-18s %s\n' "about $s s" "${a:-0}" "${b:-0}"
+		[ "$s" = 0 ] && a="${a:-(fast: no finding, not logged)}"
+		printf '%-16s %-30s %s\n' "about $s s" "${a:-0}" "${b:-0}"
 	done
 } | show
 sub "Checks"
