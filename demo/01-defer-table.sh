@@ -15,7 +15,7 @@ env $(shim_env "$LOG") "$BIN/defer_table" || fail "defer_table exited non-zero"
 have_log "$LOG"
 
 sub "The shim's setsockopt event for 10 s (the study's title):"
-jl "select(.event == \"setsockopt\" and .opt == \"TCP_DEFER_ACCEPT\" and .requested_s == 10) | $TRIM" "$LOG" | show
+show_ev 'select(.event == "setsockopt" and .opt == "TCP_DEFER_ACCEPT" and .requested_s == 10)' "$LOG"
 sub "The table, straight from those events:"
 {
 	printf '%-10s %-16s %-7s %s\n' "wrote (s)" "kernel kept (s)" "rounds" "finding"

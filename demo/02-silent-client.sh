@@ -23,7 +23,7 @@ cat "$W/d1.out" "$W/d2.out" | show
 have_log "$L1" "$L2"
 
 sub "The shim's accept events:"
-jl "select(.event == \"accept\") | $TRIM" "$L1" "$L2" | show
+show_ev 'select(.event == "accept")' "$L1" "$L2"
 sub "Checks"
 check_defer() {
 	local log=$1 d=$2 lo=$3 hi=$4

@@ -36,8 +36,8 @@ stop $cli
 have_log "$LOG"
 
 sub "The shim's accept events, one of each cause (it logs the 1st, 2nd, 4th, 8th ... of each):"
-jl "select(.event == \"accept\" and found(\"empty_accept_syncookie\")) | $TRIM | del(.msg)" "$LOG" | head -1 | show
-jl "select(.event == \"accept\" and found(\"empty_accept_defer_expired\")) | $TRIM | del(.msg)" "$LOG" | head -1 | show
+SHOW_MAX=1 show_ev 'select(.event == "accept" and found("empty_accept_syncookie"))' "$LOG"
+SHOW_MAX=1 show_ev 'select(.event == "accept" and found("empty_accept_defer_expired"))' "$LOG"
 sub "The shim's listener_stats at exit (counts of every accept, and its advice):"
 jl 'select(.event == "listener_stats") | {accepts, empty_accepts, empty_defer_expired, empty_syncookie,
 	queue_full_seen, netns_counters: (.netns_counters // {} | {SyncookiesRecv, TCPDeferAcceptDrop, ListenOverflows})}' "$LOG" | show

@@ -27,7 +27,9 @@ nginx_stop
 have_log "$LOG"
 
 sub "The shim's listen and TCP_DEFER_ACCEPT events from nginx:"
-jl "select(.event == \"listen\" or (.event == \"setsockopt\" and .opt == \"TCP_DEFER_ACCEPT\")) | $TRIM" "$LOG" | show
+show_ev 'select(.event == "listen" or (.event == "setsockopt" and .opt == "TCP_DEFER_ACCEPT"))' "$LOG"
+n_listen=$(js '[.[] | select(.event == "listen")] | length' "$LOG" 2>/dev/null)
+[ "${n_listen:-0}" -gt 1 ] && say "(nginx called listen() $n_listen times on the socket; the shim logs each call.)"
 sub "Checks"
 expect "listen: backlog_requested 511, backlog_effective 128, finding backlog_clamped" \
 	jtrue 'any(.[]; .event == "listen" and .backlog_requested == 511 and .backlog_effective == 128

@@ -132,6 +132,18 @@ jtrue() { local f=$1; shift; jq -R -s -e "$JQDEFS [split(\"\n\")[] | fromjson? /
 # Shim fields worth seeing, without the common ones (ts, pid, tid, schema ...).
 TRIM='del(.ts, .schema, .tid, .severity)'
 
+# show_ev FILTER FILE...: the shim's lines FILTER selects (at most $SHOW_MAX),
+# one compact JSON line each without the long "msg", then each distinct msg
+# once, wrapped.
+show_ev() {
+	local f=$1; shift
+	jl "$f | $TRIM" "$@" | head -n "${SHOW_MAX:-1000}" >"$W/ev.jsonl"
+	jq -c 'del(.msg)' <"$W/ev.jsonl" | show
+	jq -r '.msg // empty' <"$W/ev.jsonl" | awk '!seen[$0]++' | while IFS= read -r m; do
+		printf '%s\n' "$m" | fold -s -w 84 | sed -e 's/ *$//' -e '1s/^/msg: /' -e '2,$s/^/     /' | show
+	done
+}
+
 pass() { printf '  %sok%s   %s\n' "$C_OK" "$C_0" "$*"; }
 fail() { printf '  %sMISS%s %s\n' "$C_BAD" "$C_0" "$*"; _scenario_failed=1; _scenario_why+=("$*"); }
 # expect DESCRIPTION CMD...: pass when CMD succeeds.
