@@ -81,10 +81,12 @@ expect "the shim flagged upstream connects with syn_retransmitted" \
 expect "flagged connects took about 1 s and about 2 s or more (connect_ms, syn_retrans >= 1)" \
 	jtrue '[.[] | select(.event == "connect" and found("syn_retransmitted") and .syn_retrans >= 1)
 	       | (.connect_ms / 1000 | round)] | (index(1) != null) and any(.[]; . >= 2)' "$LOG"
-# 99% rather than all: on a busy 2-core machine one request can lose the CPU.
-if [ -s "$ULOG" ] && awk '$3 < 1 {fast++} END {exit !(NR > 0 && fast >= 0.99 * NR)}' "$ULOG"; then
-	pass "the application server handled 99% or more of its requests in under 1 ms"
+# Median and 95%, not every request: on a busy 2-core machine a Python
+# process that loses the CPU mid-request logs a few milliseconds.
+if [ -s "$ULOG" ] && sort -k3,3g "$ULOG" | awk '{ms[++n] = $3; if ($3 < 1) fast++}
+	END {exit !(n > 0 && ms[int((n + 1) / 2)] < 0.5 && fast >= 0.95 * n)}'; then
+	pass "the application server's median was under 0.5 ms, and 95% or more of its requests under 1 ms"
 else
-	fail "the application server logged more than 1% of requests at 1 ms or more (or none)"
+	fail "the application server was not fast by its own log (median 0.5 ms or more, or over 5% at 1 ms+)"
 fi
 verdict "$NAME"
