@@ -432,8 +432,12 @@ void sa_connect_close(int fd, struct sa_sock *s)
 			 * end (tcp_finish_connect sets lrcvtime), which dates it. */
 			d.outcome = SA_CONN_OK;
 			est = (uint64_t)d.ti.last_data_recv * 1000000u;
-			if (d.ti.has_data_segs && d.ti.data_segs_in == 0 && est <= now - s->connect_start_ns)
-				d.ms = (double)(now - est - s->connect_start_ns) / 1e6;
+			/* The kernel's clock is jiffies: est can exceed the time
+			 * since connect() by a tick; that means "at once". */
+			if (d.ti.has_data_segs && d.ti.data_segs_in == 0 &&
+			    est <= now - s->connect_start_ns + 20000000u)
+				d.ms = est >= now - s->connect_start_ns ? 0.0
+					: (double)(now - est - s->connect_start_ns) / 1e6;
 		}
 	}
 	complete(fd, s, &d, now);

@@ -1,0 +1,17 @@
+# mk/cli.mk: the `sockaudit` launcher's build details.
+# The launcher has $(LIBDIR) compiled in (SOCKAUDIT_LIBDIR). A stamp named
+# after LIBDIR makes `make PREFIX=/usr install` after a plain `make` rebuild
+# launcher.o, instead of installing a launcher that looks in /usr/local/lib.
+CLI_LIBDIR_STAMP := $(BUILD)/cli/libdir$(subst /,_,$(LIBDIR)).stamp
+$(BUILD)/cli/launcher.o: $(CLI_LIBDIR_STAMP)
+$(CLI_LIBDIR_STAMP):
+	@mkdir -p $(dir $@)
+	@rm -f $(BUILD)/cli/libdir*.stamp
+	@touch $@
+
+# tests/unit/test_report.c tests the report's gathering: it links the cli
+# objects (all but main.o) instead of the shim's.
+CLI_LIB_OBJ := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
+$(BUILD)/tests/unit/test_report: tests/unit/test_report.c $(CLI_LIB_OBJ) $(wildcard shim/cli/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(SA_CFLAGS) -o $@ $< $(CLI_LIB_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm

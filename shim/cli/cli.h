@@ -1,0 +1,146 @@
+/*
+ * cli.h: what the pieces of the `sockaudit` command share.
+ *
+ * main.c picks the subcommand, launcher.c wraps a program under the shim,
+ * report*.c turn JSON lines into a report for people. None of these files
+ * is linked into libsockaudit.so: they may exit(), print and allocate freely.
+ */
+#ifndef SA_CLI_H
+#define SA_CLI_H
+
+#include <stdio.h>
+#include <jansson.h>
+
+#ifndef SOCKAUDIT_VERSION_STR
+#define SOCKAUDIT_VERSION_STR "unknown"
+#endif
+/* The installed libdir; the Makefile passes $(LIBDIR). */
+#ifndef SOCKAUDIT_LIBDIR
+#define SOCKAUDIT_LIBDIR "/usr/local/lib"
+#endif
+
+#define SA_LIB_NAME "libsockaudit.so"
+
+/* launcher.c: `sockaudit [options] [--] COMMAND [ARGS...]`. Returns only
+ * on error (the exit status to use); on success it has exec'd. */
+int cli_launch(int argc, char **argv);
+void cli_usage(FILE *out);
+
+/* report.c: `sockaudit report [FILE...]`; returns the exit status. */
+int cli_report(int argc, char **argv);
+
+/* ---- report internals (report.c reads, report_print.c prints) ---------- */
+
+/* Latency percentiles as the shim writes them: {p50,p95,p99,max}. */
+struct rp_pct {
+	int have;
+	double p50, p95, p99, max;
+	double n;               /* samples, -1 when the line does not say */
+};
+
+#define RP_NBUCKETS 8
+extern const char *const rp_bucket_label[RP_NBUCKETS];
+/* The bucket a connect_ms value falls into (the summary's own buckets). */
+int rp_bucket_of(double ms);
+
+struct rp_proc {
+	long pid;
+	char *comm;
+	double first_ts, last_ts;
+	long events;
+	json_t *init;           /* the last init event, or NULL */
+	json_t *summary;        /* the last summary event, or NULL */
+	json_t *finding_counts; /* code -> count seen in this process's events */
+};
+
+struct rp_listener {
+	long pid;
+	long fd;
+	char *comm;
+	char *local;
+	/* from listen events */
+	int have_listen;
+	long backlog_requested, backlog_effective, somaxconn, queue_capacity;
+	int have_backlog_req, have_backlog_eff, have_somaxconn;
+	long listens;
+	/* from setsockopt(TCP_DEFER_ACCEPT) and listen's defer_accept_s */
+	int have_defer_req, have_defer_eff;
+	double defer_req_s, defer_eff_s;
+	/* accept events we saw, per empty-accept cause */
+	long accepts_logged, empty_defer_expired, empty_syncookie, accept_queue_full;
+	/* the latest listener_stats-shaped object (event or summary), or NULL */
+	json_t *stats;
+	double stats_ts;
+	int stats_from_summary; /* stats is a summary's slim entry */
+};
+
+struct rp_optdiff {
+	char *comm;
+	char *sol, *opt;
+	json_t *requested, *effective;
+	json_t *findings;       /* array or NULL */
+	long count;
+};
+
+struct rp_connects {
+	long logged, ok, failed, pending, abandoned;
+	json_t *by_errno;       /* errno name -> count */
+	long hist[RP_NBUCKETS]; /* from logged connect events */
+	long syn_retrans[5];    /* 0,1,2,3,4+ SYN retransmissions */
+	double max_ms;
+	/* merged from summaries */
+	long sum_hist[RP_NBUCKETS];
+	int have_sum_hist;
+	long syn_retrans_total;
+	int have_syn_retrans_total;
+	long sum_outcome[3];    /* summaries' connects: ok, failed, abandoned */
+	int have_sum_outcome;
+};
+
+struct rp_finding {
+	char *code;
+	long count;             /* per process: max(summary, events), summed */
+	char *msg;              /* one msg from an event carrying the code */
+	int msg_single;         /* msg came from an event with only this code */
+};
+
+struct rp_state {
+	long lines, events, skipped, too_long, not_object;
+	struct rp_proc *procs; size_t nprocs, capprocs;
+	struct rp_listener *lsts; size_t nlsts, caplsts;
+	struct rp_optdiff *diffs; size_t ndiffs, capdiffs;
+	long diffs_over;        /* differences beyond the distinct ones kept */
+	struct rp_finding *finds; size_t nfinds, capfinds;
+	struct rp_connects conn;
+	json_t *counts;         /* event name -> count, over all input */
+	json_t *msgs;           /* finding code -> msg */
+	json_t *msg_single;     /* finding code -> true when msg is specific */
+	json_t *warnings;       /* distinct msgs of the library's warning lines */
+};
+
+void rp_state_init(struct rp_state *st);
+void rp_state_free(struct rp_state *st);
+/* Feeds one input line (without the newline). Never fails. */
+void rp_feed_line(struct rp_state *st, const char *line, size_t len);
+/* Folds per-process data (summaries) into the totals before printing. */
+void rp_finish(struct rp_state *st);
+void rp_print(const struct rp_state *st, FILE *out, int colour);
+
+/* Loops over a JSON array / object; NULL or the wrong type loops zero
+ * times. Plain functions, so cppcheck (which does not see jansson.h in
+ * `make lint`) can follow them, unlike json_*_foreach. */
+#define RP_ARRAY_EACH(arr, i, v) \
+	for ((i) = 0; ((v) = json_array_get((arr), (i))) != NULL; (i)++)
+#define RP_OBJECT_EACH(obj, it, k, v) \
+	for ((it) = json_object_iter((json_t *)(obj)); \
+	     (it) && ((k) = json_object_iter_key(it)) != NULL && \
+	     ((v) = json_object_iter_value(it)) != NULL; \
+	     (it) = json_object_iter_next((json_t *)(obj), (it)))
+
+/* Typed field access that tolerates missing fields and wrong types. */
+int rp_num(const json_t *o, const char *key, double *out);
+int rp_long(const json_t *o, const char *key, long *out);
+const char *rp_str(const json_t *o, const char *key);
+int rp_pct_get(const json_t *o, const char *key, struct rp_pct *p);
+
+#endif

@@ -1,0 +1,295 @@
+/*
+ * launcher.c: `sockaudit [-o FILE|-] [-l LEVEL] [--comm NAMES] [--] CMD ...`
+ *
+ * Finds libsockaudit.so, puts it first in LD_PRELOAD (keeping what was
+ * there), sets the SOCKAUDIT_* variables and execs CMD in its own place, so
+ * the exit status, signals and pid are the program's own. It must never
+ * leave a descriptor or variable behind that the user did not ask for,
+ * except the one stdout duplicate that `-o -` needs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* The fd `-o -` hands the library: high, so a program's own dup2(…, 3..)
+ * games rarely meet it. */
+#define STDOUT_DUP_MIN 100
+
+void cli_usage(FILE *out)
+{
+	fputs(
+"usage: sockaudit [-o FILE|-] [-l warn|info|trace] [--comm NAME,...] [--] COMMAND [ARGS...]\n"
+"       sockaudit report [--color=auto|always|never] [FILE...]\n"
+"\n"
+"Runs COMMAND with libsockaudit preloaded; COMMAND's exit status is sockaudit's.\n"
+"Every socket call is audited and written as one JSON object per line.\n"
+"\n"
+"  -o, --output FILE   write the JSON lines to FILE (%p becomes the pid);\n"
+"                      '-' writes them to standard output; also accepts the\n"
+"                      SOCKAUDIT_LOG values stderr, syslog and fd:N.\n"
+"                      Default: standard error.\n"
+"  -l, --level LEVEL   warn (findings and summaries), info (+ every setsockopt\n"
+"                      and listen), trace (+ every accept and connect).\n"
+"                      Default: $SOCKAUDIT_LEVEL, else info.\n"
+"      --comm NAMES    audit only programs whose name (comm) is in the comma list.\n"
+"  -h, --help          this text.\n"
+"  -V, --version       print the version.\n"
+"\n"
+"  report [FILE...]    read JSON lines (standard input when no FILE) and print\n"
+"                      per process, per listener, option read-back, connect\n"
+"                      and finding summaries for people.\n"
+"\n"
+"The library is looked for beside this program, in ../lib, then in " SOCKAUDIT_LIBDIR ".\n"
+"Example: sockaudit -o - -- nginx -g 'daemon off;' | jq 'select(.findings)'\n",
+	      out);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("sockaudit: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs("\nTry 'sockaudit --help' for more information.\n", stderr);
+	return 2;
+}
+
+/* getopt already moved past the bad option: name it as the user typed it
+ * (optopt holds the letter for a short option, 0 for a long one). */
+static int bad_option(int missing_arg, const char *arg)
+{
+	char shortopt[3] = { '-', (char)optopt, '\0' };
+	const char *name = optopt ? shortopt : arg;
+
+	if (missing_arg)
+		return usage_error("option '%s' needs an argument", name);
+	return usage_error("unknown option '%s'", name);
+}
+
+static int readable(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+/* Finds the library: beside our executable (the build tree), in ../lib
+ * beside it (a relocated or DESTDIR install), then the configured libdir.
+ * Writes an absolute path: a relative LD_PRELOAD would be resolved against
+ * whatever directory the program chdir()s into. */
+static int find_library(char *out, size_t cap)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			if ((size_t)snprintf(out, cap, "%s/%s", exe, SA_LIB_NAME) < cap && readable(out))
+				return 0;
+			if ((size_t)snprintf(out, cap, "%s/../lib/%s", exe, SA_LIB_NAME) < cap &&
+			    readable(out)) {
+				char real[PATH_MAX];
+
+				if (realpath(out, real) && strlen(real) < cap)
+					strcpy(out, real);
+				return 0;
+			}
+		}
+	}
+	if ((size_t)snprintf(out, cap, "%s/%s", SOCKAUDIT_LIBDIR, SA_LIB_NAME) < cap && readable(out))
+		return 0;
+	return -1;
+}
+
+/* A sanitizer runtime must be the first library loaded ("ASan runtime
+ * does not come first in initial library list"): it stays ahead of us. */
+static int is_sanitizer_runtime(const char *path)
+{
+	static const char *const names[] = { "libasan.so", "libtsan.so", "libhwasan.so",
+					     "libclang_rt.asan", "libclang_rt.tsan" };
+	const char *base = strrchr(path, '/');
+	size_t i;
+
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strncmp(base, names[i], strlen(names[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* LD_PRELOAD with lib first (after any sanitizer runtime) and the existing
+ * entries after it; ld.so splits on spaces and colons. lib is not repeated
+ * if already listed. */
+static char *build_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t cap = strlen(lib) + 2 * (old ? strlen(old) : 0) + 4;
+	char *res = calloc(1, cap), *copy, *tok, *save = NULL;
+	int pass;
+
+	if (!res)
+		return NULL;
+	copy = strdup(old ? old : "");
+	if (!copy) {
+		free(res);
+		return NULL;
+	}
+	/* Pass 0: sanitizer runtimes; then lib; pass 1: everything else. */
+	for (pass = 0; pass < 2; pass++) {
+		char *work = strdup(copy);
+
+		if (!work)
+			break;
+		if (pass == 1) {
+			strcat(res, *res ? ":" : "");
+			strcat(res, lib);
+		}
+		save = NULL;
+		for (tok = strtok_r(work, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
+			if (strcmp(tok, lib) == 0 || is_sanitizer_runtime(tok) != (pass == 0))
+				continue;
+			strcat(res, *res ? ":" : "");
+			strcat(res, tok);
+		}
+		free(work);
+	}
+	free(copy);
+	if (!strstr(res, lib)) {        /* out of memory half way */
+		free(res);
+		return NULL;
+	}
+	return res;
+}
+
+/* The SOCKAUDIT_LOG value for -o ARG. Paths become absolute for the same
+ * reason as the library path; stderr, syslog and fd:N pass through. */
+static int log_value(const char *arg, char *out, size_t cap)
+{
+	char cwd[PATH_MAX];
+
+	if (strcmp(arg, "-") == 0) {
+		int fd = fcntl(STDOUT_FILENO, F_DUPFD, STDOUT_DUP_MIN);
+
+		/* F_DUPFD leaves FD_CLOEXEC clear: the fd must survive exec. */
+		if (fd < 0) {
+			fprintf(stderr, "sockaudit: -o -: standard output is not usable: %s\n",
+				strerror(errno));
+			return -1;
+		}
+		snprintf(out, cap, "fd:%d", fd);
+		return 0;
+	}
+	if (!*arg) {
+		fprintf(stderr, "sockaudit: -o: empty file name\n");
+		return -1;
+	}
+	if (arg[0] == '/' || strcmp(arg, "stderr") == 0 || strcmp(arg, "syslog") == 0 ||
+	    strncmp(arg, "fd:", 3) == 0) {
+		if ((size_t)snprintf(out, cap, "%s", arg) >= cap)
+			goto toolong;
+		return 0;
+	}
+	if (!getcwd(cwd, sizeof(cwd))) {
+		fprintf(stderr, "sockaudit: cannot resolve %s: %s\n", arg, strerror(errno));
+		return -1;
+	}
+	if ((size_t)snprintf(out, cap, "%s/%s", cwd, arg) >= cap)
+		goto toolong;
+	return 0;
+toolong:
+	fprintf(stderr, "sockaudit: -o %s: path too long\n", arg);
+	return -1;
+}
+
+static int valid_level(const char *s)
+{
+	return strcmp(s, "warn") == 0 || strcmp(s, "info") == 0 || strcmp(s, "trace") == 0;
+}
+
+int cli_launch(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "level", required_argument, NULL, 'l' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = NULL, *level = NULL, *comm = NULL;
+	char lib[PATH_MAX], logv[PATH_MAX + 16];
+	char *preload;
+	int c, err;
+
+	opterr = 0;
+	/* '+': stop at the first non-option, so COMMAND's own options stay its own. */
+	while ((c = getopt_long(argc, argv, "+:o:l:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': output = optarg; break;
+		case 'l': level = optarg; break;
+		case 'c': comm = optarg; break;
+		case 'h': cli_usage(stdout); return 0;
+		case 'V': printf("sockaudit %s\n", SOCKAUDIT_VERSION_STR); return 0;
+		case ':':
+		default:
+			return bad_option(c == ':', argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "no COMMAND to run");
+	if (level && !valid_level(level))
+		return usage_error("bad level '%s' (use warn, info or trace)", level);
+	if (comm && (!*comm || strchr(comm, ' ')))
+		return usage_error("bad --comm '%s' (a comma list of program names)", comm);
+
+	if (find_library(lib, sizeof(lib)) < 0) {
+		fprintf(stderr, "sockaudit: cannot find %s beside this program, in ../lib, "
+			"nor in %s\n", SA_LIB_NAME, SOCKAUDIT_LIBDIR);
+		return 127;
+	}
+	if (strpbrk(lib, ": ")) {
+		fprintf(stderr, "sockaudit: %s: LD_PRELOAD cannot hold a path with ':' or ' '\n",
+			lib);
+		return 127;
+	}
+	preload = build_preload(lib);
+	if (!preload) {
+		fprintf(stderr, "sockaudit: out of memory\n");
+		return 127;
+	}
+	if (output) {
+		if (log_value(output, logv, sizeof(logv)) < 0) {
+			free(preload);
+			return 2;
+		}
+	} else {
+		strcpy(logv, "stderr");
+	}
+	err = setenv("LD_PRELOAD", preload, 1) || setenv("SOCKAUDIT_LOG", logv, 1) ||
+	      (level && setenv("SOCKAUDIT_LEVEL", level, 1)) ||
+	      (comm && setenv("SOCKAUDIT_COMM", comm, 1));
+	free(preload);
+	if (err) {
+		fprintf(stderr, "sockaudit: setenv: %s\n", strerror(errno));
+		return 127;
+	}
+
+	execvp(argv[optind], argv + optind);
+	/* Report it the way a shell does: 127 not found, 126 found but not runnable. */
+	err = errno;
+	if (err == ENOENT) {
+		fprintf(stderr, "sockaudit: %s: %s\n", argv[optind],
+			strchr(argv[optind], '/') ? "No such file or directory" : "command not found");
+		return 127;
+	}
+	fprintf(stderr, "sockaudit: %s: %s\n", argv[optind], strerror(err));
+	return 126;
+}

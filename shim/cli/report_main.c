@@ -1,0 +1,140 @@
+/*
+ * report_main.c: `sockaudit report [FILE...]`: options, files, lines.
+ *
+ * Reads each file (or standard input) as lines of any length and hands
+ * them to report.c; a file that cannot be read is named on stderr and makes
+ * the exit status 1, but the report still covers every file that could.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Longer lines are skipped: the shim writes at most 4096 bytes a line. */
+#define RP_LINE_MAX (1 << 20)
+
+/* ---- input ----------------------------------------------------------------------- */
+
+/* Reads lines of any length, keeping at most RP_LINE_MAX bytes of each:
+ * a longer line is counted and skipped instead of swallowing memory. */
+static void read_stream(struct rp_state *st, FILE *f)
+{
+	char *buf = malloc(RP_LINE_MAX);
+	size_t len = 0;
+	int c, overlong = 0;
+
+	if (!buf) {
+		fputs("sockaudit report: out of memory\n", stderr);
+		exit(1);
+	}
+	while ((c = getc_unlocked(f)) != EOF) {
+		if (c == '\n') {
+			if (overlong) {
+				st->lines++;
+				st->skipped++;
+				st->too_long++;
+			} else {
+				rp_feed_line(st, buf, len);
+			}
+			len = 0;
+			overlong = 0;
+			continue;
+		}
+		if (overlong)
+			continue;
+		if (len == RP_LINE_MAX) {
+			overlong = 1;
+			continue;
+		}
+		buf[len++] = (char)c;
+	}
+	/* A last line without its newline (a log cut off mid-write). */
+	if (overlong) {
+		st->lines++;
+		st->skipped++;
+		st->too_long++;
+	} else if (len) {
+		rp_feed_line(st, buf, len);
+	}
+	free(buf);
+}
+
+static void report_usage(FILE *out)
+{
+	fputs("usage: sockaudit report [--color=auto|always|never] [FILE...]\n"
+	      "Reads libsockaudit JSON lines (standard input when no FILE, or '-')\n"
+	      "and prints a report for people. Lines that are not JSON are counted and skipped.\n",
+	      out);
+}
+
+int cli_report(int argc, char **argv)
+{
+	struct rp_state st;
+	int i, colour = -1, files = 0, status = 0, opts_done = 0;
+
+	/* Options first, so a missing file is reported before any output. */
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (opts_done || a[0] != '-' || strcmp(a, "-") == 0) {
+			files++;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			opts_done = 1;
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			report_usage(stdout);
+			return 0;
+		} else if (strcmp(a, "--color=always") == 0 || strcmp(a, "--colour=always") == 0) {
+			colour = 1;
+		} else if (strcmp(a, "--color=never") == 0 || strcmp(a, "--colour=never") == 0 ||
+			   strcmp(a, "--no-color") == 0) {
+			colour = 0;
+		} else if (strcmp(a, "--color=auto") == 0 || strcmp(a, "--colour=auto") == 0) {
+			colour = -1;
+		} else {
+			fprintf(stderr, "sockaudit report: unknown option '%s'\n", a);
+			report_usage(stderr);
+			return 2;
+		}
+	}
+	if (colour < 0)
+		colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+
+	rp_state_init(&st);
+	if (!files)
+		read_stream(&st, stdin);
+	for (i = 1, opts_done = 0; i < argc; i++) {
+		const char *a = argv[i];
+		FILE *f;
+
+		if (!opts_done && a[0] == '-' && strcmp(a, "-") != 0) {
+			opts_done = strcmp(a, "--") == 0;
+			continue;
+		}
+		if (strcmp(a, "-") == 0) {
+			read_stream(&st, stdin);
+			continue;
+		}
+		f = fopen(a, "r");
+		if (!f) {
+			fprintf(stderr, "sockaudit report: %s: %s\n", a, strerror(errno));
+			status = 1;
+			continue;
+		}
+		read_stream(&st, f);
+		if (ferror(f)) {
+			fprintf(stderr, "sockaudit report: %s: read error\n", a);
+			status = 1;
+		}
+		fclose(f);
+	}
+	rp_finish(&st);
+	rp_print(&st, stdout, colour);
+	rp_state_free(&st);
+	if (fflush(stdout) != 0)
+		status = 1;
+	return status;
+}

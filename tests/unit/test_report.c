@@ -1,0 +1,157 @@
+/*
+ * test_report.c: `sockaudit report`'s gathering, fed lines directly:
+ * histogram bucket edges, skipped lines, finding counts merged from events
+ * and summaries, listeners keyed by (pid, fd, address), wrong field types.
+ * Linked with the cli objects (mk/cli.mk), not with the shim.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cli/cli.h"
+
+static void feed(struct rp_state *st, const char *line)
+{
+	rp_feed_line(st, line, strlen(line));
+}
+
+static void test_buckets(void **unused)
+{
+	assert_int_equal(rp_bucket_of(0), 0);
+	assert_int_equal(rp_bucket_of(9.99), 0);
+	assert_int_equal(rp_bucket_of(10), 1);
+	assert_int_equal(rp_bucket_of(499.9), 2);
+	assert_int_equal(rp_bucket_of(999.9), 3);
+	assert_int_equal(rp_bucket_of(1000), 4);      /* one SYN retransmission */
+	assert_int_equal(rp_bucket_of(2040), 5);      /* two */
+	assert_int_equal(rp_bucket_of(3070), 6);      /* three */
+	assert_int_equal(rp_bucket_of(3500), 7);
+	assert_string_equal(rp_bucket_label[4], "1-1.5s");
+}
+
+static void test_skipped(void **unused)
+{
+	struct rp_state st;
+
+	rp_state_init(&st);
+	feed(&st, "not json");
+	feed(&st, "{\"event\":\"init\"");            /* cut short */
+	feed(&st, "[1,2]");                           /* JSON, not an object */
+	feed(&st, "   ");                             /* blank: not counted */
+	feed(&st, "{\"event\":\"init\",\"pid\":5}\r");
+	assert_int_equal(st.lines, 4);
+	assert_int_equal(st.skipped, 3);
+	assert_int_equal(st.not_object, 1);
+	assert_int_equal(st.events, 1);
+	assert_int_equal(st.nprocs, 1);
+	assert_int_equal(st.procs[0].pid, 5);
+	rp_state_free(&st);
+}
+
+static long finding_count(const struct rp_state *st, const char *code)
+{
+	size_t i;
+
+	for (i = 0; i < st->nfinds; i++)
+		if (strcmp(st->finds[i].code, code) == 0)
+			return st->finds[i].count;
+	return -1;
+}
+
+static void test_findings_merge(void **unused)
+{
+	struct rp_state st;
+
+	rp_state_init(&st);
+	/* pid 1: two events, summary says 5 (3 suppressed): 5. */
+	feed(&st, "{\"event\":\"connect\",\"pid\":1,\"findings\":[\"slow_connect\",\"syn_retransmitted\"],\"msg\":\"both\"}");
+	feed(&st, "{\"event\":\"connect\",\"pid\":1,\"findings\":[\"slow_connect\"],\"msg\":\"slow only\"}");
+	feed(&st, "{\"event\":\"summary\",\"pid\":1,\"findings\":{\"slow_connect\":5}}");
+	/* pid 2: no summary, one event: 1. */
+	feed(&st, "{\"event\":\"connect\",\"pid\":2,\"findings\":[\"slow_connect\"]}");
+	/* pid 3: summary lower than events seen: events win. */
+	feed(&st, "{\"event\":\"listen\",\"pid\":3,\"fd\":4,\"findings\":[\"backlog_clamped\"]}");
+	feed(&st, "{\"event\":\"listen\",\"pid\":3,\"fd\":4,\"findings\":[\"backlog_clamped\"]}");
+	feed(&st, "{\"event\":\"summary\",\"pid\":3,\"findings\":{\"backlog_clamped\":1,\"x\":\"bad\"}}");
+	rp_finish(&st);
+	assert_int_equal(finding_count(&st, "slow_connect"), 6);
+	assert_int_equal(finding_count(&st, "syn_retransmitted"), 1);
+	assert_int_equal(finding_count(&st, "backlog_clamped"), 2);
+	assert_int_equal(finding_count(&st, "x"), -1);
+	/* Sorted by count; the msg from the event with only that code. */
+	assert_string_equal(st.finds[0].code, "slow_connect");
+	assert_string_equal(st.finds[0].msg, "slow only");
+	rp_state_free(&st);
+}
+
+static void test_listeners(void **unused)
+{
+	struct rp_state st;
+
+	rp_state_init(&st);
+	feed(&st, "{\"event\":\"listen\",\"pid\":1,\"fd\":6,\"local\":\"127.0.0.1:80\",\"backlog_requested\":511,\"backlog_effective\":128}");
+	feed(&st, "{\"event\":\"setsockopt\",\"pid\":1,\"fd\":6,\"opt\":\"TCP_DEFER_ACCEPT\",\"requested\":10,\"effective\":15,\"requested_s\":10,\"effective_s\":15,\"ret\":0}");
+	feed(&st, "{\"event\":\"accept\",\"pid\":1,\"listen_fd\":6,\"findings\":[\"empty_accept_syncookie\"]}");
+	feed(&st, "{\"event\":\"listener_stats\",\"ts\":1764442800,\"pid\":1,\"listen_fd\":6,\"local\":\"127.0.0.1:80\",\"accepts\":1}");
+	feed(&st, "{\"event\":\"listener_stats\",\"ts\":1764442801,\"pid\":1,\"listen_fd\":6,\"local\":\"127.0.0.1:80\",\"accepts\":9}");
+	/* The same fd number reused for another address: another listener. */
+	feed(&st, "{\"event\":\"listen\",\"pid\":1,\"fd\":6,\"local\":\"127.0.0.1:81\",\"backlog_requested\":\"bad\"}");
+	/* Wrong types everywhere: ignored, no listener without an fd. */
+	feed(&st, "{\"event\":\"listen\",\"pid\":1,\"fd\":\"6\"}");
+	feed(&st, "{\"event\":\"summary\",\"pid\":1,\"listeners\":[1,null,{\"listen_fd\":[]}]}");
+	rp_finish(&st);
+	assert_int_equal(st.nlsts, 2);
+	assert_int_equal(st.lsts[0].backlog_requested, 511);
+	assert_int_equal(st.lsts[0].backlog_effective, 128);
+	assert_true(st.lsts[0].have_defer_req && st.lsts[0].defer_req_s == 10);
+	assert_true(st.lsts[0].have_defer_eff && st.lsts[0].defer_eff_s == 15);
+	assert_int_equal(st.lsts[0].empty_syncookie, 1);
+	assert_int_equal(json_integer_value(json_object_get(st.lsts[0].stats, "accepts")), 9);
+	assert_string_equal(st.lsts[1].local, "127.0.0.1:81");
+	assert_false(st.lsts[1].have_backlog_req);
+	/* The TCP_DEFER_ACCEPT 10 -> 15 difference is in the option table. */
+	assert_int_equal(st.ndiffs, 1);
+	assert_string_equal(st.diffs[0].opt, "TCP_DEFER_ACCEPT");
+	rp_state_free(&st);
+}
+
+static void test_connects(void **unused)
+{
+	struct rp_state st;
+
+	rp_state_init(&st);
+	feed(&st, "{\"event\":\"connect\",\"pid\":1,\"connect_ms\":1010,\"syn_retrans\":1,\"ret\":0}");
+	feed(&st, "{\"event\":\"connect\",\"pid\":1,\"connect_ms\":0.1,\"ret\":-1,\"errno\":\"ECONNREFUSED\"}");
+	feed(&st, "{\"event\":\"connect\",\"pid\":1,\"connect_ms\":\"x\",\"syn_retrans\":1e30}");
+	feed(&st, "{\"event\":\"summary\",\"pid\":1,\"connect_hist\":{\"1-1.5s\":4,\"2.5-3.5s\":2,\"<10ms\":\"x\"},\"syn_retrans_total\":8}");
+	feed(&st, "{\"event\":\"summary\",\"pid\":2,\"connect_hist\":{\"1-1.5s\":1}}");
+	rp_finish(&st);
+	assert_int_equal(st.conn.logged, 3);
+	assert_int_equal(st.conn.ok, 2);
+	assert_int_equal(st.conn.failed, 1);
+	assert_int_equal(st.conn.hist[4], 1);
+	assert_int_equal(st.conn.hist[0], 1);
+	assert_int_equal(st.conn.syn_retrans[1], 1);
+	assert_true(st.conn.have_sum_hist);
+	assert_int_equal(st.conn.sum_hist[4], 5);
+	assert_int_equal(st.conn.sum_hist[6], 2);
+	assert_int_equal(st.conn.sum_hist[0], 0);
+	assert_int_equal(st.conn.syn_retrans_total, 8);
+	rp_state_free(&st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_buckets),
+		cmocka_unit_test(test_skipped),
+		cmocka_unit_test(test_findings_merge),
+		cmocka_unit_test(test_listeners),
+		cmocka_unit_test(test_connects),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
