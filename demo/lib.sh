@@ -11,7 +11,9 @@ BUILD=${BUILD:-$TOP/build}
 LIB=${SA_LIB:-$TOP/libsockaudit.so}
 BIN=$BUILD/demo
 PY=/usr/bin/python3
-export NO_AT_BRIDGE=1
+# The scenarios set what the shim needs; a SOCKAUDIT_* left in the caller's
+# environment (SOCKAUDIT_DISABLE=1, a SOCKAUDIT_COMM list ...) must not change them.
+for _v in $(compgen -e | grep '^SOCKAUDIT_'); do unset "$_v"; done
 
 # Colour only on a terminal, and never when NO_COLOR is set.
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ] && [ "${TERM:-dumb}" != dumb ]; then
