@@ -22,7 +22,7 @@ else
 	C_H= C_B= C_OK= C_BAD= C_DIM= C_0=
 fi
 
-W=$(mktemp -d /tmp/sa-demo.XXXXXX)
+W=$(mktemp -d "${TMPDIR:-/tmp}/sa-demo.XXXXXX")
 LOGS=${DEMO_LOGDIR:-$W}
 _pids=()
 _netns=()

@@ -17,7 +17,7 @@ fi
 if [ -n "${DEMO_KEEP:-}" ]; then
 	mkdir -p "$DEMO_KEEP" && DEMO_LOGDIR=$(cd "$DEMO_KEEP" && pwd)
 else
-	DEMO_LOGDIR=$(mktemp -d /tmp/sa-demo-logs.XXXXXX)
+	DEMO_LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/sa-demo-logs.XXXXXX")
 fi
 export DEMO_LOGDIR
 child=
