@@ -81,15 +81,7 @@ static struct sa_sock *listener_sock(int lfd)
 		return s;
 	if (!s && (s = sa_fd_track(lfd)) == NULL)
 		return NULL;
-	l = sizeof v;
-	if (sa_real.getsockopt(lfd, SOL_SOCKET, SO_DOMAIN, &v, &l) == 0)
-		s->family = (uint16_t)v;
-	l = sizeof v;
-	if (sa_real.getsockopt(lfd, SOL_SOCKET, SO_TYPE, &v, &l) == 0)
-		s->type = (uint16_t)v;
-	l = sizeof v;
-	if (sa_real.getsockopt(lfd, SOL_SOCKET, SO_PROTOCOL, &v, &l) == 0)
-		s->protocol = v;
+	sa_sock_fill_kind(lfd, s);
 	s->backlog_effective = -1;
 	if ((s->family == AF_INET || s->family == AF_INET6) && s->type == SOCK_STREAM) {
 		if (sa_tcpinfo_read(lfd, &ti) == 0 && ti.state == ST_LISTEN)

@@ -27,21 +27,6 @@
 
 /* ---- pure decisions --------------------------------------------------------- */
 
-const char *const sa_conn_bucket_names[SA_CONN_NBUCKETS] = {
-	"<10ms", "10-100ms", "100-500ms", "0.5-1s", "1-1.5s", "1.5-2.5s", "2.5-3.5s", ">3.5s",
-};
-
-int sa_conn_bucket(double ms)
-{
-	static const double upper[SA_CONN_NBUCKETS - 1] = { 10, 100, 500, 1000, 1500, 2500, 3500 };
-	int i;
-
-	for (i = 0; i < SA_CONN_NBUCKETS - 1; i++)
-		if (ms < upper[i])
-			return i;
-	return SA_CONN_NBUCKETS - 1;
-}
-
 const char *sa_conn_outcome_name(enum sa_conn_outcome o)
 {
 	switch (o) {
@@ -432,8 +417,12 @@ void sa_connect_close(int fd, struct sa_sock *s)
 			 * end (tcp_finish_connect sets lrcvtime), which dates it. */
 			d.outcome = SA_CONN_OK;
 			est = (uint64_t)d.ti.last_data_recv * 1000000u;
-			if (d.ti.has_data_segs && d.ti.data_segs_in == 0 && est <= now - s->connect_start_ns)
-				d.ms = (double)(now - est - s->connect_start_ns) / 1e6;
+			/* The kernel's clock is jiffies: est can exceed the time
+			 * since connect() by a tick; that means "at once". */
+			if (d.ti.has_data_segs && d.ti.data_segs_in == 0 &&
+			    est <= now - s->connect_start_ns + 20000000u)
+				d.ms = est >= now - s->connect_start_ns ? 0.0
+					: (double)(now - est - s->connect_start_ns) / 1e6;
 		}
 	}
 	complete(fd, s, &d, now);

@@ -41,9 +41,7 @@ void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double conn
 
 /* The summary histogram: coarse buckets whose edges split the 1, 2 and
  * 3 s SYN-retransmission clusters. */
-#define SA_CONN_NBUCKETS 8
-extern const char *const sa_conn_bucket_names[SA_CONN_NBUCKETS] SA_HIDDEN;
-int sa_conn_bucket(double ms) SA_HIDDEN;
+#include "connect_buckets.h"   /* SA_CONN_NBUCKETS, sa_conn_bucket(), names */
 
 const char *sa_conn_outcome_name(enum sa_conn_outcome o) SA_HIDDEN;
 

@@ -10,21 +10,6 @@
 
 #include "internal.h"
 
-static void fill_kind(int fd, struct sa_sock *s)
-{
-	int v = 0;
-	socklen_t l = sizeof v;
-
-	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) == 0)
-		s->family = (uint16_t)v;
-	l = sizeof v;
-	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) == 0)
-		s->type = (uint16_t)v;
-	l = sizeof v;
-	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &l) == 0)
-		s->protocol = v;
-}
-
 /* The entry for a socket fd, created on first sight (inherited sockets,
  * sockets made before our constructor ran). NULL for non-sockets. */
 static struct sa_sock *lazy_track(int fd)
@@ -39,7 +24,7 @@ static struct sa_sock *lazy_track(int fd)
 		return NULL;
 	s = sa_fd_track(fd);
 	if (s)
-		fill_kind(fd, s);
+		sa_sock_fill_kind(fd, s);
 	return s;
 }
 

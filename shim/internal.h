@@ -272,6 +272,8 @@ struct sa_tcpinfo {
 	uint8_t options;
 };
 int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti) SA_HIDDEN;
+/* Fills family, type and protocol of a socket we meet late (inherited). */
+void sa_sock_fill_kind(int fd, struct sa_sock *s) SA_HIDDEN;
 /* Reads a /proc/sys integer; returns -errno when absent. */
 int sa_read_sysctl(const char *path, long *out) SA_HIDDEN;
 

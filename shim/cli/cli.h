@@ -38,10 +38,7 @@ struct rp_pct {
 	double n;               /* samples, -1 when the line does not say */
 };
 
-#define RP_NBUCKETS 8
-extern const char *const rp_bucket_label[RP_NBUCKETS];
-/* The bucket a connect_ms value falls into (the summary's own buckets). */
-int rp_bucket_of(double ms);
+#include "connect_buckets.h"   /* the library's own connect-time buckets */
 
 struct rp_proc {
 	long pid;
@@ -85,11 +82,11 @@ struct rp_optdiff {
 struct rp_connects {
 	long logged, ok, failed, pending, abandoned;
 	json_t *by_errno;       /* errno name -> count */
-	long hist[RP_NBUCKETS]; /* from logged connect events */
+	long hist[SA_CONN_NBUCKETS]; /* from logged connect events */
 	long syn_retrans[5];    /* 0,1,2,3,4+ SYN retransmissions */
 	double max_ms;
 	/* merged from summaries */
-	long sum_hist[RP_NBUCKETS];
+	long sum_hist[SA_CONN_NBUCKETS];
 	int have_sum_hist;
 	long syn_retrans_total;
 	int have_syn_retrans_total;

@@ -20,20 +20,6 @@
 /* Distinct option differences kept; the rest are only counted. */
 #define RP_DIFFS_MAX 2000
 
-const char *const rp_bucket_label[RP_NBUCKETS] = {
-	"<10ms", "10-100ms", "100-500ms", "0.5-1s", "1-1.5s", "1.5-2.5s", "2.5-3.5s", ">3.5s",
-};
-
-int rp_bucket_of(double ms)
-{
-	static const double upper[RP_NBUCKETS - 1] = { 10, 100, 500, 1000, 1500, 2500, 3500 };
-	int i;
-
-	for (i = 0; i < RP_NBUCKETS - 1; i++)
-		if (ms < upper[i])
-			return i;
-	return RP_NBUCKETS - 1;
-}
 
 /* ---- typed getters ------------------------------------------------------ */
 
@@ -390,7 +376,7 @@ static void on_connect(struct rp_state *st, json_t *ev)
 		obj_add(c->by_errno, err ? err : "failed", 1);
 	}
 	if (rp_num(ev, "connect_ms", &ms) && ms >= 0) {
-		c->hist[rp_bucket_of(ms)]++;
+		c->hist[sa_conn_bucket(ms)]++;
 		if (ms > c->max_ms)
 			c->max_ms = ms;
 	}
@@ -557,11 +543,11 @@ void rp_finish(struct rp_state *st)
 			if (n > seen)
 				finding_get(st, code)->count += n - seen;
 		}
-		for (b = 0; json_is_object(hist) && b < RP_NBUCKETS; b++) {
-			if (!json_object_get(hist, rp_bucket_label[b]))
+		for (b = 0; json_is_object(hist) && b < SA_CONN_NBUCKETS; b++) {
+			if (!json_object_get(hist, sa_conn_bucket_names[b]))
 				continue;
 			st->conn.have_sum_hist = 1;
-			if (rp_long(hist, rp_bucket_label[b], &n) && n > 0)
+			if (rp_long(hist, sa_conn_bucket_names[b], &n) && n > 0)
 				st->conn.sum_hist[b] += n;
 		}
 		for (b = 0; b < 3; b++) {

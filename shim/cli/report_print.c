@@ -476,7 +476,7 @@ static void print_optdiffs(const struct rp_state *st, FILE *out)
 }
 
 /* The 1, 2 and 3 s clusters are SYN retransmissions: say so beside them. */
-static const char *const bucket_note[RP_NBUCKETS] = {
+static const char *const bucket_note[SA_CONN_NBUCKETS] = {
 	"", "", "", "",
 	"~1 s: one SYN retransmitted",
 	"~2 s: two SYN retransmissions (kernel >= 6.5)",
@@ -489,12 +489,12 @@ static void print_hist(FILE *out, const long *h)
 	long max = 0;
 	int b, i, w;
 
-	for (b = 0; b < RP_NBUCKETS; b++)
+	for (b = 0; b < SA_CONN_NBUCKETS; b++)
 		if (h[b] > max)
 			max = h[b];
-	for (b = 0; b < RP_NBUCKETS; b++) {
+	for (b = 0; b < SA_CONN_NBUCKETS; b++) {
 		w = max ? (int)((h[b] * BAR_WIDTH + max - 1) / max) : 0;
-		fprintf(out, "    %-10s |%s", rp_bucket_label[b], b >= 4 && h[b] ? S.red : "");
+		fprintf(out, "    %-10s |%s", sa_conn_bucket_names[b], b >= 4 && h[b] ? S.red : "");
 		for (i = 0; i < BAR_WIDTH; i++)
 			fputc(i < w ? '#' : ' ', out);
 		fprintf(out, "%s %7ld", b >= 4 && h[b] ? S.off : "", h[b]);
@@ -540,12 +540,12 @@ static void print_connects(const struct rp_state *st, FILE *out)
 	if (c->have_sum_hist) {
 		fputs("  connect time, every connect (from the summaries):\n", out);
 		print_hist(out, c->sum_hist);
-		for (b = 4; b < RP_NBUCKETS; b++)
+		for (b = 4; b < SA_CONN_NBUCKETS; b++)
 			slow += c->sum_hist[b] > 0;
 	} else if (c->logged) {
 		fputs("  connect time, logged connects only (trace level logs them all):\n", out);
 		print_hist(out, c->hist);
-		for (b = 4; b < RP_NBUCKETS; b++)
+		for (b = 4; b < SA_CONN_NBUCKETS; b++)
 			slow += c->hist[b] > 0;
 	}
 	if (slow)

@@ -20,16 +20,16 @@ static void feed(struct rp_state *st, const char *line)
 
 static void test_buckets(void **unused)
 {
-	assert_int_equal(rp_bucket_of(0), 0);
-	assert_int_equal(rp_bucket_of(9.99), 0);
-	assert_int_equal(rp_bucket_of(10), 1);
-	assert_int_equal(rp_bucket_of(499.9), 2);
-	assert_int_equal(rp_bucket_of(999.9), 3);
-	assert_int_equal(rp_bucket_of(1000), 4);      /* one SYN retransmission */
-	assert_int_equal(rp_bucket_of(2040), 5);      /* two */
-	assert_int_equal(rp_bucket_of(3070), 6);      /* three */
-	assert_int_equal(rp_bucket_of(3500), 7);
-	assert_string_equal(rp_bucket_label[4], "1-1.5s");
+	assert_int_equal(sa_conn_bucket(0), 0);
+	assert_int_equal(sa_conn_bucket(9.99), 0);
+	assert_int_equal(sa_conn_bucket(10), 1);
+	assert_int_equal(sa_conn_bucket(499.9), 2);
+	assert_int_equal(sa_conn_bucket(999.9), 3);
+	assert_int_equal(sa_conn_bucket(1000), 4);      /* one SYN retransmission */
+	assert_int_equal(sa_conn_bucket(2040), 5);      /* two */
+	assert_int_equal(sa_conn_bucket(3070), 6);      /* three */
+	assert_int_equal(sa_conn_bucket(3500), 7);
+	assert_string_equal(sa_conn_bucket_names[4], "1-1.5s");
 }
 
 static void test_skipped(void **unused)
