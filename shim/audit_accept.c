@@ -3,15 +3,16 @@
  * the connection sat in the accept queue, the queue's depth, empty
  * connections and their cause, and who speaks first.
  *
- * Per accepted TCP connection it costs three cheap syscalls (TCP_INFO on
- * the child and the listener, FIONREAD; getsockname only when a line is
- * written), and one more on the first write when no data was there at
- * accept. After that the
+ * Per accepted TCP connection it costs two cheap syscalls (TCP_INFO on
+ * the child and the listener; FIONREAD only where TCP_INFO cannot stand in
+ * for it; getsockname only when a line is written), and one more on the
+ * first write when no data was there at accept. After that the
  * socket's SA_F_WATCH_IO bit is cleared and the I/O wrappers are back to
  * one lookup. EAGAIN from a non-blocking accept loop is only counted.
  * Never changes the child or the listener.
  */
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "accept.h"
 
 #define ST_ESTABLISHED 1
+#define ST_CLOSE_WAIT 8
 #define ST_LISTEN 10
 #define TCPI_OPT_TFO_CHILD 128
 /* A backlog-0 queue holds one connection: call it full only when that one
@@ -64,6 +66,27 @@ int sa_queue_was_full(int backlog, uint32_t len_after, long queue_ms)
 static int worth_reporting(uint64_t n)
 {
 	return n != 0 && (n & (n - 1)) == 0;
+}
+
+/* FIONREAD of a child nobody has read from yet, without the ioctl: there
+ * tcpi_bytes_received (4.1+) counts the same bytes, plus one for a FIN
+ * (tcp_fin() moves rcv_nxt past it; tcp_inq() takes it back off). Checked on
+ * 6.18 for silent, 5 bytes, 5 bytes + FIN, FIN only and 3000 bytes. Other
+ * states (a reset child) go to the ioctl. Saves a syscall per accept, ~1.7%
+ * of an nginx worker's CPU with Connection: close (bench/profile.sh). */
+static int bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes)
+{
+	uint64_t b;
+
+	if (!ti || !ti->has_bytes_received)
+		return 0;
+	b = ti->bytes_received;
+	if (ti->state == ST_CLOSE_WAIT && b > 0)
+		b--;
+	else if (ti->state != ST_ESTABLISHED)
+		return 0;
+	*bytes = b > INT_MAX ? INT_MAX : (int)b;
+	return 1;
 }
 
 /* The listener's entry, made now for a listener we never saw listen()
@@ -216,7 +239,8 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		have_ti = sa_tcpinfo_read(ret, &ti) == 0;
 		have_lti = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == ST_LISTEN;
 	}
-	bytes_ok = ioctl(ret, FIONREAD, &bytes) == 0;
+	bytes_ok = bytes_from_tcpinfo(have_ti ? &ti : NULL, &bytes) ||
+		   ioctl(ret, FIONREAD, &bytes) == 0;
 	if (have_lti) {
 		backlog = (int)lti.sacked;
 		__atomic_store_n(&ls->backlog_effective, backlog, __ATOMIC_RELAXED);

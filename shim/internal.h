@@ -267,6 +267,7 @@ struct sa_tcpinfo {
 	uint32_t data_segs_out, data_segs_in; /* 0 when has_data_segs is 0 */
 	int has_data_segs;
 	uint64_t bytes_received;
+	int has_bytes_received;     /* 4.1+ */
 	uint32_t total_rto;          /* 6.7+, else 0 */
 	int has_total_rto;
 	uint8_t options;

@@ -66,8 +66,10 @@ int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti)
 	ti->last_ack_recv = k.last_ack_recv;
 	if (HAS(len, total_retrans))
 		ti->total_retrans = k.total_retrans;
-	if (HAS(len, bytes_received))
+	if (HAS(len, bytes_received)) {
+		ti->has_bytes_received = 1;
 		ti->bytes_received = k.bytes_received;
+	}
 	if (HAS(len, data_segs_out)) {
 		ti->has_data_segs = 1;
 		ti->data_segs_in = k.data_segs_in;
