@@ -37,7 +37,7 @@ PROG_SRC  := $(sort $(wildcard tests/progs/*.c))
 PROG_BIN  := $(patsubst tests/progs/%.c,$(BUILD)/progs/%,$(PROG_SRC))
 
 .PHONY: all deps test-deps test unit check-peer demo bench install lint clean
-all: libsockaudit.so sockaudit
+all: libsockaudit.so $(if $(CLI_SRC),sockaudit)
 
 deps:
 	@scripts/ensure-deps.sh build
@@ -47,7 +47,7 @@ $(BUILD)/obj/%.o: shim/%.c $(wildcard shim/*.h) include/sockaudit.h
 	$(CC) $(SA_CFLAGS) -fvisibility=hidden -c -o $@ $<
 
 libsockaudit.so: $(SHIM_OBJ) shim/exports.map
-	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,--no-as-needed $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread
+	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,--no-as-needed $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread -lm
 
 $(BUILD)/cli/%.o: shim/cli/%.c $(wildcard shim/cli/*.h) include/sockaudit.h
 	@mkdir -p $(dir $@)

@@ -47,6 +47,9 @@ struct sa_real_fns {
 	ssize_t (*sendmsg)(int, const struct msghdr *, int);
 	ssize_t (*readv)(int, const struct iovec *, int);
 	ssize_t (*writev)(int, const struct iovec *, int);
+	ssize_t (*read_chk)(int, void *, size_t, size_t);
+	ssize_t (*recv_chk)(int, void *, size_t, size_t, int);
+	ssize_t (*recvfrom_chk)(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
 };
 extern struct sa_real_fns sa_real SA_HIDDEN;
 /* Resolves every symbol once (dlsym RTLD_NEXT); safe to call repeatedly. */
@@ -80,7 +83,7 @@ struct sa_config {
 	struct sa_config_warning warnings[SA_MAX_WARNINGS];
 };
 
-typedef const char *(*sa_getenv_fn)(const char *name);
+typedef char *(*sa_getenv_fn)(const char *name);
 /* Fills *c from the environment read through get(); bad values keep the
  * default and add a warning. pid expands %p in a path. Never fails. */
 void sa_config_load(struct sa_config *c, sa_getenv_fn get, pid_t pid) SA_HIDDEN;
@@ -103,6 +106,8 @@ void sa_sink_before_close_range(unsigned int first, unsigned int last) SA_HIDDEN
 int sa_sink_fd(void) SA_HIDDEN;       /* our current fd, -1 if none */
 const char *sa_sink_describe(void) SA_HIDDEN;
 uint64_t sa_sink_dropped(void) SA_HIDDEN;
+/* After fork, when the child's path (%p) differs: reopen there lazily. */
+void sa_sink_reopen_path(const char *newpath) SA_HIDDEN;
 void sa_sink_atfork_prepare(void) SA_HIDDEN;
 void sa_sink_atfork_parent(void) SA_HIDDEN;
 void sa_sink_atfork_child(void) SA_HIDDEN;
@@ -132,6 +137,8 @@ void sa_event_emit(json_t *ev, enum sa_level l, const struct sa_findings *f) SA_
  * trailing \n, at most cap (<= SA_LINE_MAX) bytes: overlong strings are
  * shortened and "truncated":true added. Returns the length, or -1. Pure. */
 int sa_event_format(json_t *ev, char *buf, size_t cap) SA_HIDDEN;
+/* Formats and writes ev as it is (no level check, no counting). Steals ev. */
+void sa_event_write(json_t *ev) SA_HIDDEN;
 /* A JSON string from arbitrary bytes: valid UTF-8 kept, every other byte
  * written as the four characters \xNN. Never NULL (json_null on OOM). */
 json_t *sa_json_bytes(const char *s, size_t n) SA_HIDDEN;
@@ -147,7 +154,9 @@ uint64_t sa_now_ns(void) SA_HIDDEN;             /* CLOCK_MONOTONIC */
 /* Finding counters for the summary (indexed by code). */
 void sa_findings_count(const char *code) SA_HIDDEN;
 json_t *sa_findings_totals(void) SA_HIDDEN;
+void sa_event_count(const char *event) SA_HIDDEN;   /* count without emitting */
 void sa_event_counts_reset(void) SA_HIDDEN;
+int sa_event_any(void) SA_HIDDEN;                  /* anything audited yet? */
 json_t *sa_event_counts(void) SA_HIDDEN;
 uint64_t sa_suppressed_count(void) SA_HIDDEN;
 void sa_suppressed_add(uint64_t n) SA_HIDDEN;
@@ -272,6 +281,8 @@ pid_t sa_tid(void) SA_HIDDEN;
 const char *sa_comm(void) SA_HIDDEN;
 /* Emits the init event if this process has not yet (called by emit). */
 void sa_emit_init_once(void) SA_HIDDEN;
+/* Tests: make the shim active with this config and program name. */
+void sa_guard_configure(const struct sa_config *c, const char *comm) SA_HIDDEN;
 
 /* ---- hooks the wrappers call (audit_*.c, stats.c) ---------------------- */
 
@@ -296,6 +307,8 @@ void sa_on_close(int fd, struct sa_sock *s) SA_HIDDEN;
 void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
 		      socklen_t len, int ret, int err) SA_HIDDEN;
 void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err) SA_HIDDEN;
+/* Deferral interplay on a listener (fastopen, SYN-cookie bypass risk). */
+void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f) SA_HIDDEN;
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		     const struct sockaddr *peer, socklen_t peerlen) SA_HIDDEN;
 void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
@@ -308,8 +321,28 @@ void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, i
 void sa_connect_close(int fd, struct sa_sock *s) SA_HIDDEN;
 void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective) SA_HIDDEN;
 
-/* stats.c: the summary event at exit. */
+/* stats.c: latency histograms and the summary event at exit. */
+#define SA_HIST_BUCKETS 400
+struct sa_hist {
+	uint64_t n;
+	uint64_t max_bits;           /* a double's bits; compare as integers */
+	uint64_t b[SA_HIST_BUCKETS];
+};
+void sa_hist_add(struct sa_hist *h, double ms) SA_HIDDEN;
+double sa_hist_pct(const struct sa_hist *h, double pct) SA_HIDDEN;
+double sa_hist_max(const struct sa_hist *h) SA_HIDDEN;
+json_t *sa_hist_json(const struct sa_hist *h) SA_HIDDEN;   /* {n,p50,p95,p99,max} */
+void sa_hist_reset(struct sa_hist *h) SA_HIDDEN;
 void sa_stats_summary(void) SA_HIDDEN;
 void sa_stats_reset_after_fork(void) SA_HIDDEN;
+/* Each module adds its part to the summary event, and forgets its
+ * per-process counts in a forked child. */
+void sa_accept_summary(json_t *summary) SA_HIDDEN;      /* listeners, final listener_stats */
+void sa_connect_summary(json_t *summary) SA_HIDDEN;     /* connect_ms, connect_hist, syn_retrans_total */
+void sa_quickack_summary(json_t *summary) SA_HIDDEN;    /* quickack {sets, reasserts, hot_loops} */
+void sa_netns_summary(json_t *summary) SA_HIDDEN;       /* netns_counters */
+void sa_accept_reset(void) SA_HIDDEN;
+void sa_connect_reset(void) SA_HIDDEN;
+void sa_quickack_reset(void) SA_HIDDEN;
 
 #endif

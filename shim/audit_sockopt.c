@@ -1,0 +1,269 @@
+/*
+ * audit_sockopt.c: what a setsockopt means. Reads the value back with
+ * getsockopt, names the option, explains known kernel adjustments
+ * (TCP_DEFER_ACCEPT rounds, SO_RCVBUF doubling and caps, ...), flags any
+ * other difference, and counts repeats instead of logging them again.
+ *
+ * Only decodes optval after the real call succeeded, and only within optlen.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "internal.h"
+
+static uint32_t fnv(uint32_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 16777619u;
+	return h;
+}
+
+/* 1 when this exact call was already logged for fd (then counted). */
+static int repeated(struct sa_sock *s, int level, int opt, uint32_t hash)
+{
+	int i;
+
+	for (i = 0; i < SA_OPTCACHE; i++) {
+		struct sa_optcache *c = &s->opts[i];
+		if (c->hash != 0 && c->hash == hash && c->level == level && c->opt == opt) {
+			c->repeats++;
+			return 1;
+		}
+	}
+	s->opts[s->opts_next % SA_OPTCACHE] = (struct sa_optcache){ level, opt, hash, 0 };
+	s->opts_next++;
+	return 0;
+}
+
+static json_t *name_or_number(const char *name, int n)
+{
+	char b[16];
+
+	if (name)
+		return json_string(name);
+	snprintf(b, sizeof b, "%d", n);
+	return json_string(b);
+}
+
+static int as_int(const void *buf, socklen_t len, int *out)
+{
+	if (!buf || len == 0)
+		return 0;
+	if (len >= (socklen_t)sizeof(int))
+		memcpy(out, buf, sizeof *out);
+	else
+		*out = *(const unsigned char *)buf;
+	return 1;
+}
+
+static void explain_buf(struct sa_findings *f, struct sa_sock *s, const char *name, int forced,
+			int req, int eff)
+{
+	long max = 0;
+	int rcv = strstr(name, "RCV") != NULL;
+	const char *sysctl = rcv ? "net.core.rmem_max" : "net.core.wmem_max";
+	const char *autotune = (rcv && s && s->type == SOCK_STREAM)
+		? " Setting it also turns off the kernel's receive-buffer autotuning on this socket." : "";
+
+	sa_read_sysctl(rcv ? "/proc/sys/net/core/rmem_max" : "/proc/sys/net/core/wmem_max", &max);
+	if (req > 0 && (long)eff == 2L * req) {
+		sa_findings_add(f, "option_adjusted",
+			"%s %d reads back as %d: the kernel doubles the value to leave room for its own bookkeeping, so about %d bytes hold data.%s",
+			name, req, eff, req, autotune);
+	} else if (!forced && max > 0 && req > max && (long)eff == 2L * max) {
+		sa_findings_add(f, "option_adjusted",
+			"%s %d was capped by %s=%ld and then doubled to %d: raise %s (or use %sFORCE with CAP_NET_ADMIN) to get the size you asked for.%s",
+			name, req, sysctl, max, eff, sysctl, name, autotune);
+	} else if (eff > 2L * (long)req) {
+		sa_findings_add(f, "option_adjusted",
+			"%s %d is below the kernel's minimum; it reads back as %d.%s", name, req, eff, autotune);
+	} else {
+		sa_findings_add(f, "option_differs", "%s %d reads back as %d.", name, req, eff);
+	}
+}
+
+/* Findings for an int-valued option whose read-back differs. */
+static void explain_int(struct sa_findings *f, struct sa_sock *s, int level, int opt,
+			const char *name, int req, int eff)
+{
+	long v = 0;
+
+	if (level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT) {
+		if (req > 0 && eff == sa_defer_secs(sa_defer_rounds(req)))
+			sa_findings_add(f, "defer_rounded",
+				"TCP_DEFER_ACCEPT %d s is kept as %d retransmission rounds, which the kernel waits and reports as %d s: it counts SYN-ACK rounds (1, 3, 7, 15, 31, 63, 127 s, then +120 s), not seconds. Write %d to mean what you get.",
+				req, sa_defer_rounds(req), eff, eff);
+		else if (!(req <= 0 && eff == 0))
+			sa_findings_add(f, "option_differs", "TCP_DEFER_ACCEPT %d reads back as %d.", req, eff);
+		return;
+	}
+	if (level == SOL_SOCKET && (opt == SO_RCVBUF || opt == SO_SNDBUF ||
+				    opt == SO_RCVBUFFORCE || opt == SO_SNDBUFFORCE)) {
+		explain_buf(f, s, name, opt == SO_RCVBUFFORCE || opt == SO_SNDBUFFORCE, req, eff);
+		return;
+	}
+	if (level == IPPROTO_TCP && opt == TCP_FASTOPEN && eff < req &&
+	    sa_read_sysctl("/proc/sys/net/core/somaxconn", &v) == 0 && eff == v) {
+		sa_findings_add(f, "option_adjusted",
+			"TCP_FASTOPEN queue %d was capped by net.core.somaxconn=%ld.", req, v);
+		return;
+	}
+	if (level == IPPROTO_TCP && opt == TCP_MAXSEG) {
+		sa_findings_add(f, "option_adjusted",
+			"TCP_MAXSEG reads back the MSS in use (%d), not the %d requested: the kernel settles the MSS during the handshake and never goes above what the path allows.",
+			eff, req);
+		return;
+	}
+	if (level == IPPROTO_IP && opt == IP_TOS && eff == (req & ~3)) {
+		sa_findings_add(f, "option_adjusted",
+			"IP_TOS %d reads back as %d: on TCP sockets the kernel keeps the two ECN bits for itself.", req, eff);
+		return;
+	}
+	if (((level == IPPROTO_IP && opt == IP_TTL) || (level == IPPROTO_IPV6 && opt == IPV6_UNICAST_HOPS)) && req == -1) {
+		sa_findings_add(f, "option_adjusted", "%s -1 means the system default, which is %d.", name, eff);
+		return;
+	}
+	if (level == IPPROTO_TCP && opt == TCP_WINDOW_CLAMP && eff > req) {
+		sa_findings_add(f, "option_adjusted",
+			"TCP_WINDOW_CLAMP %d is below the kernel's minimum; it reads back as %d.", req, eff);
+		return;
+	}
+	sa_findings_add(f, "option_differs", "%s %d reads back as %d; the kernel kept a different value than the program asked for.",
+			name, req, eff);
+}
+
+static void explain_timeval(struct sa_findings *f, const char *name, const void *rq, const void *ef)
+{
+	struct timeval a, b;
+	long long ua, ub;
+
+	memcpy(&a, rq, sizeof a);
+	memcpy(&b, ef, sizeof b);
+	ua = (long long)a.tv_sec * 1000000 + a.tv_usec;
+	ub = (long long)b.tv_sec * 1000000 + b.tv_usec;
+	if (ua == ub)
+		return;
+	if (ub > ua && ub - ua < 20000)
+		sa_findings_add(f, "option_adjusted",
+			"%s %lld us reads back as %lld us: the kernel rounds timeouts up to its timer tick.", name, ua, ub);
+	else
+		sa_findings_add(f, "option_differs", "%s %lld us reads back as %lld us.", name, ua, ub);
+}
+
+void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
+		      socklen_t len, int ret, int err)
+{
+	const struct sa_optdesc *d = sa_opt_lookup(level, opt);
+	enum sa_optkind kind = d ? d->kind : (len == sizeof(int) ? SA_OPT_INT : SA_OPT_OPAQUE);
+	unsigned char eff[256];
+	socklen_t efflen = sizeof eff;
+	int have_eff = 0, req_i = 0, eff_i = 0, quickack = level == IPPROTO_TCP && opt == TCP_QUICKACK;
+	struct sa_findings f = { 0 };
+	uint32_t hash;
+	json_t *ev;
+
+	/* Repeats: the same option, value and outcome on the same fd. A
+	 * quickack is logged once per fd whatever its value (issue: hot loops). */
+	hash = fnv(2166136261u, &ret, sizeof ret);
+	hash = fnv(hash, &err, sizeof err);
+	if (ret == 0 && val && !quickack)
+		hash = fnv(hash, val, len < 64 ? len : 64);
+	if (ret == 0 && quickack && as_int(val, len, &req_i)) {
+		int cur = 0;
+		socklen_t cl = sizeof cur;
+		if (sa_real.getsockopt(fd, level, opt, &cur, &cl) == 0)
+			sa_quickack_audit(fd, s, req_i, cur);
+	}
+	if (s && ret == 0 && level == IPPROTO_TCP && (opt == TCP_NODELAY || opt == TCP_CORK) &&
+	    as_int(val, len, &req_i)) {
+		if (opt == TCP_NODELAY)
+			s->nodelay = req_i != 0;
+		else
+			s->cork = req_i != 0;
+	}
+	if (s && repeated(s, level, opt, hash)) {
+		sa_suppressed_add(1);
+		sa_event_count("setsockopt");
+		return;
+	}
+
+	if (ret == 0) {
+		memset(eff, 0, sizeof eff);
+		if (kind == SA_OPT_INT || kind == SA_OPT_BOOL)
+			efflen = sizeof(int);
+		else if (kind == SA_OPT_OPAQUE)
+			efflen = len < sizeof eff ? len : sizeof eff;
+		have_eff = kind != SA_OPT_OPAQUE &&
+			   sa_real.getsockopt(fd, level, opt, eff, &efflen) == 0;
+	}
+	if (!sa_level_enabled(SA_LEVEL_INFO) && ret == 0 && !have_eff)
+		return;
+
+	if (have_eff) {
+		const char *name = d ? d->name : "option";
+		switch (kind) {
+		case SA_OPT_INT:
+			if (as_int(val, len, &req_i) && as_int(eff, efflen, &eff_i) && req_i != eff_i)
+				explain_int(&f, s, level, opt, name, req_i, eff_i);
+			break;
+		case SA_OPT_BOOL:
+			if (!quickack && as_int(val, len, &req_i) && as_int(eff, efflen, &eff_i) &&
+			    (req_i != 0) != (eff_i != 0))
+				sa_findings_add(&f, "option_differs", "%s %d reads back as %d.", name, req_i, eff_i);
+			break;
+		case SA_OPT_LINGER: {
+			struct linger a, b;
+			if (len >= (socklen_t)sizeof a && efflen >= (socklen_t)sizeof b) {
+				memcpy(&a, val, sizeof a);
+				memcpy(&b, eff, sizeof b);
+				if ((a.l_onoff != 0) != (b.l_onoff != 0) || (a.l_onoff && a.l_linger != b.l_linger))
+					sa_findings_add(&f, "option_differs", "SO_LINGER {%d, %d} reads back as {%d, %d}.",
+							a.l_onoff, a.l_linger, b.l_onoff, b.l_linger);
+			}
+			break;
+		}
+		case SA_OPT_TIMEVAL:
+			if (len >= (socklen_t)sizeof(struct timeval) && efflen >= (socklen_t)sizeof(struct timeval))
+				explain_timeval(&f, name, val, eff);
+			break;
+		case SA_OPT_STRING:
+			if (strncmp((const char *)val, (const char *)eff, len < efflen ? len : efflen) != 0 &&
+			    strnlen((const char *)val, len) != 0)
+				sa_findings_add(&f, "option_differs", "%s reads back as a different name.", name);
+			break;
+		default:
+			break;
+		}
+	}
+
+	/* Deferral on a listener: remember it and check its interplay. */
+	if (s && ret == 0 && level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT) {
+		s->defer_accept_s = have_eff ? eff_i : 0;
+		if (s->flags & SA_F_LISTENER)
+			sa_listen_defer_checks(fd, s, &f);
+	}
+
+	ev = sa_event_new("setsockopt", fd);
+	if (!ev)
+		return;
+	json_object_set_new(ev, "sol", name_or_number(sa_level_name_of(level), level));
+	json_object_set_new(ev, "opt", name_or_number(d ? d->name : NULL, opt));
+	json_object_set_new(ev, "requested", ret == 0 ? sa_opt_decode(kind, val, len) : json_null());
+	json_object_set_new(ev, "effective", have_eff ? sa_opt_decode(kind, eff, efflen) : json_null());
+	if (level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT && ret == 0 && as_int(val, len, &req_i)) {
+		json_object_set_new(ev, "requested_s", json_integer(req_i));
+		json_object_set_new(ev, "effective_s", have_eff ? json_integer(eff_i) : json_null());
+		json_object_set_new(ev, "rounds", json_integer(sa_defer_rounds(req_i)));
+	}
+	json_object_set_new(ev, "ret", json_integer(ret));
+	if (ret != 0)
+		json_object_set_new(ev, "errno", sa_json_errno(err));
+	sa_event_emit(ev, SA_LEVEL_INFO, &f);
+}

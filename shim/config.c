@@ -1,0 +1,210 @@
+/*
+ * config.c: the SOCKAUDIT_* environment -> a validated struct sa_config.
+ *
+ * A pure function of what getenv returns (tests pass a fake getenv). A bad
+ * value never stops the host: the default stays and a warning is recorded
+ * for guard.c to write as one "warning" line. Must never allocate, exit or
+ * touch a file descriptor.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void warn(struct sa_config *c, const char *var, const char *value, const char *why)
+{
+	struct sa_config_warning *w;
+
+	if (c->nwarnings >= SA_MAX_WARNINGS)
+		return;
+	w = &c->warnings[c->nwarnings++];
+	snprintf(w->var, sizeof w->var, "%s", var);
+	snprintf(w->value, sizeof w->value, "%s", value);
+	snprintf(w->why, sizeof w->why, "%s", why);
+}
+
+/* Parses a whole decimal integer in [lo, hi]; 0 on success. */
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static void int_var(struct sa_config *c, sa_getenv_fn get, const char *var,
+		    long lo, long hi, int *field)
+{
+	const char *v = get(var);
+	long n;
+	char why[160];
+
+	if (!v)
+		return;
+	if (parse_int(v, lo, hi, &n) == 0) {
+		*field = (int)n;
+		return;
+	}
+	snprintf(why, sizeof why, "not a whole number from %ld to %ld; using the default %d",
+		 lo, hi, *field);
+	warn(c, var, v, why);
+}
+
+/* Expands %p to pid and %% to %; other % sequences are kept as they are. */
+static int expand_path(const char *in, pid_t pid, char *out, size_t cap)
+{
+	size_t o = 0;
+	int n;
+
+	for (; *in; in++) {
+		if (in[0] == '%' && in[1] == 'p') {
+			n = snprintf(out + o, cap - o, "%ld", (long)pid);
+			if (n < 0 || (size_t)n >= cap - o)
+				return -ENAMETOOLONG;
+			o += (size_t)n;
+			in++;
+			continue;
+		}
+		if (in[0] == '%' && in[1] == '%')
+			in++;
+		if (o + 1 >= cap)
+			return -ENAMETOOLONG;
+		out[o++] = *in;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+static void log_var(struct sa_config *c, sa_getenv_fn get, pid_t pid)
+{
+	const char *v = get("SOCKAUDIT_LOG");
+	long n;
+
+	if (!v || !strcmp(v, "stderr"))
+		return;
+	if (!strcmp(v, "syslog")) {
+		c->sink = SA_SINK_SYSLOG;
+		return;
+	}
+	if (!strncmp(v, "fd:", 3)) {
+		if (parse_int(v + 3, 0, INT_MAX, &n) == 0) {
+			c->sink = SA_SINK_FD;
+			c->sink_fd = (int)n;
+		} else {
+			warn(c, "SOCKAUDIT_LOG", v, "fd:N needs a file descriptor number; using stderr");
+		}
+		return;
+	}
+	if (!*v) {
+		warn(c, "SOCKAUDIT_LOG", v, "empty; using stderr");
+		return;
+	}
+	if (expand_path(v, pid, c->path, sizeof c->path) != 0) {
+		c->path[0] = '\0';
+		warn(c, "SOCKAUDIT_LOG", v, "path too long; using stderr");
+		return;
+	}
+	c->sink = SA_SINK_PATH;
+}
+
+static void level_var(struct sa_config *c, sa_getenv_fn get)
+{
+	const char *v = get("SOCKAUDIT_LEVEL");
+
+	if (!v)
+		return;
+	if (!strcmp(v, "warn"))
+		c->level = SA_LEVEL_WARN;
+	else if (!strcmp(v, "info"))
+		c->level = SA_LEVEL_INFO;
+	else if (!strcmp(v, "trace"))
+		c->level = SA_LEVEL_TRACE;
+	else
+		warn(c, "SOCKAUDIT_LEVEL", v, "expected warn, info or trace; using info");
+}
+
+static void disable_var(struct sa_config *c, sa_getenv_fn get)
+{
+	const char *v = get("SOCKAUDIT_DISABLE");
+
+	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false"))
+		return;
+	if (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true"))
+		c->disable = 1;
+	else
+		warn(c, "SOCKAUDIT_DISABLE", v, "expected 0 or 1; auditing stays on");
+}
+
+static void comm_var(struct sa_config *c, sa_getenv_fn get)
+{
+	const char *v = get("SOCKAUDIT_COMM");
+
+	if (!v || !*v)
+		return;
+	if (strlen(v) >= sizeof c->comm) {
+		warn(c, "SOCKAUDIT_COMM", v, "list too long; auditing every program");
+		return;
+	}
+	snprintf(c->comm, sizeof c->comm, "%s", v);
+}
+
+void sa_config_load(struct sa_config *c, sa_getenv_fn get, pid_t pid)
+{
+	memset(c, 0, sizeof *c);
+	c->level = SA_LEVEL_INFO;
+	c->sink = SA_SINK_STDERR;
+	c->sink_fd = -1;
+	c->stats_interval = 60;
+	c->slow_connect_ms = 500;
+	c->quickack_min_reasserts = 16;
+	c->quickack_max_segs = 2;
+
+	disable_var(c, get);
+	level_var(c, get);
+	log_var(c, get, pid);
+	comm_var(c, get);
+	int_var(c, get, "SOCKAUDIT_STATS_INTERVAL", 0, 86400, &c->stats_interval);
+	int_var(c, get, "SOCKAUDIT_SLOW_CONNECT_MS", 1, 3600000, &c->slow_connect_ms);
+	int_var(c, get, "SOCKAUDIT_QUICKACK_MIN_REASSERTS", 2, 1000000, &c->quickack_min_reasserts);
+	int_var(c, get, "SOCKAUDIT_QUICKACK_MAX_SEGS", 1, 1000, &c->quickack_max_segs);
+}
+
+int sa_config_comm_match(const char *list, const char *comm)
+{
+	const char *p = list, *end;
+	size_t n = strlen(comm);
+
+	if (!list || !*list)
+		return 1;
+	while (*p) {
+		end = strchr(p, ',');
+		if (!end)
+			end = p + strlen(p);
+		/* The kernel keeps 15 bytes of a program's name: match a longer
+		 * list entry by its first 15 bytes too. */
+		size_t len = (size_t)(end - p);
+		if ((len == n && !strncmp(p, comm, n)) || (len > 15 && n == 15 && !strncmp(p, comm, 15)))
+			return 1;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+const char *sa_level_name(enum sa_level l)
+{
+	switch (l) {
+	case SA_LEVEL_WARN: return "warn";
+	case SA_LEVEL_TRACE: return "trace";
+	default: return "info";
+	}
+}

@@ -1,0 +1,157 @@
+/*
+ * fdtab.c: fd -> struct sa_sock, what we know about that socket.
+ *
+ * O(1), lock-free lookups: a fixed top array of chunk pointers (fds below
+ * SA_FD_MAX), chunks of 256 entries allocated on first use. Memory grows
+ * with the highest fd in use, never with RLIMIT_NOFILE (containers set it
+ * to 2^30). Entries are zeroed when a new socket takes the number, so a
+ * stale entry from a close we did not see cannot leak into a new socket.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CHUNK_BITS 8
+#define CHUNK (1u << CHUNK_BITS)
+#define NCHUNKS (SA_FD_MAX / CHUNK)
+#define NLOCKS 64
+
+static struct sa_sock *chunks[NCHUNKS];
+static size_t nchunks_alloc;
+static pthread_mutex_t locks[NLOCKS];
+static pthread_once_t locks_once = PTHREAD_ONCE_INIT;
+
+static void init_locks(void)
+{
+	int i;
+
+	for (i = 0; i < NLOCKS; i++)
+		pthread_mutex_init(&locks[i], NULL);
+}
+
+struct sa_sock *sa_fd_get(int fd)
+{
+	struct sa_sock *c, *s;
+
+	if (SA_UNLIKELY((unsigned int)fd >= SA_FD_MAX))
+		return NULL;
+	c = __atomic_load_n(&chunks[(unsigned int)fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+	if (!c)
+		return NULL;
+	s = &c[(unsigned int)fd & (CHUNK - 1)];
+	return s->flags ? s : NULL;
+}
+
+static struct sa_sock *slot(int fd, int create)
+{
+	struct sa_sock **pp, *c, *expected = NULL;
+
+	if ((unsigned int)fd >= SA_FD_MAX)
+		return NULL;
+	pp = &chunks[(unsigned int)fd >> CHUNK_BITS];
+	c = __atomic_load_n(pp, __ATOMIC_ACQUIRE);
+	if (!c && create) {
+		c = calloc(CHUNK, sizeof *c);
+		if (!c)
+			return NULL;
+		if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			free(c);
+			c = expected;
+		} else {
+			__atomic_add_fetch(&nchunks_alloc, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
+}
+
+struct sa_sock *sa_fd_track(int fd)
+{
+	struct sa_sock *s = slot(fd, 1);
+
+	if (!s)
+		return NULL;
+	memset(s, 0, sizeof *s);
+	s->listen_fd = -1;
+	__atomic_store_n(&s->flags, SA_F_SOCKET, __ATOMIC_RELEASE);
+	return s;
+}
+
+void sa_fd_forget(int fd)
+{
+	struct sa_sock *s = slot(fd, 0);
+
+	if (s)
+		__atomic_store_n(&s->flags, 0, __ATOMIC_RELEASE);
+}
+
+void sa_fd_dup(int oldfd, int newfd)
+{
+	struct sa_sock *o = sa_fd_get(oldfd), *n;
+
+	if (oldfd == newfd)
+		return;
+	if (!o) {
+		sa_fd_forget(newfd);
+		return;
+	}
+	n = slot(newfd, 1);
+	if (!n)
+		return;
+	memcpy(n, o, sizeof *n);
+	/* A duplicate shares the socket, not our per-call bookkeeping. */
+	n->flags &= ~(SA_F_WATCH_IO | SA_F_CONNECTING);
+}
+
+void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < NCHUNKS; i++) {
+		struct sa_sock *c = __atomic_load_n(&chunks[i], __ATOMIC_ACQUIRE);
+		if (!c)
+			continue;
+		for (j = 0; j < CHUNK; j++)
+			if (c[j].flags)
+				fn((int)(i * CHUNK + j), &c[j], arg);
+	}
+}
+
+void sa_fd_lock(int fd)
+{
+	pthread_once(&locks_once, init_locks);
+	pthread_mutex_lock(&locks[(unsigned int)fd % NLOCKS]);
+}
+
+void sa_fd_unlock(int fd)
+{
+	pthread_mutex_unlock(&locks[(unsigned int)fd % NLOCKS]);
+}
+
+void sa_fdtab_atfork_prepare(void)
+{
+	int i;
+
+	pthread_once(&locks_once, init_locks);
+	for (i = 0; i < NLOCKS; i++)
+		pthread_mutex_lock(&locks[i]);
+}
+
+void sa_fdtab_atfork_parent(void)
+{
+	int i;
+
+	for (i = 0; i < NLOCKS; i++)
+		pthread_mutex_unlock(&locks[i]);
+}
+
+void sa_fdtab_atfork_child(void)
+{
+	init_locks();
+}
+
+size_t sa_fdtab_bytes(void)
+{
+	return sizeof chunks + __atomic_load_n(&nchunks_alloc, __ATOMIC_RELAXED) * CHUNK * sizeof(struct sa_sock);
+}

@@ -1,0 +1,110 @@
+/*
+ * hooks.c: what each wrapper hands over once the real call returned:
+ * keeps the fd table true (including sockets we first meet through a
+ * setsockopt or listen, such as inherited listeners) and dispatches to the
+ * audit_* modules. Runs inside the re-entry guard; errno is restored by
+ * the wrapper.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void fill_kind(int fd, struct sa_sock *s)
+{
+	int v = 0;
+	socklen_t l = sizeof v;
+
+	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) == 0)
+		s->family = (uint16_t)v;
+	l = sizeof v;
+	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) == 0)
+		s->type = (uint16_t)v;
+	l = sizeof v;
+	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &l) == 0)
+		s->protocol = v;
+}
+
+/* The entry for a socket fd, created on first sight (inherited sockets,
+ * sockets made before our constructor ran). NULL for non-sockets. */
+static struct sa_sock *lazy_track(int fd)
+{
+	struct sa_sock *s = sa_fd_get(fd);
+	int v;
+	socklen_t l = sizeof v;
+
+	if (s)
+		return s;
+	if (fd < 0 || sa_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) != 0)
+		return NULL;
+	s = sa_fd_track(fd);
+	if (s)
+		fill_kind(fd, s);
+	return s;
+}
+
+void sa_on_socket(int fd, int domain, int type, int protocol)
+{
+	struct sa_sock *s = sa_fd_track(fd);
+
+	if (!s)
+		return;
+	s->family = (uint16_t)domain;
+	s->type = (uint16_t)(type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC));
+	s->protocol = protocol;
+}
+
+void sa_on_setsockopt(int fd, int level, int opt, const void *val, socklen_t len, int ret, int err)
+{
+	struct sa_sock *s = ret == 0 ? lazy_track(fd) : sa_fd_get(fd);
+
+	sa_sockopt_audit(fd, s, level, opt, ret == 0 ? val : NULL, ret == 0 ? len : 0, ret, err);
+}
+
+void sa_on_getsockopt(int fd, int level, int opt, const void *val, const socklen_t *len, int ret, int err)
+{
+	struct sa_sock *s = sa_fd_get(fd);
+
+	if (s && (s->flags & SA_F_CONNECTING))
+		sa_connect_getsockopt(fd, s, level, opt, val, len, ret);
+}
+
+void sa_on_listen(int fd, int backlog, int ret, int err)
+{
+	struct sa_sock tmp, *s = lazy_track(fd);
+
+	if (!s) {
+		/* Not a socket (or a bad fd): still say what failed. */
+		memset(&tmp, 0, sizeof tmp);
+		s = &tmp;
+	}
+	sa_listen_audit(fd, s, backlog, ret, err);
+}
+
+void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
+		  const struct sockaddr *peer, socklen_t peerlen, int flags)
+{
+	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen);
+}
+
+void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len, int ret, int err,
+		   uint64_t t0, uint64_t t1)
+{
+	sa_connect_audit(fd, lazy_track(fd), addr, len, ret, err, t0, t1);
+}
+
+void sa_on_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
+{
+	if (s->flags & SA_F_CONNECTING)
+		sa_connect_io(fd, s, dir, ret, err);
+	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO))
+		sa_accept_io(fd, s, dir, ret, err);
+}
+
+void sa_on_close(int fd, struct sa_sock *s)
+{
+	if (s->flags & SA_F_CONNECTING)
+		sa_connect_close(fd, s);
+	if (s->flags & (SA_F_ACCEPTED | SA_F_LISTENER))
+		sa_accept_close(fd, s);
+}

@@ -1,0 +1,389 @@
+/*
+ * interpose.c: the only file that defines libc names. Each wrapper calls
+ * the real function, keeps exactly the return value and errno the host
+ * must see, hands the facts to hooks.c inside the re-entry guard, and
+ * gives the result back. Nothing here may change what the host observes.
+ *
+ * Wrappers on I/O calls cost one table lookup on fds we do not watch: they
+ * exist only to see the first read/write on accepted sockets and the first
+ * I/O after a non-blocking connect.
+ */
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* glibc's _FORTIFY_SOURCE entry points have no public prototypes. */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+		       struct sockaddr *a, socklen_t *al);
+
+/* Run a hook inside the guard with the host's errno kept. */
+#define HOOK(err, stmt) do { sa_in_shim++; stmt; sa_in_shim--; errno = (err); } while (0)
+#define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_init(); } while (0)
+/* Our own calls (jansson, dlsym, the sink) and disabled processes pass through. */
+#define AUDITING() (SA_LIKELY(!sa_in_shim) && sa_ensure_init())
+
+SA_EXPORT int socket(int domain, int type, int protocol)
+{
+	int ret, err;
+
+	READY(socket);
+	if (!AUDITING())
+		return sa_real.socket(domain, type, protocol);
+	ret = sa_real.socket(domain, type, protocol);
+	err = errno;
+	if (ret >= 0)
+		HOOK(err, sa_on_socket(ret, domain, type, protocol));
+	return ret;
+}
+
+SA_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
+{
+	int ret, err;
+
+	READY(socketpair);
+	if (!AUDITING())
+		return sa_real.socketpair(domain, type, protocol, sv);
+	ret = sa_real.socketpair(domain, type, protocol, sv);
+	err = errno;
+	if (ret == 0)
+		HOOK(err, (sa_on_socket(sv[0], domain, type, protocol), sa_on_socket(sv[1], domain, type, protocol)));
+	return ret;
+}
+
+SA_EXPORT int setsockopt(int fd, int level, int opt, const void *val, socklen_t len)
+{
+	int ret, err;
+
+	READY(setsockopt);
+	if (!AUDITING())
+		return sa_real.setsockopt(fd, level, opt, val, len);
+	ret = sa_real.setsockopt(fd, level, opt, val, len);
+	err = errno;
+	HOOK(err, sa_on_setsockopt(fd, level, opt, val, len, ret, ret == 0 ? 0 : err));
+	return ret;
+}
+
+SA_EXPORT int getsockopt(int fd, int level, int opt, void *val, socklen_t *len)
+{
+	struct sa_sock *s;
+	int ret, err;
+
+	READY(getsockopt);
+	ret = sa_real.getsockopt(fd, level, opt, val, len);
+	if (SA_LIKELY(!(s = sa_fd_get(fd)) || !(s->flags & SA_F_CONNECTING)) || sa_in_shim)
+		return ret;
+	err = errno;
+	HOOK(err, sa_on_getsockopt(fd, level, opt, val, len, ret, err));
+	return ret;
+}
+
+SA_EXPORT int listen(int fd, int backlog)
+{
+	int ret, err;
+
+	READY(listen);
+	if (!AUDITING())
+		return sa_real.listen(fd, backlog);
+	ret = sa_real.listen(fd, backlog);
+	err = errno;
+	HOOK(err, sa_on_listen(fd, backlog, ret, ret == 0 ? 0 : err));
+	return ret;
+}
+
+static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags, int is4)
+{
+	struct sockaddr_storage peer;
+	socklen_t plen = sizeof peer, given = addr && alen ? *alen : 0;
+	uint64_t t0, t1;
+	int ret, err;
+
+	t0 = sa_now_ns();
+	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
+	err = errno;
+	t1 = sa_now_ns();
+	if (ret >= 0 && addr && alen) {
+		/* The kernel reports the full length even when it truncated. */
+		plen = *alen < given ? *alen : given;
+		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, addr, plen, flags));
+	} else if (ret >= 0) {
+		HOOK(err, (plen = getpeername(ret, (struct sockaddr *)&peer, &plen) == 0 ? plen : 0,
+			   sa_on_accept(fd, ret, 0, t0, t1, (struct sockaddr *)&peer, plen, flags)));
+	} else {
+		HOOK(err, sa_on_accept(fd, ret, err, t0, t1, NULL, 0, flags));
+	}
+	return ret;
+}
+
+SA_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *alen)
+{
+	READY(accept);
+	if (!AUDITING())
+		return sa_real.accept(fd, addr, alen);
+	return do_accept(fd, addr, alen, 0, 0);
+}
+
+SA_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *alen, int flags)
+{
+	READY(accept4);
+	if (!AUDITING())
+		return sa_real.accept4(fd, addr, alen, flags);
+	return do_accept(fd, addr, alen, flags, 1);
+}
+
+SA_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	uint64_t t0, t1;
+	int ret, err;
+
+	READY(connect);
+	if (!AUDITING())
+		return sa_real.connect(fd, addr, len);
+	t0 = sa_now_ns();
+	ret = sa_real.connect(fd, addr, len);
+	err = errno;
+	t1 = sa_now_ns();
+	HOOK(err, sa_on_connect(fd, addr, len, ret, ret == 0 ? 0 : err, t0, t1));
+	return ret;
+}
+
+/* Forget what we knew about fd before it is closed: another thread may get
+ * the number back from accept() the moment close returns. */
+static void before_close(int fd)
+{
+	struct sa_sock *s;
+	int err = errno;
+
+	if (sa_in_shim)
+		return;
+	sa_in_shim++;
+	sa_sink_before_close(fd);
+	if ((s = sa_fd_get(fd)) != NULL) {
+		if (sa_active())
+			sa_on_close(fd, s);
+		sa_fd_forget(fd);
+	}
+	sa_in_shim--;
+	errno = err;
+}
+
+SA_EXPORT int close(int fd)
+{
+	READY(close);
+	before_close(fd);
+	return sa_real.close(fd);
+}
+
+static void forget_one(int fd, struct sa_sock *s, void *arg)
+{
+	const unsigned int *r = arg;
+
+	if ((unsigned int)fd >= r[0] && (unsigned int)fd <= r[1]) {
+		if (sa_active())
+			sa_on_close(fd, s);
+		sa_fd_forget(fd);
+	}
+}
+
+SA_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	unsigned int r[2] = { first, last };
+	int err = errno;
+
+	READY(close_range);
+	/* CLOSE_RANGE_CLOEXEC (4) only marks fds; nothing is closed now. */
+	if (!sa_in_shim && !(flags & 4) && first <= last) {
+		sa_in_shim++;
+		sa_sink_before_close_range(first, last);
+		sa_fd_foreach(forget_one, r);
+		sa_in_shim--;
+		errno = err;
+	}
+	return sa_real.close_range(first, last, flags);
+}
+
+SA_EXPORT int dup(int fd)
+{
+	int ret, err;
+
+	READY(dup);
+	ret = sa_real.dup(fd);
+	if (ret >= 0 && !sa_in_shim) {
+		err = errno;
+		HOOK(err, sa_fd_dup(fd, ret));
+	}
+	return ret;
+}
+
+static int do_dup2(int oldfd, int newfd, int flags, int is3)
+{
+	int ret, err;
+
+	/* dup2 onto itself closes nothing; dup3 onto itself fails. */
+	if (oldfd != newfd)
+		before_close(newfd);
+	ret = is3 ? sa_real.dup3(oldfd, newfd, flags) : sa_real.dup2(oldfd, newfd);
+	if (ret >= 0 && oldfd != newfd && !sa_in_shim) {
+		err = errno;
+		HOOK(err, sa_fd_dup(oldfd, newfd));
+	}
+	return ret;
+}
+
+SA_EXPORT int dup2(int oldfd, int newfd)
+{
+	READY(dup2);
+	return do_dup2(oldfd, newfd, 0, 0);
+}
+
+SA_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	READY(dup3);
+	return do_dup2(oldfd, newfd, flags, 1);
+}
+
+/* ---- I/O: only fds we watch go further than one lookup ------------------- */
+
+#define IO_HOOK(fd, dir, ret) do {                                               \
+	struct sa_sock *s_;                                                      \
+	if (SA_UNLIKELY((s_ = sa_fd_get(fd)) != NULL && (s_->flags & SA_F_WATCH_IO) && \
+			!sa_in_shim)) {                                          \
+		int e_ = errno;                                                  \
+		HOOK(e_, sa_on_io(fd, s_, dir, ret, (ret) < 0 ? e_ : 0));        \
+	}                                                                        \
+} while (0)
+
+SA_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	ssize_t ret;
+
+	READY(read);
+	ret = sa_real.read(fd, buf, n);
+	IO_HOOK(fd, SA_IO_READ, ret);
+	return ret;
+}
+
+SA_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	ssize_t ret;
+
+	READY(read_chk);
+	ret = sa_real.read_chk(fd, buf, n, buflen);
+	IO_HOOK(fd, SA_IO_READ, ret);
+	return ret;
+}
+
+SA_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	ssize_t ret;
+
+	READY(write);
+	ret = sa_real.write(fd, buf, n);
+	IO_HOOK(fd, SA_IO_WRITE, ret);
+	return ret;
+}
+
+SA_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	ssize_t ret;
+
+	READY(recv);
+	ret = sa_real.recv(fd, buf, n, flags);
+	IO_HOOK(fd, SA_IO_READ, ret);
+	return ret;
+}
+
+SA_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+	ssize_t ret;
+
+	READY(recv_chk);
+	ret = sa_real.recv_chk(fd, buf, n, buflen, flags);
+	IO_HOOK(fd, SA_IO_READ, ret);
+	return ret;
+}
+
+SA_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	ssize_t ret;
+
+	READY(send);
+	ret = sa_real.send(fd, buf, n, flags);
+	IO_HOOK(fd, SA_IO_WRITE, ret);
+	return ret;
+}
+
+SA_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *a, socklen_t *al)
+{
+	ssize_t ret;
+
+	READY(recvfrom);
+	ret = sa_real.recvfrom(fd, buf, n, flags, a, al);
+	IO_HOOK(fd, SA_IO_READ, ret);
+	return ret;
+}
+
+SA_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+				 struct sockaddr *a, socklen_t *al)
+{
+	ssize_t ret;
+
+	READY(recvfrom_chk);
+	ret = sa_real.recvfrom_chk(fd, buf, n, buflen, flags, a, al);
+	IO_HOOK(fd, SA_IO_READ, ret);
+	return ret;
+}
+
+SA_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *a, socklen_t al)
+{
+	ssize_t ret;
+
+	READY(sendto);
+	ret = sa_real.sendto(fd, buf, n, flags, a, al);
+	IO_HOOK(fd, SA_IO_WRITE, ret);
+	return ret;
+}
+
+SA_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+{
+	ssize_t ret;
+
+	READY(recvmsg);
+	ret = sa_real.recvmsg(fd, m, flags);
+	IO_HOOK(fd, SA_IO_READ, ret);
+	return ret;
+}
+
+SA_EXPORT ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+{
+	ssize_t ret;
+
+	READY(sendmsg);
+	ret = sa_real.sendmsg(fd, m, flags);
+	IO_HOOK(fd, SA_IO_WRITE, ret);
+	return ret;
+}
+
+SA_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	ssize_t ret;
+
+	READY(readv);
+	ret = sa_real.readv(fd, iov, n);
+	IO_HOOK(fd, SA_IO_READ, ret);
+	return ret;
+}
+
+SA_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	ssize_t ret;
+
+	READY(writev);
+	ret = sa_real.writev(fd, iov, n);
+	IO_HOOK(fd, SA_IO_WRITE, ret);
+	return ret;
+}

@@ -1,0 +1,128 @@
+/*
+ * stats.c: latency histograms with percentiles, and the per-process
+ * summary written at exit. Each audit module adds its own part of the
+ * summary through its *_summary() function.
+ *
+ * Histograms are fixed arrays of atomic counters (no allocation, no lock),
+ * log-spaced at about 4 % per bucket from 1 us to ~70 minutes, so p50/p95/
+ * p99 are accurate to a few percent; max is exact.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Bucket i covers [base * r^i, base * r^(i+1)) ms. */
+#define H_BASE 0.001
+#define H_RATIO 1.04
+
+static int bucket_of(double ms)
+{
+	int b;
+
+	if (ms < H_BASE)
+		return 0;
+	b = (int)(log(ms / H_BASE) / log(H_RATIO)) + 1;
+	return b >= SA_HIST_BUCKETS ? SA_HIST_BUCKETS - 1 : b;
+}
+
+static double bucket_mid(int b)
+{
+	if (b == 0)
+		return 0;
+	return H_BASE * pow(H_RATIO, b - 1) * (1 + H_RATIO) / 2;
+}
+
+void sa_hist_add(struct sa_hist *h, double ms)
+{
+	uint64_t bits, old;
+
+	if (!(ms >= 0))
+		ms = 0;
+	__atomic_add_fetch(&h->n, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&h->b[bucket_of(ms)], 1, __ATOMIC_RELAXED);
+	memcpy(&bits, &ms, sizeof bits);
+	old = __atomic_load_n(&h->max_bits, __ATOMIC_RELAXED);
+	/* Non-negative doubles order like their bit patterns. */
+	while (bits > old && !__atomic_compare_exchange_n(&h->max_bits, &old, bits, 1,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+double sa_hist_max(const struct sa_hist *h)
+{
+	uint64_t bits = __atomic_load_n(&h->max_bits, __ATOMIC_RELAXED);
+	double v;
+
+	memcpy(&v, &bits, sizeof v);
+	return v;
+}
+
+double sa_hist_pct(const struct sa_hist *h, double pct)
+{
+	uint64_t n = __atomic_load_n(&h->n, __ATOMIC_RELAXED), seen = 0, rank;
+	int i;
+	double v, max = sa_hist_max(h);
+
+	if (n == 0)
+		return 0;
+	rank = (uint64_t)ceil(pct / 100.0 * (double)n);
+	if (rank == 0)
+		rank = 1;
+	for (i = 0; i < SA_HIST_BUCKETS; i++) {
+		seen += __atomic_load_n(&h->b[i], __ATOMIC_RELAXED);
+		if (seen >= rank) {
+			v = bucket_mid(i);
+			return v > max ? max : v;
+		}
+	}
+	return max;
+}
+
+static json_t *round3(double v)
+{
+	return json_real(round(v * 1000.0) / 1000.0);
+}
+
+json_t *sa_hist_json(const struct sa_hist *h)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "n", json_integer((json_int_t)h->n));
+	json_object_set_new(o, "p50", round3(sa_hist_pct(h, 50)));
+	json_object_set_new(o, "p95", round3(sa_hist_pct(h, 95)));
+	json_object_set_new(o, "p99", round3(sa_hist_pct(h, 99)));
+	json_object_set_new(o, "max", round3(sa_hist_max(h)));
+	return o;
+}
+
+void sa_hist_reset(struct sa_hist *h)
+{
+	memset(h, 0, sizeof *h);
+}
+
+void sa_stats_summary(void)
+{
+	json_t *ev = sa_event_new("summary", -1);
+
+	if (!ev)
+		return;
+	sa_accept_summary(ev);
+	sa_connect_summary(ev);
+	sa_quickack_summary(ev);
+	sa_netns_summary(ev);
+	/* Counts last, so they include the listener_stats written above. */
+	json_object_set_new(ev, "counts", sa_event_counts());
+	json_object_set_new(ev, "findings", sa_findings_totals());
+	json_object_set_new(ev, "dropped", json_integer((json_int_t)sa_sink_dropped()));
+	json_object_set_new(ev, "suppressed", json_integer((json_int_t)sa_suppressed_count()));
+	/* Summary-level findings (the object above holds totals, not codes). */
+	sa_event_emit(ev, SA_LEVEL_WARN, NULL);
+}
+
+void sa_stats_reset_after_fork(void)
+{
+	sa_accept_reset();
+	sa_connect_reset();
+	sa_quickack_reset();
+}

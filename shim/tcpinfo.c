@@ -1,0 +1,99 @@
+/*
+ * tcpinfo.c: struct tcp_info reading that copes with older and newer
+ * kernels, and small /proc/sys readers.
+ *
+ * The build machine's <linux/tcp.h> may be older than the running kernel,
+ * so the layout below is our own copy up to the 6.7 fields, and the optlen
+ * the kernel returns says which fields it filled (do_tcp_getsockopt copies
+ * min(len, sizeof(info)) and writes that length back).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct ktcp_info {
+	uint8_t state, ca_state, retransmits, probes, backoff, options, wscale, app_limited;
+	uint32_t rto, ato, snd_mss, rcv_mss;
+	uint32_t unacked, sacked, lost, retrans, fackets;
+	uint32_t last_data_sent, last_ack_sent, last_data_recv, last_ack_recv;
+	uint32_t pmtu, rcv_ssthresh, rtt, rttvar, snd_ssthresh, snd_cwnd, advmss, reordering;
+	uint32_t rcv_rtt, rcv_space;
+	uint32_t total_retrans;
+	uint64_t pacing_rate, max_pacing_rate, bytes_acked, bytes_received;
+	uint32_t segs_out, segs_in;
+	uint32_t notsent_bytes, min_rtt, data_segs_in, data_segs_out;
+	uint64_t delivery_rate;
+	uint64_t busy_time, rwnd_limited, sndbuf_limited;
+	uint32_t delivered, delivered_ce;
+	uint64_t bytes_sent, bytes_retrans;
+	uint32_t dsack_dups, reord_seen;
+	uint32_t rcv_ooopack;
+	uint32_t snd_wnd;
+	uint32_t rcv_wnd;
+	uint32_t rehash;
+	uint16_t total_rto, total_rto_recoveries;
+	uint32_t total_rto_time;
+};
+
+#define HAS(len, field) ((len) >= offsetof(struct ktcp_info, field) + sizeof(((struct ktcp_info *)0)->field))
+
+int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti)
+{
+	struct ktcp_info k;
+	socklen_t len = sizeof k;
+
+	memset(ti, 0, sizeof *ti);
+	memset(&k, 0, sizeof k);
+	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_INFO, &k, &len) != 0)
+		return -errno;
+	ti->valid = 1;
+	ti->len = len;
+	ti->state = k.state;
+	ti->options = k.options;
+	ti->unacked = k.unacked;
+	ti->sacked = k.sacked;
+	ti->rtt = k.rtt;
+	ti->rto = k.rto;
+	ti->last_data_sent = k.last_data_sent;
+	ti->last_data_recv = k.last_data_recv;
+	ti->last_ack_recv = k.last_ack_recv;
+	if (HAS(len, total_retrans))
+		ti->total_retrans = k.total_retrans;
+	if (HAS(len, bytes_received))
+		ti->bytes_received = k.bytes_received;
+	if (HAS(len, data_segs_out)) {
+		ti->has_data_segs = 1;
+		ti->data_segs_in = k.data_segs_in;
+		ti->data_segs_out = k.data_segs_out;
+	}
+	if (HAS(len, total_rto)) {
+		ti->has_total_rto = 1;
+		ti->total_rto = k.total_rto;
+	}
+	return 0;
+}
+
+int sa_read_sysctl(const char *path, long *out)
+{
+	char buf[64];
+	ssize_t n;
+	char *end;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = sa_real.read(fd, buf, sizeof buf - 1);
+	sa_real.close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	*out = strtol(buf, &end, 10);
+	return end == buf ? -EINVAL : 0;
+}

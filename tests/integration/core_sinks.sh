@@ -1,0 +1,50 @@
+#!/bin/bash
+# Core: sinks, levels, SOCKAUDIT_COMM / SOCKAUDIT_DISABLE (issue 2).
+. "$(dirname "$0")/../lib.sh"
+PY=/usr/bin/python3
+prog='import socket; s=socket.socket(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT, 10); s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)'
+
+# A path with %p: one file per process, created 0600.
+SOCKAUDIT_LOG="$T/a.%p.jsonl" preload $PY -c "$prog"
+f=$(ls "$T"/a.*.jsonl 2>/dev/null | head -1)
+check "path sink with %p creates a file named by pid" test -n "$f"
+[ -n "$f" ] && check "log file mode is 0600" test "$(stat -c %a "$f")" = 600
+[ -n "$f" ] && check_jq "pid in the name matches the lines" "$f" ".[0].pid == $(basename "$f" | cut -d. -f2)"
+
+# stderr: the stderr the process started with, even after it dup2s over fd 2.
+SOCKAUDIT_LOG=stderr preload $PY -c "import os; fd=os.open('/dev/null', os.O_WRONLY); os.dup2(fd, 2); $prog" 2>"$T/err"
+check_jq "stderr sink survives the host pointing fd 2 elsewhere" "$T/err" 'any(.[]; .opt=="TCP_DEFER_ACCEPT")'
+
+# fd:N
+preload env SOCKAUDIT_LOG=fd:7 $PY -c "$prog" 7>"$T/fd7"
+check_jq "fd:N sink" "$T/fd7" 'any(.[]; .opt=="SO_KEEPALIVE")'
+
+# Levels: warn keeps findings and the summary only.
+SOCKAUDIT_LEVEL=warn SOCKAUDIT_LOG="$T/warn" preload $PY -c "$prog"
+check_jq "warn level: findings and summary, no plain setsockopt" "$T/warn" \
+  '(map(select(.event=="setsockopt")) | length == 1 and .[0].opt=="TCP_DEFER_ACCEPT") and any(.[]; .event=="summary")'
+
+# SOCKAUDIT_DISABLE and SOCKAUDIT_COMM: pure pass-through.
+SOCKAUDIT_DISABLE=1 SOCKAUDIT_LOG="$T/dis" preload $PY -c "$prog"
+check "SOCKAUDIT_DISABLE=1 writes nothing" test ! -s "$T/dis"
+SOCKAUDIT_COMM=nginx,haproxy SOCKAUDIT_LOG="$T/comm1" preload $PY -c "$prog"
+check "SOCKAUDIT_COMM without this program writes nothing" test ! -s "$T/comm1"
+SOCKAUDIT_COMM=nginx,python3 SOCKAUDIT_LOG="$T/comm2" preload $PY -c "$prog"
+check_jq "SOCKAUDIT_COMM with this program audits it" "$T/comm2" 'any(.[]; .event=="setsockopt")'
+
+# A process that never touches a socket stays silent.
+SOCKAUDIT_LOG="$T/quiet" preload /bin/true
+check "no socket calls, no lines" test ! -s "$T/quiet"
+
+# Bad values: default plus one warning line each; the host runs unchanged.
+out=$(SOCKAUDIT_LEVEL=loud SOCKAUDIT_STATS_INTERVAL=-3 SOCKAUDIT_LOG="$T/bad" preload $PY -c "$prog; print('ran')")
+check "host unchanged with bad SOCKAUDIT_* values" test "$out" = ran
+check_jq "one warning per bad value, defaults kept" "$T/bad" \
+  '([.[] | select(.event=="warning")] | map(.variable) | sort) == ["SOCKAUDIT_LEVEL","SOCKAUDIT_STATS_INTERVAL"] and .[0].level=="info"'
+
+# A symlink at the log path is not followed: one warning on stderr instead.
+ln -s "$T/target" "$T/link"
+SOCKAUDIT_LOG="$T/link" preload $PY -c "$prog" 2>"$T/err2"
+check "symlinked log path not followed" test ! -e "$T/target"
+check_jq "unusable path: warning on stderr" "$T/err2" 'any(.[]; .event=="warning" and .variable=="SOCKAUDIT_LOG")'
+finish
