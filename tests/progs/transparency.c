@@ -582,6 +582,18 @@ static void tcp_flow(void)
 	l = sizeof(peer);
 	CALL("accept PROT_NONE addr", accept(ls, (struct sockaddr *)(guard_base + pagesz), &l));
 	close(c);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	connect(c, (struct sockaddr *)&la, sizeof(la));
+	CALL("accept PROT_NONE addrlen", accept(ls, (struct sockaddr *)&peer, (socklen_t *)(guard_base + pagesz)));
+	close(c);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	connect(c, (struct sockaddr *)&la, sizeof(la));
+	l = 4;   /* a 4-byte buffer at the guard page: the kernel writes 4 bytes, says 16 */
+	a = CALL("accept 4-byte addr at page end", accept(ls, at_end(NULL, 4), &l));
+	printf("  addrlen=%u\n", (unsigned)l);
+	close(a);
+	close(c);
+	CALL("accept(-1) PROT_NONE addrlen", accept(-1, (struct sockaddr *)&peer, (socklen_t *)(guard_base + pagesz)));
 	fcntl(ls, F_SETFL, O_NONBLOCK);
 	CALL("accept nonblocking EAGAIN", accept(ls, NULL, NULL));
 	fcntl(ls, F_SETFL, 0);
@@ -612,6 +624,18 @@ static void tcp_flow(void)
 	c = socket(AF_INET, SOCK_STREAM, 0);
 	CALL("connect NULL addr", connect(c, NULL, sizeof(la)));
 	CALL("connect PROT_NONE addr", connect(c, (struct sockaddr *)(guard_base + pagesz), sizeof(la)));
+	CALL("connect(-1) PROT_NONE addr", connect(-1, (struct sockaddr *)(guard_base + pagesz), sizeof(la)));
+	CALL("connect(closed) PROT_NONE addr", connect(cps + 100, (struct sockaddr *)(guard_base + pagesz), sizeof(la)));
+	{
+		/* A 16-byte AF_UNIX-looking address claiming 200 bytes: the kernel
+		 * refuses the length before reading a byte. */
+		struct sockaddr *tiny = at_end(NULL, 16);
+		tiny->sa_family = AF_UNIX;
+		CALL("connect 16-byte addr, addrlen 200", connect(c, tiny, 200));
+		CALL("connect 16-byte addr, addrlen -1", connect(c, tiny, (socklen_t)-1));
+		tiny->sa_family = AF_INET6;
+		CALL("connect 16-byte v6 addr, addrlen 28", connect(c, tiny, 28));
+	}
 	CALL("connect addrlen 0", connect(c, (struct sockaddr *)&la, 0));
 	CALL("connect addrlen 1000", connect(c, (struct sockaddr *)&la, 1000));
 	CALL("connect AF_UNIX addr on tcp", connect(c, (struct sockaddr *)&(struct sockaddr_un){ .sun_family = AF_UNIX, .sun_path = "s1" }, sizeof(struct sockaddr_un)));
