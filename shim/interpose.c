@@ -95,10 +95,14 @@ SA_EXPORT int listen(int fd, int backlog)
 	return ret;
 }
 
+/* The peer comes from getpeername into our own buffer, never from the
+ * host's addr/alen: reading *alen before the call would fault where the
+ * kernel returns EFAULT, and after the call *alen holds the full length
+ * while addr may hold fewer bytes (truncated to what the host offered). */
 static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags, int is4)
 {
 	struct sockaddr_storage peer;
-	socklen_t plen = sizeof peer, given = addr && alen ? *alen : 0;
+	socklen_t plen = sizeof peer;
 	uint64_t t0, t1;
 	int ret, err;
 
@@ -106,11 +110,7 @@ static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags, 
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
 	err = errno;
 	t1 = sa_now_ns();
-	if (ret >= 0 && addr && alen) {
-		/* The kernel reports the full length even when it truncated. */
-		plen = *alen < given ? *alen : given;
-		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, addr, plen, flags));
-	} else if (ret >= 0) {
+	if (ret >= 0) {
 		HOOK(err, (plen = getpeername(ret, (struct sockaddr *)&peer, &plen) == 0 ? plen : 0,
 			   sa_on_accept(fd, ret, 0, t0, t1, (struct sockaddr *)&peer, plen, flags)));
 	} else {
