@@ -106,13 +106,14 @@ check_jq "fd:9 writable: init and 5 connects logged there" "$T/fd9.jsonl" \
 
 # 10. Bad SOCKAUDIT_* values: default used, one warning line each, naming the variable.
 bad_value() {   # bad_value VAR VALUE: run with it, log to a file (or stderr)
-	local var=$1 val=$2 tag=$3
+	local var=$1 val=$2 tag=$3 shown
+	shown=$(printf '%q' "$2"); val=$2
 	env --default-signal=PIPE SOCKAUDIT_LOG="$T/$tag.jsonl" "$var=$val" LD_PRELOAD="$(preload_value)" "$host" 20 \
 		>"$T/$tag.out" 2>"$T/$tag.err"; local rc=$?
-	if [ $rc = 7 ] && grep -q '^connections=20$' "$T/$tag.out"; then ok "$var=$val: host unchanged"
-	else fail "$var=$val: host unchanged" "exit $rc"; fi
+	if [ $rc = 7 ] && grep -q '^connections=20$' "$T/$tag.out"; then ok "$var=$shown: host unchanged"
+	else fail "$var=$shown: host unchanged" "exit $rc"; fi
 	cat "$T/$tag.jsonl" "$T/$tag.err" 2>/dev/null | grep '^{' >"$T/$tag.all"
-	check_jq "$var=$val: exactly one warning naming the variable" "$T/$tag.all" \
+	check_jq "$var=$shown: exactly one warning naming the variable" "$T/$tag.all" \
 		"[.[] | select(.event==\"warning\")] | length == 1 and .[0].variable == \"$var\""
 }
 bad_value SOCKAUDIT_LEVEL loud level
