@@ -9,18 +9,20 @@
 prog=$PROGS/fdgames
 [ -x "$prog" ] || { fail "fdgames built" "$prog missing"; finish; }
 
-# game MODE: plain run and shim run (trace, path sink); compares stdout.
+# game MODE [NOFILE]: plain run and shim run (trace, path sink), with the
+# soft RLIMIT_NOFILE lowered to NOFILE if given (1024 is the usual default:
+# there the host can fill every fd the shim could move to); compares stdout.
 game() {
-	local m=$1
-	timeout -k 2 60 "$prog" "$m" >"$T/$m.plain" 2>"$T/$m.plain.err"; local prc=$?
-	SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/$m.jsonl" SOCKAUDIT_STATS_INTERVAL=0 \
-		timeout -k 2 60 env LD_PRELOAD="$(preload_value)" "$prog" "$m" >"$T/$m.out" 2>"$T/$m.err"; local rc=$?
-	if [ $rc = $prc ] && [ $rc != 124 ] && cmp -s "$T/$m.plain" "$T/$m.out"; then ok "$m: host results unchanged (exit $rc)"
+	local m=$1 n=${2:-} f=$1${2:+-$2} lim=${2:-$(ulimit -n)}
+	( ulimit -n "$lim"; timeout -k 2 60 "$prog" "$m" ) >"$T/$f.plain" 2>"$T/$f.plain.err"; local prc=$?
+	( ulimit -n "$lim"; SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/$f.jsonl" SOCKAUDIT_STATS_INTERVAL=0 \
+		timeout -k 2 60 env LD_PRELOAD="$(preload_value)" "$prog" "$m" ) >"$T/$f.out" 2>"$T/$f.err"; local rc=$?
+	if [ $rc = $prc ] && [ $rc != 124 ] && cmp -s "$T/$f.plain" "$T/$f.out"; then ok "$f: host results unchanged (exit $rc)"
 	else
-		fail "$m: host results unchanged" "exit $rc, plain $prc"
-		diff "$T/$m.plain" "$T/$m.out" | sed 's/^/# /' | head -20; sed 's/^/# stderr: /' "$T/$m.err" | head -5
+		fail "$f: host results unchanged" "exit $rc, plain $prc"
+		diff "$T/$f.plain" "$T/$f.out" | sed 's/^/# /' | head -20; sed 's/^/# stderr: /' "$T/$f.err" | head -5
 	fi
-	grep '^# fds' "$T/$m.err" | sed "s/^# /# $m: shim /"
+	grep '^# fds' "$T/$f.err" | sed "s/^# /# $f: shim /"
 }
 # logged FILE MARKER...: a listen event with each backlog marker is in the log.
 logged() {
@@ -37,6 +39,15 @@ logged "dup2null: the log recovers after /dev/null is dup2ed over every fd" "$T/
 game closerange
 logged "close_range: the log recovers after close_range(3, ~0U)" "$T/closerange.jsonl" 76 77 78
 check_jq "close_range: log lines stay valid JSON" "$T/closerange.jsonl" 'length > 0'
+# The same with RLIMIT_NOFILE 1024: after dup2 over every fd the shim has
+# no fd at all (round trip 74 fails with EMFILE for the host too); once the
+# host closes them the log must come back at once, not a second later.
+game closeall 1024
+logged "closeall, nofile 1024: the log recovers" "$T/closeall-1024.jsonl" 71 72
+game dup2null 1024
+logged "dup2null, nofile 1024: the log recovers as soon as the host frees fds" "$T/dup2null-1024.jsonl" 73 75
+game closerange 1024
+logged "close_range, nofile 1024: the log recovers" "$T/closerange-1024.jsonl" 76 77 78
 
 game exec
 logged "exec: the log continues in the new image" "$T/exec.jsonl" 79 80
