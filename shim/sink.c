@@ -31,6 +31,7 @@ static ino_t sink_ino;
 static int sink_is_fifo, sink_is_socket;
 static uint64_t dropped;
 static time_t last_reopen;
+static int retry_reopen;            /* the host freed an fd since a failed reopen */
 static char describe[560] = "stderr";
 
 static int high_fd_base(void)
@@ -215,7 +216,9 @@ void sa_sink_write(const char *line, size_t len)
 	}
 	if (fd < 0 && kind == SA_SINK_PATH) {
 		time_t now = time(NULL);
-		if (now != last_reopen) {
+		/* One attempt a second, or right after the host closed an fd: a
+		 * reopen that failed with EMFILE can work now. */
+		if (now != last_reopen || __atomic_exchange_n(&retry_reopen, 0, __ATOMIC_RELAXED)) {
 			last_reopen = now;
 			fd = open_path();
 			if (fd >= 0)
@@ -263,7 +266,11 @@ static void relocate_above(unsigned int last)
 
 void sa_sink_before_close(int fd)
 {
-	if (fd < 0 || fd != __atomic_load_n(&sink_fd, __ATOMIC_ACQUIRE))
+	int cur = __atomic_load_n(&sink_fd, __ATOMIC_ACQUIRE);
+
+	if (cur < 0 && fd >= 0)
+		__atomic_store_n(&retry_reopen, 1, __ATOMIC_RELAXED);
+	if (fd < 0 || fd != cur)
 		return;
 	pthread_mutex_lock(&lock);
 	if (fd == sink_fd)
@@ -275,6 +282,8 @@ void sa_sink_before_close_range(unsigned int first, unsigned int last)
 {
 	int fd = __atomic_load_n(&sink_fd, __ATOMIC_ACQUIRE);
 
+	if (fd < 0)
+		__atomic_store_n(&retry_reopen, 1, __ATOMIC_RELAXED);
 	if (fd < 0 || (unsigned int)fd < first || (unsigned int)fd > last)
 		return;
 	pthread_mutex_lock(&lock);
