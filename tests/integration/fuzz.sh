@@ -14,9 +14,9 @@ if [ ! -x "$bin" ]; then
 	fail "fuzz target built" "$bin missing though clang is installed (make fuzz-build)"
 	finish
 fi
-mkdir -p "$T/corpus" "$T/crash"
+mkdir -p "$T/corpus" "$BUILD/fuzz/crashes"
 "$bin" -max_total_time="$secs" -max_len=8192 -timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
-	-artifact_prefix="$T/crash/" "$T/corpus" "$TOP/tests/fuzz/seeds" >"$T/log" 2>&1; rc=$?
+	-artifact_prefix="$BUILD/fuzz/crashes/" "$T/corpus" "$TOP/tests/fuzz/seeds" >"$T/log" 2>&1; rc=$?
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$T/log")
 cov=$(grep -oE 'cov: [0-9]+' "$T/log" | tail -1)
 if [ $rc = 0 ] && [ -n "$runs" ] && [ "$runs" -gt 0 ]; then
@@ -24,6 +24,7 @@ if [ $rc = 0 ] && [ -n "$runs" ] && [ "$runs" -gt 0 ]; then
 else
 	fail "fuzz: no crash in ${secs}s" "exit $rc after ${runs:-?} inputs"
 	grep -E 'ERROR|SUMMARY|#0 |#1 |#2 |#3 |#4 |Test unit written|runtime error' "$T/log" | head -30 | sed 's/^/# /'
-	for f in "$T"/crash/*; do [ -f "$f" ] && echo "# crashing input ($(basename "$f")): $(od -An -c "$f" | head -3 | tr -s ' ')"; done
+	grep -E '^(Base64|artifact_prefix)' "$T/log" | sed 's/^/# /'
+	echo "# reproduce: $bin <the crash file above>"
 fi
 finish
