@@ -399,7 +399,7 @@ void sa_event_emit(json_t *ev, enum sa_level l, const struct sa_findings *f)
 		json_decref(ev);
 		return;
 	}
-	sa_emit_init_once();
+	sa_emit_init_once(ev);
 	sa_event_write(ev);
 }
 

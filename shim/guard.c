@@ -160,7 +160,7 @@ static json_t *sysctl_json(const char *path)
 	return sa_read_sysctl(path, &v) == 0 ? json_integer(v) : json_null();
 }
 
-void sa_emit_init_once(void)
+void sa_emit_init_once(json_t *first)
 {
 	struct utsname u;
 	json_t *ev;
@@ -171,6 +171,10 @@ void sa_emit_init_once(void)
 	ev = sa_event_new("init", -1);
 	if (!ev)
 		return;
+	/* Same timestamp as the line that made us write it, so init is never
+	 * later than the first event it introduces. */
+	if (first && json_object_get(first, "ts"))
+		json_object_set(ev, "ts", json_object_get(first, "ts"));
 	json_object_set_new(ev, "version", json_string(SOCKAUDIT_VERSION_STR));
 	json_object_set_new(ev, "level", json_string(sa_level_name(cfg.level)));
 	json_object_set_new(ev, "sink", sa_json_str(sa_sink_describe()));

@@ -280,7 +280,7 @@ pid_t sa_pid(void) SA_HIDDEN;
 pid_t sa_tid(void) SA_HIDDEN;
 const char *sa_comm(void) SA_HIDDEN;
 /* Emits the init event if this process has not yet (called by emit). */
-void sa_emit_init_once(void) SA_HIDDEN;
+void sa_emit_init_once(json_t *first) SA_HIDDEN;   /* first: the line that triggers it */
 /* Tests: make the shim active with this config and program name. */
 void sa_guard_configure(const struct sa_config *c, const char *comm) SA_HIDDEN;
 
