@@ -26,8 +26,8 @@ if ! setcap cap_net_bind_service+ep "$T/sec/capped" 2>"$T/err"; then
 	finish
 fi
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env "$@"; }
-as_nobody SOCKAUDIT_LOG="$T/sec/plain.jsonl" LD_PRELOAD="$T/sec/libsockaudit.so" "$T/sec/plain" 3 >"$T/p.out" 2>"$T/p.err"; prc=$?
-as_nobody SOCKAUDIT_LOG="$T/sec/capped.jsonl" LD_PRELOAD="$T/sec/libsockaudit.so" "$T/sec/capped" 3 >"$T/c.out" 2>"$T/c.err"; crc=$?
+as_nobody SOCKAUDIT_LOG="$T/sec/plain.jsonl" LD_PRELOAD="$(LIB=$T/sec/libsockaudit.so preload_value)" "$T/sec/plain" 3 >"$T/p.out" 2>"$T/p.err"; prc=$?
+as_nobody SOCKAUDIT_LOG="$T/sec/capped.jsonl" LD_PRELOAD="$(LIB=$T/sec/libsockaudit.so preload_value)" "$T/sec/capped" 3 >"$T/c.out" 2>"$T/c.err"; crc=$?
 if [ $prc = 7 ] && grep -q '"event":[ ]*"init"' "$T/sec/plain.jsonl" 2>/dev/null; then
 	ok "control: the same program without a capability is audited"
 else fail "control: the same program without a capability is audited" "exit $prc; $(head -c 200 "$T/p.err")"; fi

@@ -41,6 +41,15 @@
 
 #define SENTINEL 4242
 
+/* The sanitizers' own accept() interceptor reads *addrlen before the call
+ * (sanitizer_common_interceptors.inc), so an unmapped addrlen crashes a
+ * sanitized build with or without the shim: those calls are left out there. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#else
+#define SANITIZED 0
+#endif
+
 static char *guard_base;   /* one RW page followed by one PROT_NONE page */
 static long pagesz;
 
@@ -584,7 +593,8 @@ static void tcp_flow(void)
 	close(c);
 	c = socket(AF_INET, SOCK_STREAM, 0);
 	connect(c, (struct sockaddr *)&la, sizeof(la));
-	CALL("accept PROT_NONE addrlen", accept(ls, (struct sockaddr *)&peer, (socklen_t *)(guard_base + pagesz)));
+	if (!SANITIZED)
+		CALL("accept PROT_NONE addrlen", accept(ls, (struct sockaddr *)&peer, (socklen_t *)(guard_base + pagesz)));
 	close(c);
 	c = socket(AF_INET, SOCK_STREAM, 0);
 	connect(c, (struct sockaddr *)&la, sizeof(la));
@@ -593,7 +603,8 @@ static void tcp_flow(void)
 	printf("  addrlen=%u\n", (unsigned)l);
 	close(a);
 	close(c);
-	CALL("accept(-1) PROT_NONE addrlen", accept(-1, (struct sockaddr *)&peer, (socklen_t *)(guard_base + pagesz)));
+	if (!SANITIZED)
+		CALL("accept(-1) PROT_NONE addrlen", accept(-1, (struct sockaddr *)&peer, (socklen_t *)(guard_base + pagesz)));
 	fcntl(ls, F_SETFL, O_NONBLOCK);
 	CALL("accept nonblocking EAGAIN", accept(ls, NULL, NULL));
 	fcntl(ls, F_SETFL, 0);
