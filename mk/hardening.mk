@@ -42,3 +42,9 @@ fuzz:
 check-peer: all
 	@scripts/ensure-deps.sh test
 	@tests/integration/peer_python.sh
+
+# Socket calls from signal handlers at every level (known to fail at info
+# and trace; see docs/hardening.md).
+.PHONY: check-signals
+check-signals: all $(BUILD)/progs/sighandler
+	@tests/hardening/signals_levels.sh
