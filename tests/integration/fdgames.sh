@@ -1,7 +1,8 @@
 #!/bin/bash
 # Host fd games: a host that closes every fd, dup2s /dev/null over every fd,
-# calls close_range, execs itself, forks, and forks while 4 threads are busy
-# in socket calls. Under the shim its results are the same as without, the
+# calls close_range, execs itself, forks, and forks and posix_spawns while 4
+# threads are busy in socket calls. Under the shim its results are the same
+# as without, the
 # log (a path sink) recovers and keeps every later event, the new image logs
 # with the same settings, a child logs with its own pid, and nothing hangs.
 . "$(dirname "$0")/../lib.sh"
@@ -22,7 +23,7 @@ game() {
 		fail "$f: host results unchanged" "exit $rc, plain $prc"
 		diff "$T/$f.plain" "$T/$f.out" | sed 's/^/# /' | head -20; sed 's/^/# stderr: /' "$T/$f.err" | head -5
 	fi
-	grep '^# fds' "$T/$f.err" | sed "s/^# /# $f: shim /"
+	grep "^# fds" "$T/$f.err" | head -3 | sed "s/^# /# $f: shim /"
 }
 # logged FILE MARKER...: a listen event with each backlog marker is in the log.
 logged() {
@@ -75,6 +76,12 @@ grep -q 'hung 0, failed 0' "$T/forkthreads.out" && ok "forkthreads: 40 forks whi
 	|| fail "forkthreads: no child deadlocked" "$(cat "$T/forkthreads.out")"
 check_jq "forkthreads: children logged (listen 84 from 40 pids)" "$T/forkthreads.jsonl" \
 	'[.[] | select(.event=="listen" and .backlog_requested==84) | .pid] | unique | length == 40'
+
+game spawn
+grep -q 'spawns 20: failed 0' "$T/spawn.out" && ok "spawn: 20 posix_spawns while 4 threads are in the shim, all ran" \
+	|| fail "spawn: 20 posix_spawns while 4 threads are in the shim" "$(tail -1 "$T/spawn.out")"
+check_jq "spawn: each spawned image logged its own round trip (20 pids, 20 init events beyond the parent's)" "$T/spawn.jsonl" \
+	'([.[] | select(.event=="listen" and .backlog_requested==80) | .pid] | unique | length == 20) and ([.[] | select(.event=="init")] | length == 21)'
 
 for f in "$T"/*.jsonl; do
 	if ! jq -e . "$f" >/dev/null 2>&1; then fail "$(basename "$f"): valid JSON lines" "$(jq . "$f" 2>&1 >/dev/null | head -2)"; fi

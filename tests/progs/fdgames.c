@@ -9,7 +9,7 @@
  * only deterministic results (compared with and without the shim); stderr
  * gets "# " lines with pids and fd numbers for the test to read.
  *
- * Usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads
+ * Usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads|spawn
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/close_range.h>
+
+extern char **environ;
 
 static const char *ename(int e)
 {
@@ -309,6 +312,52 @@ static int mode_forkthreads(void)
 	return hung || failed;
 }
 
+/* posix_spawn (clone(CLONE_VM|CLONE_VFORK) in glibc: no atfork handlers run,
+ * the child shares our memory until it execs) while 4 threads are busy in
+ * socket calls; each child runs round_trip(80) in its new image. */
+static int mode_spawn(char **argv)
+{
+	pthread_t th[4];
+	socklen_t l = sizeof(lsa);
+	int i, st, failed = 0, one = 1;
+	const int spawns = 20;
+	posix_spawn_file_actions_t fa;
+
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	lsa.sin_family = AF_INET;
+	lsa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(lfd, (struct sockaddr *)&lsa, sizeof(lsa)) < 0 || listen(lfd, 4096) < 0)
+		return 2;
+	getsockname(lfd, (struct sockaddr *)&lsa, &l);
+	pthread_create(&th[0], NULL, t_setsockopt, NULL);
+	pthread_create(&th[1], NULL, t_accept, NULL);
+	pthread_create(&th[2], NULL, t_connect, NULL);
+	pthread_create(&th[3], NULL, t_connect, NULL);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addclose(&fa, lfd);
+	for (i = 0; i < spawns; i++) {
+		char *args[] = { argv[0], "exec2", NULL };
+		pid_t p;
+
+		fflush(stdout);
+		if (posix_spawn(&p, "/proc/self/exe", &fa, NULL, args, environ) != 0) {
+			failed++;
+			continue;
+		}
+		if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st))
+			failed++;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	stop = 1;
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	close(lfd);
+	printf("spawns %d: failed %d\n", spawns, failed);
+	return failed != 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -328,6 +377,8 @@ int main(int argc, char **argv)
 		return mode_fork();
 	if (!strcmp(m, "forkthreads"))
 		return mode_forkthreads();
-	fprintf(stderr, "usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads\n");
+	if (!strcmp(m, "spawn"))
+		return mode_spawn(argv);
+	fprintf(stderr, "usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads|spawn\n");
 	return 2;
 }
