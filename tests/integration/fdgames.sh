@@ -2,9 +2,9 @@
 # Host fd games: a host that closes every fd, dup2s /dev/null over every fd,
 # calls close_range, execs itself, forks, and forks and posix_spawns while 4
 # threads are busy in socket calls. Under the shim its results are the same
-# as without, the
-# log (a path sink) recovers and keeps every later event, the new image logs
-# with the same settings, a child logs with its own pid, and nothing hangs.
+# as without, the log (a path sink) recovers and keeps every later event, the
+# new image logs with the same settings, a child logs with its own pid, and
+# nothing hangs.
 . "$(dirname "$0")/../lib.sh"
 
 prog=$PROGS/fdgames
