@@ -47,6 +47,10 @@ run stderr SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=stderr
 same stderr
 run fdsink SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=fd:2
 same fdsink
+run syslog SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=syslog
+same syslog
+run stats SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/stats.jsonl" SOCKAUDIT_STATS_INTERVAL=1
+same stats
 run disabled SOCKAUDIT_DISABLE=1 SOCKAUDIT_LOG="$T/disabled.jsonl"
 same disabled
 run othercomm SOCKAUDIT_COMM=nosuchprog SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/othercomm.jsonl"
