@@ -1,27 +1,223 @@
 /*
- * audit_quickack.c: TCP_QUICKACK reasserted in a hot loop. Counts every
- * set per fd and per process.
+ * audit_quickack.c: TCP_QUICKACK reasserted in a hot loop.
+ *
+ * TCP_QUICKACK is not sticky: getsockopt reports "not in delayed-ACK
+ * (pingpong) mode", and the kernel re-enters that mode on its own
+ * (tcp_event_data_sent() after a reply, tcp_fin()). Programs that "fix"
+ * this by setting it again after every send, with Nagle on, push extra pure
+ * ACKs and fragment their writes. We find that pattern without hooking
+ * send(): at each set we sample tcpi_data_segs_out and tcpi_data_segs_in
+ * and keep, per fd, the last SA_QA_WINDOW intervals between sets.
+ *
+ * The rule (sa_quickack_judge, pure, documented in docs/quickack.md):
+ * hot when reasserts >= quickack_min_reasserts, the median of data segments
+ * out between sets <= quickack_max_segs, and in at least
+ * SA_QA_MIN_QUIET_PCT % of the intervals the program read nothing. The
+ * last part spares a request/response program that sets it once per turn:
+ * each of its intervals holds the read of the reply. "Set after every
+ * write" under a write-write-read pattern has sets with no read between.
+ *
+ * What the program read is tcpi_bytes_received minus the unread bytes
+ * (SIOCINQ), so it needs no read() hook either. tcpi_data_segs_in, the
+ * first idea, depends on timing: on loopback the echo of the first write
+ * often arrives before the second set, and the shim's own syscalls make
+ * that likelier (measured in docs/quickack.md).
+ *
+ * One quickack_hot_loop event per fd when first found, then again only
+ * when the reasserts double: a hot loop never floods the log. Never
+ * changes what the program sees; the setsockopt line itself is written
+ * (once per fd) by audit_sockopt.c.
  */
+#include <netinet/in.h>
+#include <linux/sockios.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
 #include "internal.h"
 
-static uint64_t qa_sets;
+_Static_assert(SA_QA_WINDOW == sizeof(((struct sa_sock *)0)->qa_out) / sizeof(uint16_t),
+	       "qa_out holds one window");
+_Static_assert(SA_QA_WINDOW <= 32, "qa_quiet is a 32-bit mask");
+
+static struct {
+	uint64_t sets, reasserts, hot_loops, fds;
+} qa;
+
+void sa_quickack_judge(uint32_t reasserts, const uint16_t *segs_out, unsigned n, unsigned quiet,
+		       int min_reasserts, int max_segs, int min_quiet_pct,
+		       struct sa_qa_verdict *v)
+{
+	uint16_t sorted[SA_QA_WINDOW];
+	unsigned i, j;
+
+	memset(v, 0, sizeof *v);
+	if (n == 0 || !segs_out)
+		return;
+	if (n > SA_QA_WINDOW)
+		n = SA_QA_WINDOW;
+	if (quiet > n)
+		quiet = n;
+	/* Insertion sort: at most 32 small numbers. */
+	for (i = 0; i < n; i++) {
+		uint16_t x = segs_out[i];
+		for (j = i; j > 0 && sorted[j - 1] > x; j--)
+			sorted[j] = sorted[j - 1];
+		sorted[j] = x;
+	}
+	/* The upper median for an even count: the stricter one, so a window
+	 * split evenly between short and long intervals is not called hot. */
+	v->median_out = sorted[n / 2];
+	v->quiet_pct = 100u * quiet / n;
+	v->hot = reasserts >= (uint32_t)(min_reasserts > 0 ? min_reasserts : 1) &&
+		 v->median_out <= (unsigned)(max_segs > 0 ? max_segs : 0) &&
+		 100u * quiet >= (unsigned)(min_quiet_pct > 0 ? min_quiet_pct : 0) * n;
+}
+
+/* 1 when the option reads back non-zero, 0 when zero, -1 when unreadable. */
+static int read_flag(int fd, int opt)
+{
+	int v = 0;
+	socklen_t l = sizeof v;
+
+	if (sa_real.getsockopt(fd, IPPROTO_TCP, opt, &v, &l) != 0)
+		return -1;
+	return v != 0;
+}
+
+static void emit(int fd, struct sa_sock *s, uint32_t sets, const struct sa_qa_verdict *v)
+{
+	struct sa_findings f = { 0 };
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	json_t *ev;
+	int nodelay, cork, nagle;
+
+	/* What the kernel holds now, not only what the program wrote: an
+	 * accepted socket inherits TCP_NODELAY from its listener, and a
+	 * program may never have set it. The tracked value is the fallback. */
+	nodelay = read_flag(fd, TCP_NODELAY);
+	cork = read_flag(fd, TCP_CORK);
+	if (nodelay < 0)
+		nodelay = s->nodelay;
+	if (cork < 0)
+		cork = s->cork;
+	nagle = !nodelay;
+
+	if (nagle)
+		sa_findings_add(&f, "quickack_hot_loop",
+			"TCP_QUICKACK was set %u times on this socket, with a median of %u data segments sent between sets and no read between %u%% of them, while Nagle is on: the kernel leaves quick-ACK mode on its own, and setting it again after every send only adds ACKs. Set it once (or once per received reply), and fix the write pattern (one write per message, or TCP_CORK around it) or set TCP_NODELAY first.",
+			sets, v->median_out, v->quiet_pct);
+	else
+		sa_findings_add(&f, "quickack_hot_loop",
+			"TCP_QUICKACK was set %u times on this socket, with a median of %u data segments sent between sets and no read between %u%% of them: the kernel leaves quick-ACK mode on its own, and setting it again after every send only adds ACKs and syscalls. Set it once, or once per received reply.",
+			sets, v->median_out, v->quiet_pct);
+
+	ev = sa_event_new("quickack_hot_loop", fd);
+	if (!ev)
+		return;
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+		json_object_set_new(ev, "local", sa_json_addr((struct sockaddr *)&ss, sl));
+	sl = sizeof ss;
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+		json_object_set_new(ev, "peer", sa_json_addr((struct sockaddr *)&ss, sl));
+	json_object_set_new(ev, "sets", json_integer(sets));
+	json_object_set_new(ev, "reasserts", json_integer(sets - 1));
+	json_object_set_new(ev, "data_segs_between", json_integer(v->median_out));
+	json_object_set_new(ev, "no_read_pct", json_integer(v->quiet_pct));
+	json_object_set_new(ev, "nagle", json_boolean(nagle));
+	json_object_set_new(ev, "cork", json_boolean(cork));
+	sa_event_emit(ev, SA_LEVEL_WARN, &f);
+}
 
 void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective)
 {
-	__atomic_add_fetch(&qa_sets, 1, __ATOMIC_RELAXED);
-	if (s)
-		s->qa_sets++;
+	const struct sa_config *c = sa_config();
+	struct sa_tcpinfo ti;
+	struct sa_qa_verdict v = { 0 };
+	uint32_t sets, reasserts;
+	int report = 0, first_hot = 0, unread = 0;
+	uint32_t read_total;
+
+	__atomic_add_fetch(&qa.sets, 1, __ATOMIC_RELAXED);
+	if (!s)
+		return;
+	/* Sample before taking the lock: these are syscalls. A listener has
+	 * no data to send, so repeated sets there say nothing about sends.
+	 * SIOCINQ comes first: data arriving between the two calls then makes
+	 * this interval look like it held a read, which errs towards silence. */
+	memset(&ti, 0, sizeof ti);
+	if (s->flags & SA_F_LISTENER || ioctl(fd, SIOCINQ, &unread) != 0 || unread < 0 ||
+	    sa_tcpinfo_read(fd, &ti) != 0 || !ti.has_data_segs)
+		ti.valid = 0;
+	read_total = (uint32_t)ti.bytes_received - (uint32_t)unread;
+
+	sa_fd_lock(fd);
+	sets = ++s->qa_sets;
+	if (ti.valid && s->qa_have_last) {
+		uint32_t out = ti.data_segs_out - s->qa_last_out;   /* u32 wrap is fine */
+		/* Negative only through the race above: nothing read. */
+		int32_t rd = (int32_t)(read_total - s->qa_last_read);
+		unsigned i = s->qa_win_next % SA_QA_WINDOW;
+
+		s->qa_out[i] = out > 65535 ? 65535 : (uint16_t)out;
+		if (rd <= 0)
+			s->qa_quiet |= 1u << i;
+		else
+			s->qa_quiet &= ~(1u << i);
+		s->qa_win_next = (uint8_t)((i + 1) % SA_QA_WINDOW);
+		if (s->qa_win_n < SA_QA_WINDOW)
+			s->qa_win_n++;
+	}
+	s->qa_have_last = (uint8_t)ti.valid;
+	s->qa_last_out = ti.data_segs_out;
+	s->qa_last_read = read_total;
+	reasserts = sets - 1;
+	/* Judge only from the threshold on, and after an event only once the
+	 * reasserts have doubled. */
+	if (c && reasserts >= (uint32_t)c->quickack_min_reasserts &&
+	    reasserts >= 2ull * s->qa_reported_at) {
+		unsigned n = s->qa_win_n;
+		uint32_t mask = n >= 32 ? 0xffffffffu : (1u << n) - 1;
+		/* The ring fills from 0, so until it wraps the first n slots are
+		 * the valid ones; after that all of them are. */
+		sa_quickack_judge(reasserts, s->qa_out, n,
+				  (unsigned)__builtin_popcount(s->qa_quiet & mask),
+				  c->quickack_min_reasserts, c->quickack_max_segs,
+				  SA_QA_MIN_QUIET_PCT, &v);
+		if (v.hot) {
+			first_hot = s->qa_reported_at == 0;
+			s->qa_reported_at = reasserts;
+			report = 1;
+		}
+	}
+	sa_fd_unlock(fd);
+
+	if (sets == 1)
+		__atomic_add_fetch(&qa.fds, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_add_fetch(&qa.reasserts, 1, __ATOMIC_RELAXED);
+	if (first_hot)
+		__atomic_add_fetch(&qa.hot_loops, 1, __ATOMIC_RELAXED);
+	if (report)
+		emit(fd, s, sets, &v);
 }
 
 void sa_quickack_summary(json_t *summary)
 {
 	json_t *q = json_object();
 
-	json_object_set_new(q, "sets", json_integer((json_int_t)qa_sets));
+	if (!q)
+		return;
+	json_object_set_new(q, "sets", json_integer((json_int_t)qa.sets));
+	json_object_set_new(q, "reasserts", json_integer((json_int_t)qa.reasserts));
+	json_object_set_new(q, "hot_loops", json_integer((json_int_t)qa.hot_loops));
+	json_object_set_new(q, "fds", json_integer((json_int_t)qa.fds));
 	json_object_set_new(summary, "quickack", q);
 }
 
 void sa_quickack_reset(void)
 {
-	qa_sets = 0;
+	memset(&qa, 0, sizeof qa);
 }

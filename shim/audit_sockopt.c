@@ -206,7 +206,7 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 	if (!sa_level_enabled(SA_LEVEL_INFO) && ret == 0 && !have_eff)
 		return;
 
-	if (have_eff) {
+	if (have_eff && val) {
 		const char *name = d ? d->name : "option";
 		switch (kind) {
 		case SA_OPT_INT:

@@ -198,11 +198,15 @@ struct sa_sock {
 	/* connect state (audit_connect.c) */
 	uint64_t connect_start_ns;
 	/* quickack state (audit_quickack.c) */
-	uint32_t qa_sets;
-	uint32_t qa_last_segs;
-	uint32_t qa_reported_at;
-	uint16_t qa_hist_n;
-	uint16_t qa_hist[32];
+	uint32_t qa_sets;           /* successful setsockopt(TCP_QUICKACK) */
+	uint32_t qa_reported_at;    /* reasserts when the last event went out, 0 = none */
+	uint32_t qa_last_out;       /* tcpi_data_segs_out at the last set */
+	uint32_t qa_last_read;      /* bytes the program had read (low 32 bits) at the last set */
+	uint32_t qa_quiet;          /* bit i: the program read nothing in interval i */
+	uint8_t qa_have_last;       /* qa_last_* hold a sample */
+	uint8_t qa_win_n;           /* intervals in the window (<= SA_QA_WINDOW) */
+	uint8_t qa_win_next;        /* ring position of the next interval */
+	uint16_t qa_out[32];        /* data segments out per interval, capped at 65535 */
 };
 
 /* The entry for fd, or NULL when fd is not a socket we track. Lock-free. */
@@ -320,6 +324,20 @@ void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 void sa_connect_close(int fd, struct sa_sock *s) SA_HIDDEN;
 void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective) SA_HIDDEN;
+/* The hot-loop rule (audit_quickack.c, pure): over the last n intervals
+ * between sets, segs_out[] data segments out each, quiet of them in which
+ * the program read nothing. Hot when reasserts >= min_reasserts, the median
+ * of segs_out <= max_segs and quiet*100 >= min_quiet_pct*n (not a turn). */
+#define SA_QA_WINDOW 32
+#define SA_QA_MIN_QUIET_PCT 25
+struct sa_qa_verdict {
+	int hot;
+	unsigned median_out;        /* upper median of segs_out[0..n) */
+	unsigned quiet_pct;         /* 100 * quiet / n, rounded down */
+};
+void sa_quickack_judge(uint32_t reasserts, const uint16_t *segs_out, unsigned n, unsigned quiet,
+		       int min_reasserts, int max_segs, int min_quiet_pct,
+		       struct sa_qa_verdict *v) SA_HIDDEN;
 
 /* stats.c: latency histograms and the summary event at exit. */
 #define SA_HIST_BUCKETS 400
@@ -339,7 +357,7 @@ void sa_stats_reset_after_fork(void) SA_HIDDEN;
  * per-process counts in a forked child. */
 void sa_accept_summary(json_t *summary) SA_HIDDEN;      /* listeners, final listener_stats */
 void sa_connect_summary(json_t *summary) SA_HIDDEN;     /* connect_ms, connect_hist, syn_retrans_total */
-void sa_quickack_summary(json_t *summary) SA_HIDDEN;    /* quickack {sets, reasserts, hot_loops} */
+void sa_quickack_summary(json_t *summary) SA_HIDDEN;    /* quickack {sets, reasserts, hot_loops, fds} */
 void sa_netns_summary(json_t *summary) SA_HIDDEN;       /* netns_counters */
 void sa_accept_reset(void) SA_HIDDEN;
 void sa_connect_reset(void) SA_HIDDEN;

@@ -33,6 +33,7 @@ static uint64_t dropped;
 static time_t last_reopen;
 static int retry_reopen;            /* the host freed an fd since a failed reopen */
 static char describe[560] = "stderr";
+static char pending_path[512];      /* a forked child's own %p path */
 
 static int high_fd_base(void)
 {
@@ -201,6 +202,26 @@ static ssize_t write_fifo(int fd, const char *line, size_t len)
 	return n;
 }
 
+/* A forked child moves to its own file when it can create it. */
+static void switch_to_pending(void)
+{
+	char old[sizeof path];
+	int fd;
+
+	memcpy(old, path, sizeof old);
+	memcpy(path, pending_path, sizeof path);
+	pending_path[0] = '\0';
+	fd = open_path();
+	if (fd < 0) {
+		memcpy(path, old, sizeof path);
+		return;
+	}
+	if (sink_fd >= 0 && still_ours(sink_fd))
+		sa_real.close(sink_fd);
+	remember(fd);
+	snprintf(describe, sizeof describe, "%s", path);
+}
+
 void sa_sink_write(const char *line, size_t len)
 {
 	int saved = errno;
@@ -208,6 +229,8 @@ void sa_sink_write(const char *line, size_t len)
 	int fd;
 
 	pthread_mutex_lock(&lock);
+	if (SA_UNLIKELY(pending_path[0]))
+		switch_to_pending();
 	fd = sink_fd;
 	if (fd >= 0 && !still_ours(fd)) {
 		/* Not ours any more: never write into it, never close it. */
@@ -328,10 +351,7 @@ void sa_sink_reopen_path(const char *newpath)
 {
 	if (kind != SA_SINK_PATH)
 		return;
-	if (sink_fd >= 0)
-		sa_real.close(sink_fd);   /* our own close-on-exec copy */
-	sink_fd = -1;
-	snprintf(path, sizeof path, "%s", newpath);
-	snprintf(describe, sizeof describe, "%s", path);
-	last_reopen = 0;
+	/* Opened lazily by the next line; until then, and if the child may not
+	 * create it (nginx workers drop to nobody), the inherited fd stays. */
+	snprintf(pending_path, sizeof pending_path, "%s", newpath);
 }
