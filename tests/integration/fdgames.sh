@@ -77,6 +77,12 @@ grep -q 'hung 0, failed 0' "$T/forkthreads.out" && ok "forkthreads: 40 forks whi
 check_jq "forkthreads: children logged (listen 84 from 40 pids)" "$T/forkthreads.jsonl" \
 	'[.[] | select(.event=="listen" and .backlog_requested==84) | .pid] | unique | length == 40'
 
+game badcalls
+game badcalls 64
+pn=$(sed -n 's/^# open fds at the end: //p' "$T/badcalls.plain.err"); sn=$(sed -n 's/^# open fds at the end: //p' "$T/badcalls.err")
+[ -n "$pn" ] && [ "$sn" = $((pn + 1)) ] && ok "badcalls: failed close_range/dup2/dup3 leave the shim with one fd" \
+	|| fail "badcalls: failed close_range/dup2/dup3 leave the shim with one fd" "$pn fds open plain, $sn under the shim"
+logged "badcalls: the log is still written after failed calls" "$T/badcalls.jsonl" 85 86
 game spawn
 grep -q 'spawns 20: failed 0' "$T/spawn.out" && ok "spawn: 20 posix_spawns while 4 threads are in the shim, all ran" \
 	|| fail "spawn: 20 posix_spawns while 4 threads are in the shim" "$(tail -1 "$T/spawn.out")"

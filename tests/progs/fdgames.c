@@ -9,7 +9,7 @@
  * only deterministic results (compared with and without the shim); stderr
  * gets "# " lines with pids and fd numbers for the test to read.
  *
- * Usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads|spawn
+ * Usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads|spawn|badcalls
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -312,6 +312,33 @@ static int mode_forkthreads(void)
 	return hung || failed;
 }
 
+/* Calls that fail: close_range with bad flags, dup2 from a bad fd and dup3
+ * with bad flags onto every fd (the shim's own among them). They change
+ * nothing for the host, so they must change nothing for the shim either:
+ * no fd of ours left behind, the log still written. */
+static int mode_badcalls(void)
+{
+	int fd, hi, i, bad = 0, s, n = 0;
+
+	round_trip(85);
+	hi = span_end();
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	for (i = 0; i < 50; i++)
+		bad += close_range(3, ~0U, 0x80) != -1;
+	for (fd = 3; fd <= hi; fd++) {
+		bad += dup2(-1, fd) != -1;
+		bad += dup3(s, fd == s ? fd + 1 : fd, 0x80) != -1;
+	}
+	bad += close_range(10, 5, 0) != -1;
+	close(s);
+	printf("failing calls that succeeded: %d\n", bad);
+	round_trip(86);
+	for (fd = 3; fd <= highest_open_fd(); fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	fprintf(stderr, "# open fds at the end: %d\n", n);
+	return 0;
+}
+
 /* posix_spawn (clone(CLONE_VM|CLONE_VFORK) in glibc: no atfork handlers run,
  * the child shares our memory until it execs) while 4 threads are busy in
  * socket calls; each child runs round_trip(80) in its new image. */
@@ -377,8 +404,10 @@ int main(int argc, char **argv)
 		return mode_fork();
 	if (!strcmp(m, "forkthreads"))
 		return mode_forkthreads();
+	if (!strcmp(m, "badcalls"))
+		return mode_badcalls();
 	if (!strcmp(m, "spawn"))
 		return mode_spawn(argv);
-	fprintf(stderr, "usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads|spawn\n");
+	fprintf(stderr, "usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads|spawn|badcalls\n");
 	return 2;
 }
