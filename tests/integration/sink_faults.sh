@@ -96,6 +96,12 @@ host_same "fd:9 read-only" "$rc" "$T/fdro.out"
 w=$(warnings "$T/fdro.err")
 [ "$w" = 1 ] && ok "fd:9 read-only: exactly one warning" || { fail "fd:9 read-only: exactly one warning" "$w warnings"; sed 's/^/# /' "$T/fdro.err" | head -3; }
 [ "$(cat "$T/ro.txt")" = ro ] && ok "fd:9 read-only: file untouched" || fail "fd:9 read-only: file untouched"
+grep '^{' "$T/fdro.err" >"$T/fdro.all"
+check_jq "fd:9 read-only: the warning names SOCKAUDIT_LOG=fd:9" "$T/fdro.all" \
+	'any(.[]; .event=="warning" and .variable=="SOCKAUDIT_LOG" and .value=="fd:9")'
+grep '^{' "$T/unw.err" >"$T/unw.all"
+check_jq "unwritable path: the warning names SOCKAUDIT_LOG and the path" "$T/unw.all" \
+	"any(.[]; .event==\"warning\" and .variable==\"SOCKAUDIT_LOG\" and .value==\"$T\")"
 
 # 9. A working fd:N sink, for contrast: lines arrive there.
 env --default-signal=PIPE SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=fd:9 LD_PRELOAD="$(preload_value)" "$host" 5 9>"$T/fd9.jsonl" \
