@@ -69,6 +69,17 @@ if [ -n "$child" ] && [ -n "$parent" ]; then
 		"all(.[] | select(.pid==$child); .tid==$child)"
 else fail "fork: pids reported" "child '$child' parent '$parent'"; fi
 
+# With %p in the path, the child writes its own file from its first line on.
+mkdir -p "$T/pp"
+SOCKAUDIT_LOG="$T/pp/a-%p.jsonl" timeout -k 2 30 env LD_PRELOAD="$(preload_value)" "$prog" fork >/dev/null 2>"$T/pp.err"
+child=$(sed -n 's/^# child pid //p' "$T/pp.err"); parent=$(sed -n 's/^# parent pid //p' "$T/pp.err")
+if [ -s "$T/pp/a-$child.jsonl" ] && [ -s "$T/pp/a-$parent.jsonl" ]; then
+	check_jq "fork with %p: the child's file has its init and its round trip, only its pid" "$T/pp/a-$child.jsonl" \
+		"any(.[]; .event==\"init\") and any(.[]; .backlog_requested==82) and all(.[]; .pid==$child)"
+	check_jq "fork with %p: the parent's file has only the parent's lines" "$T/pp/a-$parent.jsonl" \
+		"any(.[]; .backlog_requested==83) and all(.[]; .pid==$parent)"
+else fail "fork with %p: one file per process" "$(ls "$T/pp" | tr '\n' ' ')"; fi
+
 s0=$(date +%s%N)
 game forkthreads
 ms=$(( ($(date +%s%N) - s0) / 1000000 ))
