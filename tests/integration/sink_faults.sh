@@ -42,6 +42,34 @@ exec 7<&-
 	|| fail "stalled reader: host did not block" "killed by timeout after ${ms} ms"
 host_same "stalled reader" "$rc" "$T/stall.out"
 
+# 2b. The same through fd:9: a FIFO nobody reads, and a stream socket whose
+# peer never reads (its buffer fills); neither may block the host.
+exec 7<>"$T/fifo"
+s0=$(date +%s%N)
+timeout -k 2 20 env --default-signal=PIPE SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=fd:9 LD_PRELOAD="$(preload_value)" \
+	"$host" $N >"$T/stall9.out" 9>"$T/fifo"; rc=$?
+ms=$(( ($(date +%s%N) - s0) / 1000000 ))
+exec 7<&-
+[ $rc != 124 ] && [ $rc != 137 ] && ok "fd:9 FIFO nobody reads: host did not block (${ms} ms)" || fail "fd:9 FIFO nobody reads: host did not block" "timeout"
+host_same "fd:9 FIFO nobody reads" "$rc" "$T/stall9.out"
+/usr/bin/python3 - "$host" 1500 "$(preload_value)" >"$T/sock9.out" 2>"$T/sock9.err" <<'PY'
+import os, socket, subprocess, sys
+a, b = socket.socketpair()            # we keep b and never read it
+env = dict(os.environ, SOCKAUDIT_LEVEL="trace", SOCKAUDIT_LOG="fd:9", LD_PRELOAD=sys.argv[3])
+os.dup2(a.fileno(), 9); os.set_inheritable(9, True)
+try:
+    r = subprocess.run([sys.argv[1], sys.argv[2]], env=env, pass_fds=(9,), timeout=20, stdout=subprocess.PIPE)
+    sys.stdout.write(r.stdout.decode()); print("rc=%d" % r.returncode, file=sys.stderr)
+except subprocess.TimeoutExpired:
+    print("rc=timeout", file=sys.stderr)
+PY
+rc=$(sed -n 's/^rc=//p' "$T/sock9.err")
+[ "$rc" != timeout ] && ok "fd:9 socket whose peer never reads: host did not block" || fail "fd:9 socket whose peer never reads: host did not block" "timeout"
+# (1500 connections: about 1.3 MB of log, far past the socket buffer.)
+if [ "$rc" = 7 ] && grep -q '^connections=1500$' "$T/sock9.out" && grep -q '^stray bytes on host socketpair=0$' "$T/sock9.out"; then
+	ok "fd:9 socket whose peer never reads: host unchanged"
+else fail "fd:9 socket whose peer never reads: host unchanged" "exit $rc"; fi
+
 # 3. SOCKAUDIT_LOG=/dev/full: every write fails with ENOSPC.
 env --default-signal=PIPE SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=/dev/full LD_PRELOAD="$(preload_value)" \
 	"$host" $N >"$T/full.out" 2>"$T/full.err"; rc=$?
