@@ -69,6 +69,15 @@ if [ -n "$child" ] && [ -n "$parent" ]; then
 		"all(.[] | select(.pid==$child); .tid==$child)"
 else fail "fork: pids reported" "child '$child' parent '$parent'"; fi
 
+# A raw close of our log fd (syscall(SYS_close), as glibc-internal closes do)
+# and the host's own file dup3ed onto that number: never written into.
+SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/raw.jsonl" timeout -k 2 30 env LD_PRELOAD="$(preload_value)" \
+	"$prog" rawclose "$T/decoy" >"$T/raw.out" 2>"$T/raw.err"; rc=$?
+if [ $rc = 0 ] && grep -q '^# took 1 shim fds; decoy bytes 0$' "$T/raw.err"; then
+	ok "raw close of our fd, host file on its number: not written into"
+else fail "raw close of our fd, host file on its number: not written into" "exit $rc; $(grep took "$T/raw.err")"; fi
+logged "raw close: the log recovers" "$T/raw.jsonl" 87 88 89
+
 # With %p in the path, the child writes its own file from its first line on.
 mkdir -p "$T/pp"
 SOCKAUDIT_LOG="$T/pp/a-%p.jsonl" timeout -k 2 30 env LD_PRELOAD="$(preload_value)" "$prog" fork >/dev/null 2>"$T/pp.err"

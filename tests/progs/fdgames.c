@@ -9,7 +9,7 @@
  * only deterministic results (compared with and without the shim); stderr
  * gets "# " lines with pids and fd numbers for the test to read.
  *
- * Usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads|spawn|badcalls
+ * Usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads|spawn|badcalls|rawclose DECOY
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -27,6 +27,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -339,6 +341,41 @@ static int mode_badcalls(void)
 	return 0;
 }
 
+/* The host closes the shim's log fd behind its back (a raw close syscall,
+ * as glibc's internal __close_nocancel or libuv do) and puts its own file
+ * on that number: the shim must notice and never write into the host's
+ * file. The decoy file is argv[2]. */
+static int mode_rawclose(const char *decoy)
+{
+	int fd, hi, d, taken = 0;
+	char p[64], l[512];
+	struct stat st;
+
+	round_trip(87);
+	hi = highest_open_fd();
+	d = open(decoy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	for (fd = 3; fd <= hi; fd++) {
+		ssize_t n;
+
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		n = readlink(p, l, sizeof(l) - 1);
+		if (n <= 6)
+			continue;
+		l[n] = '\0';
+		if (strcmp(l + n - 6, ".jsonl"))
+			continue;
+		syscall(SYS_close, fd);
+		syscall(SYS_dup3, d, fd, 0);
+		taken++;
+	}
+	round_trip(88);
+	round_trip(89);
+	fstat(d, &st);
+	fprintf(stderr, "# took %d shim fds; decoy bytes %lld\n", taken, (long long)st.st_size);
+	close(d);
+	return 0;
+}
+
 /* posix_spawn (clone(CLONE_VM|CLONE_VFORK) in glibc: no atfork handlers run,
  * the child shares our memory until it execs) while 4 threads are busy in
  * socket calls; each child runs round_trip(80) in its new image. */
@@ -404,10 +441,12 @@ int main(int argc, char **argv)
 		return mode_fork();
 	if (!strcmp(m, "forkthreads"))
 		return mode_forkthreads();
+	if (!strcmp(m, "rawclose") && argc > 2)
+		return mode_rawclose(argv[2]);
 	if (!strcmp(m, "badcalls"))
 		return mode_badcalls();
 	if (!strcmp(m, "spawn"))
 		return mode_spawn(argv);
-	fprintf(stderr, "usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads|spawn|badcalls\n");
+	fprintf(stderr, "usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads|spawn|badcalls|rawclose DECOY\n");
 	return 2;
 }
