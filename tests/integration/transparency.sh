@@ -51,6 +51,13 @@ run syslog SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=syslog
 same syslog
 run stats SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/stats.jsonl" SOCKAUDIT_STATS_INTERVAL=1
 same stats
+# A low RLIMIT_NOFILE: the host's fd numbers must still be its own (the
+# last line, the list of open fds, shows ours and is left out).
+( ulimit -n 32; run plain32 ); ( ulimit -n 32; run shim32 SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/shim32.jsonl" )
+if [ "$(cat "$T/shim32.rc")" = "$(cat "$T/plain32.rc")" ] && \
+   diff <(grep -v '^open fds below' "$T/plain32.out") <(grep -v '^open fds below' "$T/shim32.out") >"$T/32.diff"; then
+	ok "identical results under the shim with RLIMIT_NOFILE 32"
+else fail "identical results under the shim with RLIMIT_NOFILE 32" "$(grep -c '^<' "$T/32.diff") lines differ"; head -6 "$T/32.diff" | sed 's/^/# /'; fi
 run disabled SOCKAUDIT_DISABLE=1 SOCKAUDIT_LOG="$T/disabled.jsonl"
 same disabled
 run othercomm SOCKAUDIT_COMM=nosuchprog SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/othercomm.jsonl"
