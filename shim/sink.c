@@ -43,8 +43,11 @@ static int high_fd_base(void)
 	/* Stay well above the fds a host uses, below what select() can see
 	 * would not matter for us, and inside the soft limit. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		/* A small limit: still the top, leaving one number above us to
+		 * move to when the host closes or dup2s over ours. Taking 3 would
+		 * shift every fd number the host gets afterwards. */
 		if (rl.rlim_cur <= 32)
-			return 3;
+			return rl.rlim_cur >= 6 ? (int)rl.rlim_cur - 2 : 3;
 		if (base > rl.rlim_cur - 16)
 			base = rl.rlim_cur - 16;
 	}
