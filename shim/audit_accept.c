@@ -2,59 +2,396 @@
  * audit_accept.c: the accepting side: how long accept() blocked, how long
  * the connection sat in the accept queue, the queue's depth, empty
  * connections and their cause, and who speaks first.
+ *
+ * Per accepted TCP connection it costs three cheap syscalls (TCP_INFO on
+ * the child and the listener, FIONREAD; getsockname only when a line is
+ * written), and one more on the first write when no data was there at
+ * accept. After that the
+ * socket's SA_F_WATCH_IO bit is cleared and the I/O wrappers are back to
+ * one lookup. EAGAIN from a non-blocking accept loop is only counted.
+ * Never changes the child or the listener.
  */
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 
-#include "internal.h"
+#include "accept.h"
+
+#define ST_ESTABLISHED 1
+#define ST_LISTEN 10
+#define TCPI_OPT_TFO_CHILD 128
+/* A backlog-0 queue holds one connection: call it full only when that one
+ * waited long enough for a new SYN to be likely to meet it. */
+#define FULL_MIN_QUEUE_MS 10
+
+enum { SPEAKER_UNKNOWN = 3, SPEAKER_CLIENT = 1, SPEAKER_SERVER = 2 };
+
+#define ADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
+
+enum sa_empty_cause sa_empty_cause(int defer_s, long bytes_ready, int state,
+				   uint32_t total_retrans, uint32_t total_rto, uint8_t options)
+{
+	if (defer_s <= 0 || bytes_ready != 0 || state != ST_ESTABLISHED)
+		return SA_EMPTY_NONE;   /* FIN-only children reach accept in CLOSE_WAIT */
+	/* Fast Open children are queued at SYN time and skip the gate. */
+	if (options & TCPI_OPT_TFO_CHILD)
+		return SA_EMPTY_NONE;
+	/* tcp_create_openreq_child(): total_retrans = req->num_retrans, the
+	 * "last chance" SYN-ACK syn_ack_recalc() resends when the window ends. */
+	if (total_retrans >= 1 || total_rto >= 1)
+		return SA_EMPTY_DEFER_EXPIRED;
+	/* cookie_tcp_reqsk_init(): a SYN-cookie child never had a request in
+	 * the SYN queue, so tcp_check_req()'s deferral gate never ran. */
+	return SA_EMPTY_SYNCOOKIE;
+}
+
+int sa_queue_was_full(int backlog, uint32_t len_after, long queue_ms)
+{
+	if (backlog < 0)
+		return 0;
+	/* sk_acceptq_is_full(): len > backlog, so it held backlog + 1 before
+	 * this accept took one when len_after >= backlog. */
+	if ((long)len_after < (long)backlog)
+		return 0;
+	return backlog > 0 || len_after > 0 || queue_ms >= FULL_MIN_QUEUE_MS;
+}
+
+/* Report the 1st, 2nd, 4th, 8th ... occurrence; count the rest as suppressed. */
+static int worth_reporting(uint64_t n)
+{
+	return n != 0 && (n & (n - 1)) == 0;
+}
+
+/* The listener's entry, made now for a listener we never saw listen()
+ * (inherited across exec, or opened before we were loaded). */
+static struct sa_sock *listener_sock(int lfd)
+{
+	struct sa_sock *s = sa_fd_get(lfd);
+	struct sa_tcpinfo ti;
+	int v = 0;
+	socklen_t l = sizeof v;
+
+	if (s && (s->flags & SA_F_LISTENER))
+		return s;
+	if (sa_real.getsockopt(lfd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) != 0 || !v)
+		return s;
+	if (!s && (s = sa_fd_track(lfd)) == NULL)
+		return NULL;
+	l = sizeof v;
+	if (sa_real.getsockopt(lfd, SOL_SOCKET, SO_DOMAIN, &v, &l) == 0)
+		s->family = (uint16_t)v;
+	l = sizeof v;
+	if (sa_real.getsockopt(lfd, SOL_SOCKET, SO_TYPE, &v, &l) == 0)
+		s->type = (uint16_t)v;
+	l = sizeof v;
+	if (sa_real.getsockopt(lfd, SOL_SOCKET, SO_PROTOCOL, &v, &l) == 0)
+		s->protocol = v;
+	s->backlog_effective = -1;
+	if ((s->family == AF_INET || s->family == AF_INET6) && s->type == SOCK_STREAM) {
+		if (sa_tcpinfo_read(lfd, &ti) == 0 && ti.state == ST_LISTEN)
+			s->backlog_effective = (int)ti.sacked;
+		l = sizeof v;
+		if (sa_real.getsockopt(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) == 0)
+			s->defer_accept_s = v;
+	}
+	__atomic_or_fetch(&s->flags, SA_F_LISTENER, __ATOMIC_RELEASE);
+	return s;
+}
+
+void sa_accept_listen(int fd, struct sa_sock *s)
+{
+	struct sa_listener *l;
+
+	if (!(s->flags & SA_F_LISTENER))
+		return;
+	sa_netns_baseline();
+	l = sa_listener_get(fd, s);
+	if (l) {
+		/* A second listen() (nginx reload) changes the backlog. */
+		__atomic_store_n(&l->backlog, s->backlog_effective, __ATOMIC_RELAXED);
+		__atomic_store_n(&l->defer_s, s->defer_accept_s, __ATOMIC_RELAXED);
+	}
+}
+
+static void peak(uint32_t *p, uint32_t v)
+{
+	uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (v > old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_t t1)
+{
+	struct sa_findings f = { 0 };
+	struct sa_tcpinfo lti;
+	struct rlimit rl;
+	uint64_t nerr = l ? ADD(l->errors, 1) : 1, nlim = 0;
+	int have_q = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == ST_LISTEN;
+	json_t *ev;
+
+	if (err == EMFILE || err == ENFILE) {
+		nlim = l ? ADD(l->fd_limit, 1) : 1;
+		getrlimit(RLIMIT_NOFILE, &rl);
+		if (err == EMFILE)
+			sa_findings_add(&f, "accept_fd_limit",
+				"accept() failed with EMFILE: this process has used all %llu file descriptors it may open (RLIMIT_NOFILE), so connections pile up in the listen queue (%s) and their clients wait. Raise the limit (ulimit -n, systemd LimitNOFILE=) or close idle connections sooner.",
+				(unsigned long long)rl.rlim_cur,
+				have_q ? "see queue_len" : "length unknown");
+		else
+			sa_findings_add(&f, "accept_fd_limit",
+				"accept() failed with ENFILE: the whole system is out of file descriptors (fs.file-max), so connections pile up in the listen queue and their clients wait. Raise fs.file-max or find the process holding them.");
+	}
+	/* Trace shows every failure; otherwise the 1st, 2nd, 4th ... per listener. */
+	if (!sa_level_enabled(SA_LEVEL_TRACE) &&
+	    !(f.n ? worth_reporting(nlim) : worth_reporting(nerr))) {
+		sa_event_count("accept");
+		if (f.n)
+			sa_findings_count("accept_fd_limit");
+		sa_suppressed_add(1);
+		return;
+	}
+	ev = sa_event_new("accept", -1);
+	if (!ev)
+		return;
+	json_object_set_new(ev, "listen_fd", json_integer(lfd));
+	json_object_set_new(ev, "wait_ms", json_real((double)(t1 - t0) / 1e6));
+	if (have_q) {
+		json_object_set_new(ev, "queue_len", json_integer(lti.unacked));
+		json_object_set_new(ev, "queue_capacity", json_integer((json_int_t)lti.sacked + 1));
+	}
+	if (l && l->local[0])
+		json_object_set_new(ev, "local", json_string(l->local));
+	json_object_set_new(ev, "ret", json_integer(-1));
+	json_object_set_new(ev, "errno", sa_json_errno(err));
+	json_object_set_new(ev, "errors_on_listener", json_integer((json_int_t)nerr));
+	sa_event_emit(ev, SA_LEVEL_INFO, &f);
+}
 
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		     const struct sockaddr *peer, socklen_t peerlen)
 {
-	struct sa_sock *ls = sa_fd_get(lfd), *c;
+	struct sa_sock *ls = listener_sock(lfd), *c = NULL;
+	struct sa_listener *l = ls ? sa_listener_get(lfd, ls) : NULL;
+	struct sa_findings f = { 0 };
+	struct sa_tcpinfo ti, lti;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	enum sa_empty_cause cause = SA_EMPTY_NONE;
+	int tcp, have_ti = 0, have_lti = 0, bytes_ok = 0, full = 0, report = 0, backlog = -1;
+	int defer_s = ls ? ls->defer_accept_s : 0;
+	int bytes = 0;
+	double wait_ms = (double)(t1 - t0) / 1e6;
 	json_t *ev;
 
-	if (ret >= 0 && (c = sa_fd_track(ret)) != NULL) {
-		c->flags |= SA_F_ACCEPTED;
+	if (l && !sa_netns_base())
+		sa_netns_baseline();   /* first accept of a process that never listened (a forked worker) */
+	if (ret < 0) {
+		if (err == EAGAIN || err == EWOULDBLOCK) {
+			/* A wasted wake-up of a non-blocking accept loop: counted only. */
+			if (l) {
+				ADD(l->eagain, 1);
+				sa_listener_tick(l, t1);
+			}
+			return;
+		}
+		if (err != EINTR)
+			failed(lfd, l, err, t0, t1);
+		sa_listener_tick(l, t1);
+		return;
+	}
+
+	if ((c = sa_fd_track(ret)) != NULL) {
 		c->listen_fd = lfd;
+		c->lst = l;   /* on an accepted socket: the listener it came from */
+		__atomic_or_fetch(&c->flags, SA_F_ACCEPTED, __ATOMIC_RELEASE);
 		if (ls) {
 			c->family = ls->family;
 			c->type = ls->type;
 			c->protocol = ls->protocol;
 		}
 	}
-	if (ret < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR))
-		return;
-	if (!sa_level_enabled(ret < 0 ? SA_LEVEL_INFO : SA_LEVEL_TRACE)) {
+	tcp = ls && (ls->family == AF_INET || ls->family == AF_INET6) && ls->type == SOCK_STREAM;
+	if (tcp) {
+		/* Right after accept and before the program writes: tcp_get_info()
+		 * gives last_data_sent = now - lsndtime, set when the child was
+		 * established, i.e. its time in the accept queue. */
+		have_ti = sa_tcpinfo_read(ret, &ti) == 0;
+		have_lti = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == ST_LISTEN;
+	}
+	bytes_ok = ioctl(ret, FIONREAD, &bytes) == 0;
+	if (have_lti) {
+		backlog = (int)lti.sacked;
+		__atomic_store_n(&ls->backlog_effective, backlog, __ATOMIC_RELAXED);
+		if (l)
+			__atomic_store_n(&l->backlog, backlog, __ATOMIC_RELAXED);
+		full = sa_queue_was_full(backlog, lti.unacked, have_ti ? (long)ti.last_data_sent : 0);
+	}
+	if (l)
+		__atomic_store_n(&l->defer_s, defer_s, __ATOMIC_RELAXED);
+	if (have_ti && bytes_ok)
+		cause = sa_empty_cause(defer_s, bytes, ti.state, ti.total_retrans,
+				       ti.has_total_rto ? ti.total_rto : 0, ti.options);
+
+	if (l) {
+		uint64_t n;
+		ADD(l->accepts, 1);
+		sa_hist_add(&l->wait_ms, wait_ms);
+		if (have_ti)
+			sa_hist_add(&l->queue_ms, (double)ti.last_data_sent);
+		if (bytes_ok && bytes > 0)
+			ADD(l->with_data, 1);
+		else if (bytes_ok)
+			ADD(l->empty_accepts, 1);
+		if (have_lti)
+			peak(&l->peak_waiting, lti.unacked + 1);
+		if (cause == SA_EMPTY_DEFER_EXPIRED) {
+			n = ADD(l->defer_expired, 1);
+			report |= worth_reporting(n);
+		} else if (cause == SA_EMPTY_SYNCOOKIE) {
+			n = ADD(l->syncookie, 1);
+			report |= worth_reporting(n);
+		}
+		if (full) {
+			n = ADD(l->queue_full_seen, 1);
+			report |= worth_reporting(n);
+		}
+	} else {
+		report = 1;
+	}
+	if (cause == SA_EMPTY_DEFER_EXPIRED)
+		sa_findings_add(&f, "empty_accept_defer_expired",
+			"This connection arrived with no data after the TCP_DEFER_ACCEPT window of %d s expired (the kernel resent its SYN-ACK %u time(s) and delivered it anyway): deferral is a delay, not a filter, so handle empty connections; if clients of this port are slow to speak or the server speaks first, turn deferral off.",
+			defer_s, ti.total_retrans);
+	else if (cause == SA_EMPTY_SYNCOOKIE)
+		sa_findings_add(&f, "empty_accept_syncookie",
+			"This connection arrived with no data and no SYN-ACK resend although TCP_DEFER_ACCEPT is %d s: the SYN queue (bounded by the backlog, %d) was full, so SYN cookies made the connection and it skipped deferral. If you rely on deferral, raise the backlog above the number of clients that connect within %d s.",
+			defer_s, backlog, defer_s);
+	if (full)
+		sa_findings_add(&f, "accept_queue_full",
+			"The accept queue was full when accept() ran (%u more waiting, room for %d with backlog %d): new SYNs were dropped and those clients retransmitted them after 1 s or more. Use a backlog of at least %d (and net.core.somaxconn to match), or accept faster.",
+			lti.unacked, backlog + 1, backlog,
+			sa_needed_backlog(l ? __atomic_load_n(&l->peak_waiting, __ATOMIC_RELAXED) : lti.unacked + 1, backlog));
+
+	/* Who speaks first: data already here means the client; otherwise the
+	 * first read or write decides (sa_accept_io). */
+	if (c && tcp && l) {
+		if (bytes_ok && bytes > 0) {
+			c->first_speaker = SPEAKER_CLIENT;
+			ADD(l->first_client, 1);
+		} else {
+			__atomic_or_fetch(&c->flags, SA_F_WATCH_IO, __ATOMIC_RELEASE);
+		}
+	}
+
+	if (!sa_level_enabled(SA_LEVEL_TRACE) && !(f.n && report)) {
 		sa_event_count("accept");
+		if (f.n) {
+			int i;
+			for (i = 0; i < f.n; i++)
+				sa_findings_count(f.codes[i]);
+			sa_suppressed_add(1);
+		}
+		sa_listener_tick(l, t1);
 		return;
 	}
 	ev = sa_event_new("accept", ret);
+	if (ev) {
+		json_object_set_new(ev, "listen_fd", json_integer(lfd));
+		if (getsockname(ret, (struct sockaddr *)&ss, &sl) == 0)
+			json_object_set_new(ev, "local", sa_json_addr((struct sockaddr *)&ss, sl));
+		json_object_set_new(ev, "peer", sa_json_addr(peer, peerlen));
+		json_object_set_new(ev, "wait_ms", json_real(wait_ms));
+		json_object_set_new(ev, "queue_ms", have_ti ? json_integer(ti.last_data_sent) : json_null());
+		json_object_set_new(ev, "bytes_ready", bytes_ok ? json_integer(bytes) : json_null());
+		json_object_set_new(ev, "syn_ack_retrans", have_ti ? json_integer(ti.total_retrans) : json_null());
+		json_object_set_new(ev, "queue_len", have_lti ? json_integer(lti.unacked) : json_null());
+		json_object_set_new(ev, "queue_capacity", have_lti ? json_integer((json_int_t)lti.sacked + 1) : json_null());
+		if (tcp)
+			json_object_set_new(ev, "defer_accept_s", json_integer(defer_s));
+		json_object_set_new(ev, "ret", json_integer(ret));
+		sa_event_emit(ev, SA_LEVEL_TRACE, &f);
+	}
+	sa_listener_tick(l, t1);
+}
+
+static void decided(int fd, struct sa_sock *s, int who)
+{
+	struct sa_listener *l = s->lst;
+	struct sa_findings f = { 0 };
+	uint8_t expected = 0;
+	uint64_t n;
+	json_t *ev;
+
+	__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
+	/* Two threads doing the first I/O at once: count it once. */
+	if (!__atomic_compare_exchange_n(&s->first_speaker, &expected, (uint8_t)who, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED) || !l)
+		return;
+	if (who == SPEAKER_CLIENT) {
+		ADD(l->first_client, 1);
+		return;
+	}
+	if (who == SPEAKER_UNKNOWN) {
+		ADD(l->first_unknown, 1);
+		return;
+	}
+	n = ADD(l->first_server, 1);
+	if (__atomic_load_n(&l->defer_s, __ATOMIC_RELAXED) > 0)
+		sa_findings_add(&f, "server_speaks_first_deferred",
+			"The server wrote first on a listener with TCP_DEFER_ACCEPT=%d s: the client waits for the server's greeting (SMTP-like), so nobody speaks and every connection sits out the whole deferral window before accept() sees it. Turn TCP_DEFER_ACCEPT (nginx deferred) off on this port.",
+			l->defer_s);
+	if (!sa_level_enabled(SA_LEVEL_TRACE) && !(f.n && worth_reporting(n))) {
+		if (f.n) {
+			sa_findings_count(f.codes[0]);
+			sa_suppressed_add(1);
+		}
+		return;
+	}
+	ev = sa_event_new("first_speaker", fd);
 	if (!ev)
 		return;
-	json_object_set_new(ev, "listen_fd", json_integer(lfd));
-	json_object_set_new(ev, "wait_ms", json_real((double)(t1 - t0) / 1e6));
-	if (ret >= 0)
-		json_object_set_new(ev, "peer", sa_json_addr(peer, peerlen));
-	json_object_set_new(ev, "ret", json_integer(ret));
-	if (ret < 0)
-		json_object_set_new(ev, "errno", sa_json_errno(err));
-	sa_event_emit(ev, SA_LEVEL_TRACE, NULL);
+	json_object_set_new(ev, "listen_fd", json_integer(s->listen_fd));
+	json_object_set_new(ev, "local", l->local[0] ? json_string(l->local) : json_null());
+	json_object_set_new(ev, "speaker", json_string("server"));
+	json_object_set_new(ev, "defer_accept_s", json_integer(l->defer_s));
+	sa_event_emit(ev, SA_LEVEL_TRACE, &f);
 }
 
 void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
 {
-	s->flags &= ~SA_F_WATCH_IO;
+	int n = 0;
+
+	if (dir == SA_IO_READ) {
+		if (ret > 0)
+			decided(fd, s, SPEAKER_CLIENT);
+		else if (ret == 0)
+			decided(fd, s, SPEAKER_UNKNOWN);   /* closed without a word */
+		else if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)
+			decided(fd, s, SPEAKER_UNKNOWN);
+		return;
+	}
+	if (ret < 0) {
+		if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)
+			decided(fd, s, SPEAKER_UNKNOWN);
+		return;
+	}
+	if (ret == 0)
+		return;
+	/* The program wrote before reading: if the client's bytes were
+	 * already waiting, the client still spoke first. */
+	if (ioctl(fd, FIONREAD, &n) == 0 && n > 0)
+		decided(fd, s, SPEAKER_CLIENT);
+	else
+		decided(fd, s, SPEAKER_SERVER);
 }
 
 void sa_accept_close(int fd, struct sa_sock *s)
 {
-}
-
-void sa_accept_summary(json_t *summary)
-{
-}
-
-void sa_accept_reset(void)
-{
+	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO))
+		decided(fd, s, SPEAKER_UNKNOWN);
 }

@@ -1,49 +1,440 @@
 /*
- * audit_connect.c: the connecting side: connect time, blocking and
- * non-blocking, and the SYN retransmissions behind a slow connect.
+ * audit_connect.c: the connecting side: how long connect() took until the
+ * connection was established or failed, for blocking and non-blocking
+ * sockets, and the SYN retransmissions behind a slow connect (a peer whose
+ * accept queue overflowed drops SYNs; the client resends them 1 s apart on
+ * Linux 6.5+, so connects cluster at 1, 2 and 3 s while the server's own
+ * logs show nothing).
+ *
+ * A non-blocking connect's EINPROGRESS is not its outcome. The fd is
+ * marked SA_F_CONNECTING (getsockopt reports to us) and SA_F_WATCH_IO (the
+ * I/O wrappers report to us); the first of these that proves the outcome
+ * completes it: the program's getsockopt(SO_ERROR), its first read/write,
+ * a second connect(), or close() (abandoned). Both flags are cleared then,
+ * so later I/O costs one table lookup again.
+ *
+ * Must never read SO_ERROR on a socket the program still uses (that read
+ * clears the error the program is waiting for) and never change what a
+ * call returns.
  */
 #include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
 
-#include "internal.h"
+#include "audit_connect.h"
 
-void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
-		      int ret, int err, uint64_t t0, uint64_t t1)
+/* ---- pure decisions --------------------------------------------------------- */
+
+const char *const sa_conn_bucket_names[SA_CONN_NBUCKETS] = {
+	"<10ms", "10-100ms", "100-500ms", "0.5-1s", "1-1.5s", "1.5-2.5s", "2.5-3.5s", ">3.5s",
+};
+
+int sa_conn_bucket(double ms)
 {
+	static const double upper[SA_CONN_NBUCKETS - 1] = { 10, 100, 500, 1000, 1500, 2500, 3500 };
+	int i;
+
+	for (i = 0; i < SA_CONN_NBUCKETS - 1; i++)
+		if (ms < upper[i])
+			return i;
+	return SA_CONN_NBUCKETS - 1;
+}
+
+const char *sa_conn_outcome_name(enum sa_conn_outcome o)
+{
+	switch (o) {
+	case SA_CONN_OK: return "ok";
+	case SA_CONN_FAILED: return "failed";
+	case SA_CONN_ABANDONED: return "abandoned";
+	default: return "pending";
+	}
+}
+
+static int handshaking(int tcp_state)
+{
+	return tcp_state == SA_TCP_SYN_SENT || tcp_state == SA_TCP_SYN_RECV;
+}
+
+enum sa_conn_outcome sa_conn_judge_sockerr(int so_error, int tcp_state, int *err)
+{
+	*err = so_error;
+	/* The program got the error, so for it the connect failed. */
+	if (so_error != 0)
+		return SA_CONN_FAILED;
+	/* An event loop may ask before the handshake is done (a spurious
+	 * wakeup, or a poll on another event): 0 then means "no error yet". */
+	if (handshaking(tcp_state))
+		return SA_CONN_PENDING;
+	/* Closed with no error left: something already consumed it. */
+	if (tcp_state == SA_TCP_CLOSE)
+		return SA_CONN_FAILED;
+	return SA_CONN_OK;
+}
+
+enum sa_conn_outcome sa_conn_judge_io(ssize_t ret, int err, int tcp_state, int *errout)
+{
+	*errout = 0;
+	/* tcp_sendmsg/tcp_recvmsg on a SYN_SENT socket wait or say EAGAIN. */
+	if (ret < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR ||
+			err == EINPROGRESS || err == EALREADY))
+		return SA_CONN_PENDING;
+	/* A write that succeeds during the handshake (TCP Fast Open queues
+	 * data with the SYN) proves nothing yet. */
+	if (handshaking(tcp_state))
+		return SA_CONN_PENDING;
+	if (ret >= 0)
+		return SA_CONN_OK;
+	/* An error on a socket that did get established (EFAULT, EMSGSIZE...)
+	 * is about the call, not the connect. */
+	if (tcp_state != SA_TCP_UNKNOWN && tcp_state != SA_TCP_CLOSE)
+		return SA_CONN_OK;
+	*errout = err;
+	return SA_CONN_FAILED;
+}
+
+enum sa_conn_outcome sa_conn_judge_reconnect(int ret, int err, int *errout)
+{
+	*errout = 0;
+	/* __inet_stream_connect(): 0 once the handshake finished (first call
+	 * after completion), EISCONN after that, EALREADY/EINPROGRESS while
+	 * still in SYN_SENT, the socket's error once it failed. */
+	if (ret == 0 || err == EISCONN)
+		return SA_CONN_OK;
+	if (err == EALREADY || err == EINPROGRESS || err == EINTR)
+		return SA_CONN_PENDING;
+	*errout = err;
+	return SA_CONN_FAILED;
+}
+
+void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double connect_ms,
+		      int syn_retrans, int defer_s, int slow_ms, int is_unix)
+{
+	if (syn_retrans > 0)
+		sa_findings_add(f, "syn_retransmitted",
+				"%d SYN%s %s retransmitted%s, so the peer's accept queue was probably full or SYNs were lost; this wait is invisible in the server's own logs. Each retransmission adds about 1 s (1, 1, 1, 1 s then doubling with tcp_syn_linear_timeouts on Linux 6.5+; 1, 2, 4 s before): give the server a listen() backlog above its request rate times its longest stall (and net.core.somaxconn to match), or find what stalled it.",
+				syn_retrans, syn_retrans == 1 ? "" : "s", syn_retrans == 1 ? "was" : "were",
+				o == SA_CONN_FAILED ? " before the connect failed" :
+				o == SA_CONN_ABANDONED ? " before the program gave up" : "");
+	if (connect_ms >= slow_ms) {
+		if (o == SA_CONN_ABANDONED)
+			sa_findings_add(f, "slow_connect",
+					"The connect waited %.0f ms and was closed unfinished (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d).",
+					connect_ms, slow_ms);
+		else
+			sa_findings_add(f, "slow_connect", "The connect took %.0f ms (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d).%s",
+					connect_ms, slow_ms,
+					is_unix ? " An AF_UNIX connect blocks while the listener's backlog is full: the server is not accepting fast enough." :
+					syn_retrans == 0 ? " No SYN was retransmitted: the time went to the round trip, a slow SYN-ACK, or the program noticed the completion late." : "");
+	}
+	if (defer_s > 0)
+		sa_findings_add(f, "defer_on_client_socket",
+				"TCP_DEFER_ACCEPT (%d s) is set on a socket that connects: on a client it defers nothing on the server, it holds back the handshake's final ACK (up to 200 ms) until the first data is sent. Set it on the listening socket, or drop it here.",
+				defer_s);
+}
+
+/* ---- per-process statistics -------------------------------------------------- */
+
+static struct sa_hist hist;                  /* TCP connects that succeeded */
+static uint64_t buckets[SA_CONN_NBUCKETS];
+static uint64_t n_ok, n_failed, n_abandoned, retrans_total;
+
+static void add(uint64_t *c, uint64_t n)
+{
+	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
+}
+
+static uint64_t get(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+void sa_connect_summary(json_t *summary)
+{
+	json_t *h = json_object(), *c = json_object();
+	int i;
+
+	json_object_set_new(summary, "connect_ms", sa_hist_json(&hist));
+	for (i = 0; i < SA_CONN_NBUCKETS; i++)
+		json_object_set_new(h, sa_conn_bucket_names[i], json_integer((json_int_t)get(&buckets[i])));
+	json_object_set_new(summary, "connect_hist", h);
+	json_object_set_new(summary, "syn_retrans_total", json_integer((json_int_t)get(&retrans_total)));
+	json_object_set_new(c, "ok", json_integer((json_int_t)get(&n_ok)));
+	json_object_set_new(c, "failed", json_integer((json_int_t)get(&n_failed)));
+	json_object_set_new(c, "abandoned", json_integer((json_int_t)get(&n_abandoned)));
+	json_object_set_new(summary, "connects", c);
+}
+
+static void forget_pending(int fd, struct sa_sock *s, void *arg)
+{
+	/* The parent owns the connect it started; a child that closes its
+	 * copy of the fd has not abandoned anything. */
+	if (s->flags & SA_F_CONNECTING)
+		s->flags &= ~(SA_F_CONNECTING | SA_F_WATCH_IO);
+}
+
+void sa_connect_reset(void)
+{
+	sa_hist_reset(&hist);
+	memset(buckets, 0, sizeof buckets);
+	n_ok = n_failed = n_abandoned = retrans_total = 0;
+	sa_fd_foreach(forget_pending, NULL);
+}
+
+/* ---- one connect's report ----------------------------------------------------- */
+
+static int is_tcp(const struct sa_sock *s)
+{
+	return (s->family == AF_INET || s->family == AF_INET6) && s->type == SOCK_STREAM &&
+	       (s->protocol == 0 || s->protocol == IPPROTO_TCP);
+}
+
+static const char *proto_name(const struct sa_sock *s)
+{
+	if (s->family == AF_UNIX)
+		return s->type == SOCK_STREAM ? "unix" : s->type == SOCK_DGRAM ? "unix_dgram" : "unix_seqpacket";
+	if (s->family == AF_INET || s->family == AF_INET6) {
+		if (is_tcp(s))
+			return "tcp";
+		if (s->type == SOCK_DGRAM)
+			return "udp";
+	}
+	return NULL;
+}
+
+struct conn_done {
+	enum sa_conn_outcome outcome;
+	int err;                    /* final errno when failed, 0 if unknown */
+	int nonblocking;            /* completed after the call returned */
+	const char *by;             /* what proved the outcome */
+	double ms;
+	struct sa_tcpinfo ti;       /* read once at completion (TCP only) */
+};
+
+static int tcp_state_of(const struct sa_tcpinfo *ti)
+{
+	return ti->valid ? ti->state : SA_TCP_UNKNOWN;
+}
+
+static int defer_of(int fd, const struct sa_sock *s)
+{
+	int v = 0;
+	socklen_t l = sizeof v;
+
+	if (s->defer_accept_s)
+		return s->defer_accept_s;
+	/* Read back too: it may have been set before we saw the socket. */
+	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) != 0)
+		return 0;
+	return v;
+}
+
+static json_t *ms_json(double ms)
+{
+	return json_real(round(ms * 1000.0) / 1000.0);
+}
+
+static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
+		   const struct conn_done *d)
+{
+	const struct sa_config *cfg = sa_config();
+	struct sa_findings f;
+	struct sockaddr_storage local;
+	socklen_t llen = sizeof local;
+	int tcp = is_tcp(s), retrans = -1, defer_s = 0;
+	enum sa_level lvl = d->outcome == SA_CONN_FAILED ? SA_LEVEL_INFO : SA_LEVEL_TRACE;
+	const char *proto = proto_name(s);
 	json_t *ev;
 
-	if (!sa_level_enabled(ret < 0 && err != EINPROGRESS ? SA_LEVEL_INFO : SA_LEVEL_TRACE)) {
+	memset(&f, 0, sizeof f);
+	if (tcp && d->ti.valid)
+		retrans = (int)d->ti.total_retrans;
+	if (tcp)
+		defer_s = defer_of(fd, s);
+	add(d->outcome == SA_CONN_OK ? &n_ok : d->outcome == SA_CONN_FAILED ? &n_failed : &n_abandoned, 1);
+	if (retrans > 0)
+		add(&retrans_total, (uint64_t)retrans);
+	if (tcp && d->outcome == SA_CONN_OK) {
+		sa_hist_add(&hist, d->ms);
+		add(&buckets[sa_conn_bucket(d->ms)], 1);
+	}
+	/* UDP and AF_UNIX datagram connects only set a default address. */
+	if (s->type != SOCK_DGRAM)
+		sa_conn_findings(&f, d->outcome, d->ms, retrans, defer_s,
+				 cfg && cfg->slow_connect_ms > 0 ? cfg->slow_connect_ms : 500,
+				 s->family == AF_UNIX);
+	if (f.n == 0 && !sa_level_enabled(lvl)) {
 		sa_event_count("connect");
 		return;
 	}
 	ev = sa_event_new("connect", fd);
 	if (!ev)
 		return;
-	json_object_set_new(ev, "peer", sa_json_addr(addr, len));
-	json_object_set_new(ev, "nonblocking", json_boolean(ret < 0 && err == EINPROGRESS));
-	json_object_set_new(ev, "connect_ms", json_real((double)(t1 - t0) / 1e6));
-	json_object_set_new(ev, "ret", json_integer(ret));
-	if (ret < 0)
-		json_object_set_new(ev, "errno", sa_json_errno(err));
-	sa_event_emit(ev, SA_LEVEL_TRACE, NULL);
+	json_object_set_new(ev, "peer", sa_json_addr(peer, plen));
+	if (getsockname(fd, (struct sockaddr *)&local, &llen) == 0 && s->family != AF_UNIX)
+		json_object_set_new(ev, "local", sa_json_addr((struct sockaddr *)&local, llen));
+	json_object_set_new(ev, "proto", proto ? json_string(proto) : json_null());
+	json_object_set_new(ev, "nonblocking", json_boolean(d->nonblocking));
+	json_object_set_new(ev, "outcome", json_string(sa_conn_outcome_name(d->outcome)));
+	json_object_set_new(ev, "completed_by", json_string(d->by));
+	json_object_set_new(ev, "connect_ms", ms_json(d->ms));
+	if (tcp) {
+		json_object_set_new(ev, "syn_retrans", retrans >= 0 ? json_integer(retrans) : json_null());
+		if (d->ti.valid && d->ti.has_total_rto)
+			json_object_set_new(ev, "syn_rto", json_integer(d->ti.total_rto));
+		if (defer_s > 0)
+			json_object_set_new(ev, "defer_accept_s", json_integer(defer_s));
+	}
+	if (d->outcome == SA_CONN_OK) {
+		json_object_set_new(ev, "ret", json_integer(0));
+	} else if (d->outcome == SA_CONN_FAILED) {
+		json_object_set_new(ev, "ret", json_integer(-1));
+		json_object_set_new(ev, "errno", d->err ? sa_json_errno(d->err) : json_string("unknown"));
+	}
+	sa_event_emit(ev, lvl, &f);
+}
+
+/* Reports a pending connect once: whoever clears SA_F_CONNECTING first
+ * (two threads may race on one socket) writes the event. */
+static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t now)
+{
+	uint32_t old = __atomic_fetch_and(&s->flags, ~(SA_F_CONNECTING | SA_F_WATCH_IO), __ATOMIC_ACQ_REL);
+	struct sockaddr_storage peer;   /* aligned copy: the table keeps bytes */
+
+	if (!(old & SA_F_CONNECTING))
+		return;
+	d->nonblocking = 1;
+	if (d->ms < 0)
+		d->ms = now > s->connect_start_ns ? (double)(now - s->connect_start_ns) / 1e6 : 0;
+	memcpy(&peer, s->connect_peer, s->connect_peer_len);
+	report(fd, s, (const struct sockaddr *)&peer, s->connect_peer_len, d);
+}
+
+static void init_done(struct conn_done *d, const char *by)
+{
+	memset(d, 0, sizeof *d);
+	d->by = by;
+	d->ms = -1;
+}
+
+/* ---- hooks -------------------------------------------------------------------- */
+
+void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
+		      int ret, int err, uint64_t t0, uint64_t t1)
+{
+	struct sa_sock tmp;
+	struct conn_done d;
+	int e;
+
+	if (!s) {
+		/* Not a socket we can track (ENOTSOCK, EBADF): still say it failed. */
+		memset(&tmp, 0, sizeof tmp);
+		s = &tmp;
+	}
+	/* connect(AF_UNSPEC) dissolves an association or aborts a connection:
+	 * no connect to time, but it ends one that was pending. */
+	if (addr && len >= (socklen_t)sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
+		if (s->flags & SA_F_CONNECTING) {
+			init_done(&d, "connect");
+			d.outcome = SA_CONN_ABANDONED;
+			complete(fd, s, &d, t1);
+		}
+		return;
+	}
+	if (s->flags & SA_F_CONNECTING) {
+		init_done(&d, "connect");
+		d.outcome = sa_conn_judge_reconnect(ret, err, &e);
+		if (d.outcome == SA_CONN_PENDING)
+			return;
+		d.err = e;
+		if (is_tcp(s))
+			sa_tcpinfo_read(fd, &d.ti);
+		complete(fd, s, &d, t1);
+		return;
+	}
+	/* The kernel keeps connecting after EINPROGRESS (non-blocking socket,
+	 * or SO_SNDTIMEO ran out) and after EINTR on TCP (inet_wait_for_connect
+	 * leaves the socket in SYN_SENT). */
+	if (ret < 0 && s != &tmp && (err == EINPROGRESS || (err == EINTR && is_tcp(s)))) {
+		s->connect_start_ns = t0;
+		s->connect_peer_len = 0;
+		if (addr && len > 0 && len <= (socklen_t)sizeof s->connect_peer) {
+			memcpy(s->connect_peer, addr, len);
+			s->connect_peer_len = (uint8_t)len;
+		}
+		__atomic_or_fetch(&s->flags, SA_F_CONNECTING | SA_F_WATCH_IO, __ATOMIC_RELEASE);
+		return;
+	}
+	init_done(&d, "call");
+	d.outcome = ret == 0 ? SA_CONN_OK : SA_CONN_FAILED;
+	d.err = ret == 0 ? 0 : err;
+	d.ms = (double)(t1 - t0) / 1e6;
+	if (is_tcp(s))
+		sa_tcpinfo_read(fd, &d.ti);
+	report(fd, s, addr, len, &d);
 }
 
 void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 			   const void *val, const socklen_t *len, int ret)
 {
+	struct conn_done d;
+	int so_error;
+
+	if (ret != 0 || level != SOL_SOCKET || opt != SO_ERROR || !val || !len ||
+	    *len < (socklen_t)sizeof so_error)
+		return;
+	memcpy(&so_error, val, sizeof so_error);
+	init_done(&d, "getsockopt");
+	if (is_tcp(s))
+		sa_tcpinfo_read(fd, &d.ti);
+	d.outcome = sa_conn_judge_sockerr(so_error, tcp_state_of(&d.ti), &d.err);
+	if (d.outcome != SA_CONN_PENDING)
+		complete(fd, s, &d, sa_now_ns());
 }
 
 void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
 {
+	struct conn_done d;
+	int e;
+
+	/* Not yet connected: no system call of ours on this path. */
+	if (ret < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR))
+		return;
+	init_done(&d, dir == SA_IO_READ ? "read" : "write");
+	if (is_tcp(s))
+		sa_tcpinfo_read(fd, &d.ti);
+	d.outcome = sa_conn_judge_io(ret, err, tcp_state_of(&d.ti), &e);
+	d.err = e;
+	if (d.outcome != SA_CONN_PENDING)
+		complete(fd, s, &d, sa_now_ns());
 }
 
 void sa_connect_close(int fd, struct sa_sock *s)
 {
-}
+	struct conn_done d;
+	uint64_t now = sa_now_ns(), est;
+	int so_error = 0;
+	socklen_t l = sizeof so_error;
 
-void sa_connect_summary(json_t *summary)
-{
-}
-
-void sa_connect_reset(void)
-{
+	init_done(&d, "close");
+	d.outcome = SA_CONN_ABANDONED;
+	if (is_tcp(s) && sa_tcpinfo_read(fd, &d.ti) == 0) {
+		if (d.ti.state == SA_TCP_CLOSE) {
+			/* It failed and the program never asked why. It is closing
+			 * the socket, so reading SO_ERROR here takes nothing from it. */
+			d.outcome = SA_CONN_FAILED;
+			if (sa_real.getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &l) == 0)
+				d.err = so_error;
+		} else if (!handshaking(d.ti.state)) {
+			/* Established, but the program only polled for it. Before
+			 * any data, tcpi_last_data_recv counts from the handshake's
+			 * end (tcp_finish_connect sets lrcvtime), which dates it. */
+			d.outcome = SA_CONN_OK;
+			est = (uint64_t)d.ti.last_data_recv * 1000000u;
+			if (d.ti.has_data_segs && d.ti.data_segs_in == 0 && est <= now - s->connect_start_ns)
+				d.ms = (double)(now - est - s->connect_start_ns) / 1e6;
+		}
+	}
+	complete(fd, s, &d, now);
 }

@@ -170,7 +170,7 @@ static uint64_t finding_counts[NCODES];
 
 static const char *const event_names[] = {
 	"init", "warning", "setsockopt", "listen", "accept", "connect", "quickack_hot_loop",
-	"listener_stats", "summary", "other",
+	"listener_stats", "summary", "first_speaker", "other",
 };
 #define NEVENTS (sizeof event_names / sizeof event_names[0])
 static uint64_t event_counts[NEVENTS];

@@ -52,6 +52,10 @@ void sa_on_socket(int fd, int domain, int type, int protocol)
 	s->family = (uint16_t)domain;
 	s->type = (uint16_t)(type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC));
 	s->protocol = protocol;
+	/* The namespace's TCP counters start from here in processes that
+	 * only connect (one /proc read per process; an atomic load after). */
+	if ((domain == AF_INET || domain == AF_INET6) && s->type == SOCK_STREAM)
+		sa_netns_baseline();
 }
 
 void sa_on_setsockopt(int fd, int level, int opt, const void *val, socklen_t len, int ret, int err)
@@ -79,6 +83,8 @@ void sa_on_listen(int fd, int backlog, int ret, int err)
 		s = &tmp;
 	}
 	sa_listen_audit(fd, s, backlog, ret, err);
+	if (ret == 0 && s != &tmp)
+		sa_accept_listen(fd, s);
 }
 
 void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,

@@ -194,9 +194,11 @@ struct sa_sock {
 	struct sa_listener *lst;
 	/* accepted-connection state (audit_accept.c) */
 	int listen_fd;
-	uint8_t first_speaker;      /* 0 unknown, 1 client, 2 server */
+	uint8_t first_speaker;      /* 0 not decided, 1 client, 2 server, 3 neither (EOF/error/close first) */
 	/* connect state (audit_connect.c) */
 	uint64_t connect_start_ns;
+	uint8_t connect_peer_len;   /* bytes of connect_peer in use */
+	uint8_t connect_peer[28];   /* pending connect's address (sockaddr_in/in6 fit) */
 	/* quickack state (audit_quickack.c) */
 	uint32_t qa_sets;           /* successful setsockopt(TCP_QUICKACK) */
 	uint32_t qa_reported_at;    /* reasserts when the last event went out, 0 = none */
@@ -315,6 +317,8 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err) S
 void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f) SA_HIDDEN;
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		     const struct sockaddr *peer, socklen_t peerlen) SA_HIDDEN;
+/* After a successful listen(): the listener's stats entry, the netns baseline. */
+void sa_accept_listen(int fd, struct sa_sock *s) SA_HIDDEN;
 void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 void sa_accept_close(int fd, struct sa_sock *s) SA_HIDDEN;
 void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
@@ -359,6 +363,9 @@ void sa_accept_summary(json_t *summary) SA_HIDDEN;      /* listeners, final list
 void sa_connect_summary(json_t *summary) SA_HIDDEN;     /* connect_ms, connect_hist, syn_retrans_total */
 void sa_quickack_summary(json_t *summary) SA_HIDDEN;    /* quickack {sets, reasserts, hot_loops, fds} */
 void sa_netns_summary(json_t *summary) SA_HIDDEN;       /* netns_counters */
+/* netns.c: reads the namespace's counters once per process (the baseline of
+ * netns_counters); cheap after the first call. */
+void sa_netns_baseline(void) SA_HIDDEN;
 void sa_accept_reset(void) SA_HIDDEN;
 void sa_connect_reset(void) SA_HIDDEN;
 void sa_quickack_reset(void) SA_HIDDEN;

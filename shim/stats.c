@@ -88,7 +88,7 @@ json_t *sa_hist_json(const struct sa_hist *h)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "n", json_integer((json_int_t)h->n));
+	json_object_set_new(o, "n", json_integer((json_int_t)__atomic_load_n(&h->n, __ATOMIC_RELAXED)));
 	json_object_set_new(o, "p50", round3(sa_hist_pct(h, 50)));
 	json_object_set_new(o, "p95", round3(sa_hist_pct(h, 95)));
 	json_object_set_new(o, "p99", round3(sa_hist_pct(h, 99)));

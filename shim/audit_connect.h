@@ -1,0 +1,50 @@
+/*
+ * audit_connect.h: the pure decisions of audit_connect.c (when a connect
+ * is complete, what its outcome is, which findings it carries, which
+ * histogram bucket it falls in), shared with its cmocka tests. Nothing
+ * here makes a system call.
+ */
+#ifndef SA_AUDIT_CONNECT_H
+#define SA_AUDIT_CONNECT_H
+
+#include <sys/types.h>
+
+#include "internal.h"
+
+enum sa_conn_outcome {
+	SA_CONN_PENDING = 0,        /* still in the handshake: keep waiting */
+	SA_CONN_OK,
+	SA_CONN_FAILED,
+	SA_CONN_ABANDONED,          /* closed before the handshake finished */
+};
+
+/* TCP states as tcp_info reports them (include/net/tcp_states.h). */
+#define SA_TCP_ESTABLISHED 1
+#define SA_TCP_SYN_SENT    2
+#define SA_TCP_SYN_RECV    3
+#define SA_TCP_CLOSE       7
+#define SA_TCP_UNKNOWN     (-1)  /* not TCP, or TCP_INFO unreadable */
+
+/* The program read SO_ERROR and got so_error; tcp_state is the socket's
+ * state right after. *err gets the final errno (0 when unknown). */
+enum sa_conn_outcome sa_conn_judge_sockerr(int so_error, int tcp_state, int *err) SA_HIDDEN;
+/* The first read/write-family call after connect returned ret (err when
+ * ret < 0). */
+enum sa_conn_outcome sa_conn_judge_io(ssize_t ret, int err, int tcp_state, int *errout) SA_HIDDEN;
+/* connect() called again on a socket whose connect is pending. */
+enum sa_conn_outcome sa_conn_judge_reconnect(int ret, int err, int *errout) SA_HIDDEN;
+
+/* Findings for one finished connect. syn_retrans < 0 means unknown (not
+ * TCP); defer_s is TCP_DEFER_ACCEPT as read back on the connecting socket. */
+void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double connect_ms,
+		      int syn_retrans, int defer_s, int slow_ms, int is_unix) SA_HIDDEN;
+
+/* The summary histogram: coarse buckets whose edges split the 1, 2 and
+ * 3 s SYN-retransmission clusters. */
+#define SA_CONN_NBUCKETS 8
+extern const char *const sa_conn_bucket_names[SA_CONN_NBUCKETS] SA_HIDDEN;
+int sa_conn_bucket(double ms) SA_HIDDEN;
+
+const char *sa_conn_outcome_name(enum sa_conn_outcome o) SA_HIDDEN;
+
+#endif

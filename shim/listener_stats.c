@@ -1,0 +1,322 @@
+/*
+ * listener_stats.c: per-listener state (struct sa_listener) and the
+ * listener_stats line: counts, queue and wait percentiles, who speaks
+ * first, the namespace counters beside them, and advice that answers the
+ * TCP_DEFER_ACCEPT decision frame (who sends the first byte, what deferral
+ * would gain, what happens when its window expires or the queue fills).
+ *
+ * Listeners are never freed: a dup'd or inherited fd, or an accepted
+ * socket's back pointer, may still use one. They sit on a push-only list
+ * so the summary at exit can visit them. Lines are written from the accept
+ * path when the interval passed (no threads of our own) and at exit.
+ */
+#include <arpa/inet.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accept.h"
+
+/* A process with more listeners than this gets no stats for the rest
+ * (each one holds two histograms, ~7 KB). */
+#define MAX_LISTENERS 4096
+/* Advice about emptiness needs a few accepts to mean anything. */
+#define ADVICE_MIN_ACCEPTS 10
+/* At most this many listeners are listed in the summary line (4 KB). */
+#define SUMMARY_LISTENERS 12
+
+static struct sa_listener *head;
+static int nlisteners;
+/* Serialises listener_stats lines (rare: each interval and at exit), so a
+ * listener's previous-line snapshot is read and replaced by one thread. */
+static pthread_mutex_t emit_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
+{
+	struct sa_listener *l = __atomic_load_n(&s->lst, __ATOMIC_ACQUIRE), *expected = NULL;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	json_t *addr;
+
+	if (l)
+		return l;
+	if (__atomic_add_fetch(&nlisteners, 1, __ATOMIC_RELAXED) > MAX_LISTENERS)
+		return NULL;
+	l = calloc(1, sizeof *l);
+	if (!l)
+		return NULL;
+	l->listen_fd = fd;
+	l->family = s->family;
+	l->backlog = s->backlog_effective;
+	l->defer_s = s->defer_accept_s;
+	l->last_emit_ns = sa_now_ns();
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+	    (addr = sa_json_addr((struct sockaddr *)&ss, sl)) != NULL) {
+		if (json_is_string(addr))
+			snprintf(l->local, sizeof l->local, "%s", json_string_value(addr));
+		json_decref(addr);
+	}
+	/* Two threads meeting a new listener at once: one entry wins. */
+	if (!__atomic_compare_exchange_n(&s->lst, &expected, l, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		free(l);
+		return expected;
+	}
+	l->next = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+	while (!__atomic_compare_exchange_n(&head, &l->next, l, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+	return l;
+}
+
+int sa_needed_backlog(uint32_t peak_waiting, int backlog)
+{
+	long need = 2L * (long)peak_waiting, floor2 = 2L * ((long)backlog + 1);
+
+	if (need < floor2)
+		need = floor2;
+	return need > 65535 ? 65535 : (int)need;
+}
+
+static int pct(uint64_t part, uint64_t whole)
+{
+	return whole ? (int)((part * 100 + whole / 2) / whole) : 0;
+}
+
+static void advise(json_t *arr, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void advise(json_t *arr, int *n, const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	json_array_append_new(arr, json_string(buf));
+	(*n)++;
+}
+
+int sa_listener_advice(const struct sa_advice_in *in, json_t *arr)
+{
+	uint64_t decided = in->first_client + in->first_server;
+	int n = 0, empty_pct = pct(in->empty_accepts, in->accepts);
+
+	/* 1. Who sends the first byte on this port? */
+	if (in->first_server > 0 && in->first_server >= in->first_client) {
+		if (in->defer_s > 0)
+			advise(arr, &n, "The server speaks first on this port (%llu of %llu connections): turn TCP_DEFER_ACCEPT off, it adds the whole %d s window to every connection.",
+			       (unsigned long long)in->first_server, (unsigned long long)decided, in->defer_s);
+		else
+			advise(arr, &n, "The server speaks first on this port (%llu of %llu connections): do not use TCP_DEFER_ACCEPT (nginx deferred) here, every connection would wait out its window.",
+			       (unsigned long long)in->first_server, (unsigned long long)decided);
+	} else if (in->first_client > 0 && in->defer_s <= 0 && in->accepts >= ADVICE_MIN_ACCEPTS) {
+		/* 2. What would deferral gain? The accepts that found no data. */
+		if (empty_pct >= 50)
+			advise(arr, &n, "The client speaks first and %d%% of accepts found no data yet: TCP_DEFER_ACCEPT=1 (nginx: listen ... deferred) would save those wake-ups; the window is about 1 s and empty connections still arrive when it expires.",
+			       empty_pct);
+		else
+			advise(arr, &n, "The client speaks first and %d%% of accepts already had data: TCP_DEFER_ACCEPT would gain little on this port.",
+			       100 - empty_pct);
+	} else if (in->first_client > 0 && in->defer_s > 0 && in->first_server == 0) {
+		advise(arr, &n, "The client speaks first (%llu connections): TCP_DEFER_ACCEPT=%d s suits this port.",
+		       (unsigned long long)in->first_client, in->defer_s);
+	}
+	/* 4. The window expires and the connection arrives anyway. */
+	if (in->defer_s > 0 && (in->defer_expired || in->syncookie))
+		advise(arr, &n, "TCP_DEFER_ACCEPT is %d s here, yet %llu of %llu accepts arrived empty (%llu after the window expired, %llu made by SYN cookies that skip deferral): deferral is a delay, not a filter, so the program must handle empty connections.",
+		       in->defer_s, (unsigned long long)in->empty_accepts, (unsigned long long)in->accepts,
+		       (unsigned long long)in->defer_expired, (unsigned long long)in->syncookie);
+	/* 5. Under load the queue, bounded by the backlog, fills. */
+	if (in->queue_full_seen > 0) {
+		advise(arr, &n, "The accept queue was full %llu times: backlog %d (room for %d) is below the peak of %u connections waiting; use a backlog of at least %d (and net.core.somaxconn to match), or accept faster.",
+		       (unsigned long long)in->queue_full_seen, in->backlog, in->backlog + 1, in->peak_waiting,
+		       sa_needed_backlog(in->peak_waiting, in->backlog));
+		if (in->defer_s > 0)
+			advise(arr, &n, "Deferred connections wait in the SYN queue, which the same backlog bounds: once it fills, SYN cookies accept new clients without deferral.");
+	}
+	/* 6. The kernel's counters tell whether deferral engaged at all. */
+	if (in->ns_valid && in->defer_s > 0 && in->accepts > 0) {
+		if (in->has_defer_drop && in->defer_drop == 0)
+			advise(arr, &n, "TCPDeferAcceptDrop did not rise in this network namespace (a namespace-wide counter): deferral never engaged for these connections.");
+		if (in->has_cookies_recv && in->cookies_recv > 0)
+			advise(arr, &n, "SyncookiesRecv rose by %llu in this network namespace (a namespace-wide counter) while this listener defers: under load deferral was bypassed.",
+			       (unsigned long long)in->cookies_recv);
+	}
+	return n;
+}
+
+static json_t *speaker_json(const struct sa_advice_in *in)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "client", json_integer((json_int_t)in->first_client));
+	json_object_set_new(o, "server", json_integer((json_int_t)in->first_server));
+	json_object_set_new(o, "unknown", json_integer((json_int_t)in->first_unknown));
+	return o;
+}
+
+static void fill_advice_in(const struct sa_listener *l, struct sa_advice_in *in)
+{
+	memset(in, 0, sizeof *in);
+	/* Parts before the whole: each part is counted after accepts, so
+	 * loading accepts last keeps them from exceeding it. */
+	in->empty_accepts = LOAD(l->empty_accepts);
+	in->with_data = LOAD(l->with_data);
+	in->defer_expired = LOAD(l->defer_expired);
+	in->syncookie = LOAD(l->syncookie);
+	in->first_client = LOAD(l->first_client);
+	in->first_server = LOAD(l->first_server);
+	in->first_unknown = LOAD(l->first_unknown);
+	in->queue_full_seen = LOAD(l->queue_full_seen);
+	in->peak_waiting = LOAD(l->peak_waiting);
+	in->backlog = LOAD(l->backlog);
+	in->defer_s = LOAD(l->defer_s);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	in->accepts = LOAD(l->accepts);
+}
+
+void sa_listener_emit(struct sa_listener *l)
+{
+	const struct sa_netns_snap *base;
+	struct sa_netns_snap now;
+	struct sa_findings f = { 0 };
+	struct sa_advice_in in;
+	json_t *ev, *advice;
+	uint64_t accepts, qfull, eagain, errors, fd_limit, d;
+	int have_now;
+
+	ev = sa_event_new("listener_stats", -1);
+	if (!ev)
+		return;
+	pthread_mutex_lock(&emit_lock);
+	sa_netns_baseline();
+	base = sa_netns_base();
+	have_now = base && sa_netns_read(&now) == 0;
+	/* All counts at one moment, so they add up on the line. */
+	fill_advice_in(l, &in);
+	accepts = in.accepts;
+	qfull = in.queue_full_seen;
+	eagain = LOAD(l->eagain);
+	errors = LOAD(l->errors);
+	fd_limit = LOAD(l->fd_limit);
+	if (have_now) {
+		in.ns_valid = 1;
+		in.has_defer_drop = sa_netns_delta(base, &now, SA_NS_DEFER_ACCEPT_DROP, &in.defer_drop);
+		in.has_cookies_recv = sa_netns_delta(base, &now, SA_NS_SYNCOOKIES_RECV, &in.cookies_recv);
+		in.has_overflows = sa_netns_delta(base, &now, SA_NS_LISTEN_OVERFLOWS, &in.overflows);
+		/* Per interval: did ListenOverflows rise since this listener's
+		 * previous line, while its own queue was seen full? */
+		if (sa_netns_delta(l->ns_prev.valid ? &l->ns_prev : base, &now, SA_NS_LISTEN_OVERFLOWS, &d) &&
+		    d > 0 && qfull > l->queue_full_prev)
+			sa_findings_add(&f, "listen_overflows",
+				"ListenOverflows rose by %llu in this network namespace (a namespace-wide kernel counter, not only this process) while this listener's accept queue (room for %d) was full: the kernel dropped SYNs or handshake ACKs and those clients waited 1 s or more per retransmission. Raise the backlog to at least %d or accept faster.",
+				(unsigned long long)d, in.backlog + 1, sa_needed_backlog(in.peak_waiting, in.backlog));
+		l->ns_prev = now;
+	}
+	l->queue_full_prev = qfull;
+	pthread_mutex_unlock(&emit_lock);
+
+	json_object_set_new(ev, "listen_fd", json_integer(l->listen_fd));
+	json_object_set_new(ev, "local", l->local[0] ? json_string(l->local) : json_null());
+	json_object_set_new(ev, "backlog", json_integer(in.backlog));
+	json_object_set_new(ev, "defer_accept_s", json_integer(in.defer_s));
+	json_object_set_new(ev, "accepts", json_integer((json_int_t)accepts));
+	json_object_set_new(ev, "eagain", json_integer((json_int_t)eagain));
+	json_object_set_new(ev, "errors", json_integer((json_int_t)errors));
+	json_object_set_new(ev, "empty_accepts", json_integer((json_int_t)in.empty_accepts));
+	json_object_set_new(ev, "empty_defer_expired", json_integer((json_int_t)in.defer_expired));
+	json_object_set_new(ev, "empty_syncookie", json_integer((json_int_t)in.syncookie));
+	json_object_set_new(ev, "with_data_pct", accepts ? json_integer(pct(in.with_data, accepts)) : json_null());
+	json_object_set_new(ev, "queue_ms", sa_hist_json(&l->queue_ms));
+	json_object_set_new(ev, "wait_ms", sa_hist_json(&l->wait_ms));
+	json_object_set_new(ev, "queue_full_seen", json_integer((json_int_t)qfull));
+	json_object_set_new(ev, "peak_waiting", json_integer(in.peak_waiting));
+	json_object_set_new(ev, "fd_limit", json_integer((json_int_t)fd_limit));
+	json_object_set_new(ev, "first_speaker", speaker_json(&in));
+	if (have_now)
+		json_object_set_new(ev, "netns_counters", sa_netns_delta_json(base, &now));
+	advice = json_array();
+	sa_listener_advice(&in, advice);
+	json_object_set_new(ev, "advice", advice);
+	sa_event_emit(ev, SA_LEVEL_WARN, &f);
+}
+
+void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
+{
+	const struct sa_config *c = sa_config();
+	uint64_t last, every;
+
+	if (!l || !c || c->stats_interval <= 0)
+		return;
+	every = (uint64_t)c->stats_interval * 1000000000ull;
+	last = __atomic_load_n(&l->last_emit_ns, __ATOMIC_RELAXED);
+	/* now_ns was taken before this thread got here: another thread may
+	 * already have claimed a later time. */
+	if (now_ns <= last || now_ns - last < every)
+		return;
+	/* One thread claims this interval's line. */
+	if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, now_ns, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	sa_listener_emit(l);
+}
+
+static int active(const struct sa_listener *l)
+{
+	return LOAD(l->accepts) || LOAD(l->eagain) || LOAD(l->errors);
+}
+
+void sa_accept_summary(json_t *summary)
+{
+	struct sa_listener *l;
+	json_t *arr = json_array();
+	int listed = 0, omitted = 0;
+
+	for (l = __atomic_load_n(&head, __ATOMIC_ACQUIRE); l; l = l->next) {
+		if (!active(l))
+			continue;
+		sa_listener_emit(l);
+		if (listed >= SUMMARY_LISTENERS) {
+			omitted++;
+			continue;
+		}
+		json_t *o = json_object();
+		json_object_set_new(o, "listen_fd", json_integer(l->listen_fd));
+		json_object_set_new(o, "local", l->local[0] ? json_string(l->local) : json_null());
+		json_object_set_new(o, "accepts", json_integer((json_int_t)LOAD(l->accepts)));
+		json_object_set_new(o, "empty_accepts", json_integer((json_int_t)LOAD(l->empty_accepts)));
+		json_object_set_new(o, "queue_full_seen", json_integer((json_int_t)LOAD(l->queue_full_seen)));
+		json_array_append_new(arr, o);
+		listed++;
+	}
+	json_object_set_new(summary, "listeners", arr);
+	if (omitted)
+		json_object_set_new(summary, "listeners_omitted", json_integer(omitted));
+}
+
+/* In a forked child (one thread): a worker's stats are its own. The
+ * listener entries stay, since workers accept on inherited listeners. */
+void sa_accept_reset(void)
+{
+	struct sa_listener *l;
+	uint64_t now = sa_now_ns();
+
+	/* Another thread of the parent may have held it at fork time. */
+	pthread_mutex_init(&emit_lock, NULL);
+	for (l = head; l; l = l->next) {
+		l->accepts = l->eagain = l->errors = 0;
+		l->empty_accepts = l->with_data = 0;
+		l->defer_expired = l->syncookie = l->fd_limit = 0;
+		l->queue_full_seen = l->queue_full_prev = 0;
+		l->peak_waiting = 0;
+		l->first_client = l->first_server = l->first_unknown = 0;
+		sa_hist_reset(&l->queue_ms);
+		sa_hist_reset(&l->wait_ms);
+		l->last_emit_ns = now;
+		memset(&l->ns_prev, 0, sizeof l->ns_prev);
+	}
+	sa_netns_reset();
+}

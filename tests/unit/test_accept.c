@@ -1,0 +1,196 @@
+/* Unit tests for the accepting side's pure parts: /proc/net/{netstat,snmp}
+ * parsing and deltas (netns.c), why an empty connection arrived and whether
+ * the queue was full (audit_accept.c), and listener_stats advice
+ * (listener_stats.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "accept.h"
+
+static const char netstat_new[] =
+	"TcpExt: SyncookiesSent SyncookiesRecv SyncookiesFailed EmbryonicRsts ListenOverflows ListenDrops TCPDeferAcceptDrop TCPReqQFullDoCookies TCPReqQFullDrop TCPSynRetrans TCPFastOpenPassive\n"
+	"TcpExt: 189 201 0 0 274 274 11 326 0 148 0\n"
+	"IpExt: InNoRoutes InTruncatedPkts\n"
+	"IpExt: 0 0\n"
+	"MPTcpExt: MPCapableSYNRX ListenOverflows\n"
+	"MPTcpExt: 5 999\n";
+/* An old kernel: no TCPDeferAcceptDrop yet, fields in another order. */
+static const char netstat_old[] =
+	"TcpExt: ListenDrops SyncookiesRecv ListenOverflows SyncookiesSent\n"
+	"TcpExt: 3 7 2 9\n";
+static const char snmp[] =
+	"Ip: Forwarding DefaultTTL\n"
+	"Ip: 2 64\n"
+	"Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets CurrEstab InSegs OutSegs RetransSegs\n"
+	"Tcp: 1 200 120000 -1 200 75 4 11 0 1098 961 148\n";
+
+static void parse_netstat(void **state)
+{
+	struct sa_netns_snap s;
+
+	memset(&s, 0, sizeof s);
+	assert_int_equal(sa_netns_parse(netstat_new, &s), 10);
+	assert_true(s.valid);
+	assert_int_equal(s.v[SA_NS_SYNCOOKIES_SENT], 189);
+	assert_int_equal(s.v[SA_NS_SYNCOOKIES_RECV], 201);
+	/* TcpExt's ListenOverflows, not MPTcpExt's. */
+	assert_int_equal(s.v[SA_NS_LISTEN_OVERFLOWS], 274);
+	assert_int_equal(s.v[SA_NS_DEFER_ACCEPT_DROP], 11);
+	assert_false(s.present & (1u << SA_NS_RETRANS_SEGS));
+	assert_int_equal(sa_netns_parse(snmp, &s), 2);
+	assert_int_equal(s.v[SA_NS_RETRANS_SEGS], 148);
+	assert_int_equal(s.v[SA_NS_ATTEMPT_FAILS], 4);
+	assert_true(s.present & (1u << SA_NS_ATTEMPT_FAILS));
+}
+
+static void absent_is_absent(void **state)
+{
+	struct sa_netns_snap a, b;
+	uint64_t d;
+	json_t *j;
+
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	sa_netns_parse(netstat_old, &a);
+	sa_netns_parse(netstat_old, &b);
+	b.v[SA_NS_LISTEN_OVERFLOWS] += 5;
+	assert_int_equal(a.v[SA_NS_SYNCOOKIES_SENT], 9);
+	assert_true(sa_netns_delta(&a, &b, SA_NS_LISTEN_OVERFLOWS, &d));
+	assert_int_equal(d, 5);
+	assert_false(sa_netns_delta(&a, &b, SA_NS_DEFER_ACCEPT_DROP, &d));
+	j = sa_netns_delta_json(&a, &b);
+	assert_int_equal(json_integer_value(json_object_get(j, "ListenOverflows")), 5);
+	assert_int_equal(json_integer_value(json_object_get(j, "SyncookiesRecv")), 0);
+	assert_null(json_object_get(j, "TCPDeferAcceptDrop"));
+	assert_null(json_object_get(j, "RetransSegs"));
+	json_decref(j);
+}
+
+static void malformed(void **state)
+{
+	struct sa_netns_snap s;
+
+	memset(&s, 0, sizeof s);
+	/* A header with no value line, a short value line, junk, no final newline. */
+	assert_int_equal(sa_netns_parse("TcpExt: ListenOverflows\nnonsense\n", &s), 0);
+	assert_false(s.valid);
+	assert_int_equal(sa_netns_parse("TcpExt: ListenDrops ListenOverflows\nTcpExt: 4\n", &s), 1);
+	assert_int_equal(s.v[SA_NS_LISTEN_DROPS], 4);
+	assert_false(s.present & (1u << SA_NS_LISTEN_OVERFLOWS));
+	assert_int_equal(sa_netns_parse("TcpExt: SyncookiesFailed\nTcpExt: x12\n", &s), 0);
+	assert_int_equal(sa_netns_parse("TcpExt: SyncookiesFailed\nTcpExt: 12", &s), 1);
+	assert_int_equal(sa_netns_parse("", &s), 0);
+}
+
+static void live_proc(void **state)
+{
+	struct sa_netns_snap s;
+
+	/* This kernel has /proc/net: the counters we rely on are there. */
+	assert_int_equal(sa_netns_read(&s), 0);
+	assert_true(s.present & (1u << SA_NS_LISTEN_OVERFLOWS));
+	assert_true(s.present & (1u << SA_NS_RETRANS_SEGS));
+}
+
+static void empty_cause(void **state)
+{
+	/* defer_s, bytes, state, total_retrans, total_rto, options */
+	assert_int_equal(sa_empty_cause(1, 0, 1, 1, 1, 0), SA_EMPTY_DEFER_EXPIRED);
+	assert_int_equal(sa_empty_cause(3, 0, 1, 0, 2, 0), SA_EMPTY_DEFER_EXPIRED);
+	assert_int_equal(sa_empty_cause(1, 0, 1, 0, 0, 0), SA_EMPTY_SYNCOOKIE);
+	assert_int_equal(sa_empty_cause(0, 0, 1, 0, 0, 0), SA_EMPTY_NONE);    /* no deferral */
+	assert_int_equal(sa_empty_cause(1, 18, 1, 0, 0, 0), SA_EMPTY_NONE);   /* data */
+	assert_int_equal(sa_empty_cause(1, 0, 8, 0, 0, 0), SA_EMPTY_NONE);    /* FIN only: CLOSE_WAIT */
+	assert_int_equal(sa_empty_cause(1, 0, 1, 0, 0, 128), SA_EMPTY_NONE);  /* Fast Open child */
+}
+
+static void queue_full(void **state)
+{
+	assert_true(sa_queue_was_full(3, 3, 0));    /* 4 of 4 before this accept */
+	assert_false(sa_queue_was_full(3, 2, 500));
+	assert_true(sa_queue_was_full(0, 0, 1500));  /* backlog 0: one waited 1.5 s */
+	assert_false(sa_queue_was_full(0, 0, 0));    /* and one taken at once */
+	assert_false(sa_queue_was_full(-1, 5, 5));
+	assert_int_equal(sa_needed_backlog(4, 3), 8);
+	assert_int_equal(sa_needed_backlog(1, 0), 2);
+	assert_int_equal(sa_needed_backlog(100000, 10), 65535);
+}
+
+static int any_matches(json_t *arr, const char *needle)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v)
+		if (strstr(json_string_value(v), needle))
+			return 1;
+	return 0;
+}
+
+static void advice(void **state)
+{
+	struct sa_advice_in in;
+	json_t *a;
+
+	memset(&in, 0, sizeof in);
+	in.accepts = 100; in.empty_accepts = 80; in.with_data = 20; in.first_client = 100;
+	a = json_array();
+	assert_int_equal(sa_listener_advice(&in, a), 1);
+	assert_true(any_matches(a, "80% of accepts found no data yet: TCP_DEFER_ACCEPT=1"));
+	json_decref(a);
+
+	in.empty_accepts = 5; in.with_data = 95;
+	a = json_array();
+	sa_listener_advice(&in, a);
+	assert_true(any_matches(a, "95% of accepts already had data"));
+	json_decref(a);
+
+	memset(&in, 0, sizeof in);
+	in.accepts = 3; in.first_server = 3; in.defer_s = 1; in.empty_accepts = 3; in.defer_expired = 3;
+	a = json_array();
+	sa_listener_advice(&in, a);
+	assert_true(any_matches(a, "server speaks first"));
+	assert_true(any_matches(a, "turn TCP_DEFER_ACCEPT off"));
+	assert_true(any_matches(a, "delay, not a filter"));
+	json_decref(a);
+
+	memset(&in, 0, sizeof in);
+	in.accepts = 8; in.queue_full_seen = 12; in.backlog = 3; in.peak_waiting = 4;
+	a = json_array();
+	sa_listener_advice(&in, a);
+	assert_true(any_matches(a, "full 12 times: backlog 3 (room for 4)"));
+	assert_true(any_matches(a, "at least 8"));
+	json_decref(a);
+
+	memset(&in, 0, sizeof in);
+	in.accepts = 5; in.defer_s = 1; in.first_client = 5; in.ns_valid = 1;
+	in.has_defer_drop = 1; in.defer_drop = 0; in.has_cookies_recv = 1; in.cookies_recv = 0;
+	a = json_array();
+	sa_listener_advice(&in, a);
+	assert_true(any_matches(a, "TCPDeferAcceptDrop did not rise"));
+	assert_false(any_matches(a, "SyncookiesRecv rose"));
+	json_decref(a);
+
+	/* Nothing known, nothing said. */
+	memset(&in, 0, sizeof in);
+	a = json_array();
+	assert_int_equal(sa_listener_advice(&in, a), 0);
+	json_decref(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parse_netstat),
+		cmocka_unit_test(absent_is_absent),
+		cmocka_unit_test(malformed),
+		cmocka_unit_test(live_proc),
+		cmocka_unit_test(empty_cause),
+		cmocka_unit_test(queue_full),
+		cmocka_unit_test(advice),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
