@@ -143,6 +143,23 @@ static int tcp_listener(int backlog, struct sockaddr_in *out)
 	return s;
 }
 
+/* A UDP port nobody can receive on, and nobody else can take: a UDP socket
+ * bound to it but connected elsewhere (a connected socket only matches
+ * datagrams from its peer, so ours get ICMP port unreachable). */
+static int closed_udp_port(struct sockaddr_in *out)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET }, peer = { .sin_family = AF_INET };
+	socklen_t l = sizeof(a);
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+	a.sin_addr.s_addr = peer.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	peer.sin_port = htons(1);
+	bind(s, (struct sockaddr *)&a, sizeof(a));
+	connect(s, (struct sockaddr *)&peer, sizeof(peer));
+	getsockname(s, (struct sockaddr *)out, &l);
+	return s;
+}
+
 /* A loopback port with a bound, non-listening socket on it: connect is refused. */
 static int closed_port(struct sockaddr_in *out)
 {
@@ -336,7 +353,7 @@ static void udp(void)
 	int u, one = 1;
 	struct sockaddr_in cp, a = { .sin_family = AF_INET };
 	struct sockaddr_in un = { .sin_family = AF_UNSPEC };
-	int cps = closed_port(&cp);
+	int cps = closed_udp_port(&cp);
 	char buf[8];
 	socklen_t l;
 
