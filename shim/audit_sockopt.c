@@ -251,6 +251,13 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 			sa_listen_defer_checks(fd, s, &f);
 	}
 
+	/* Nothing to say at this level: count it without building a JSON object
+	 * (no allocation: warn is the level for hosts that call setsockopt from
+	 * a signal handler, where malloc may be the code that was interrupted). */
+	if (f.n == 0 && !sa_level_enabled(SA_LEVEL_INFO)) {
+		sa_event_count("setsockopt");
+		return;
+	}
 	ev = sa_event_new("setsockopt", fd);
 	if (!ev)
 		return;

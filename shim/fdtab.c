@@ -60,6 +60,11 @@ struct sa_sock *sa_fd_track(int fd)
 
 	if (!s)
 		return NULL;
+	/* The number was freed by a close in another thread (the kernel orders
+	 * that close before the call that handed the number out again); this
+	 * acquire pairs with sa_fd_forget's release so the reuse is ordered in
+	 * the memory model too, not only through the kernel. */
+	(void)__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
 	memset(s, 0, sizeof *s);
 	s->listen_fd = -1;
 	__atomic_store_n(&s->flags, SA_F_SOCKET, __ATOMIC_RELEASE);
@@ -87,9 +92,10 @@ void sa_fd_dup(int oldfd, int newfd)
 	n = slot(newfd, 1);
 	if (!n)
 		return;
+	(void)__atomic_load_n(&n->flags, __ATOMIC_ACQUIRE);   /* as in sa_fd_track */
 	memcpy(n, o, sizeof *n);
 	/* A duplicate shares the socket, not our per-call bookkeeping. */
-	n->flags &= ~(SA_F_WATCH_IO | SA_F_CONNECTING);
+	__atomic_store_n(&n->flags, o->flags & ~(SA_F_WATCH_IO | SA_F_CONNECTING), __ATOMIC_RELEASE);
 }
 
 void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
@@ -101,7 +107,7 @@ void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
 		if (!c)
 			continue;
 		for (j = 0; j < CHUNK; j++)
-			if (c[j].flags)
+			if (__atomic_load_n(&c[j].flags, __ATOMIC_ACQUIRE))
 				fn((int)(i * CHUNK + j), &c[j], arg);
 	}
 }

@@ -198,13 +198,17 @@ void sa_emit_init_once(json_t *first)
 		sa_event_write(ev);
 	}
 	if (sink_err) {
-		char why[200];
+		char why[200], value[32];
 		ev = sa_event_new("warning", -1);
 		snprintf(why, sizeof why, "cannot use this log sink (%s); writing to stderr instead",
 			 sa_errno_name(-sink_err));
 		json_object_set_new(ev, "severity", json_string("warn"));
 		json_object_set_new(ev, "variable", json_string("SOCKAUDIT_LOG"));
-		json_object_set_new(ev, "value", sa_json_str(cfg.sink == SA_SINK_PATH ? cfg.path : "?"));
+		if (cfg.sink == SA_SINK_FD)
+			snprintf(value, sizeof value, "fd:%d", cfg.sink_fd);
+		else
+			snprintf(value, sizeof value, "%s", cfg.sink == SA_SINK_SYSLOG ? "syslog" : "stderr");
+		json_object_set_new(ev, "value", sa_json_str(cfg.sink == SA_SINK_PATH ? cfg.path : value));
 		json_object_set_new(ev, "msg", json_string(why));
 		sa_event_count("warning");
 		sa_event_write(ev);

@@ -78,9 +78,24 @@ void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen);
 }
 
+/* Whether connect()'s addr may be read: only when the kernel read it.
+ * __sys_connect checks the fd and move_addr_to_kernel() the length before
+ * copying, and EFAULT means the copy itself failed; in those cases addr
+ * may point anywhere, or to fewer bytes than len says. */
+static int connect_addr_readable(int ret, int err, socklen_t len)
+{
+	if (len > sizeof(struct sockaddr_storage))
+		return 0;
+	return ret == 0 || (err != EFAULT && err != EBADF && err != ENOTSOCK);
+}
+
 void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len, int ret, int err,
 		   uint64_t t0, uint64_t t1)
 {
+	if (!connect_addr_readable(ret, err, len)) {
+		addr = NULL;
+		len = 0;
+	}
 	sa_connect_audit(fd, lazy_track(fd), addr, len, ret, err, t0, t1);
 }
 

@@ -235,7 +235,8 @@ static inline struct sa_sock *sa_fd_get(int fd)
 	if (!c)
 		return NULL;
 	s = &c[(unsigned int)fd & ((1u << SA_FD_CHUNK_BITS) - 1)];
-	return s->flags ? s : NULL;
+	/* Acquire: pairs with the release store in sa_fd_track() (fdtab.c). */
+	return __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) ? s : NULL;
 }
 /* A fresh, zeroed entry for fd (a new socket with this number); NULL if
  * fd is out of range or memory is short. */

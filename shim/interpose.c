@@ -9,6 +9,7 @@
  * I/O after a non-blocking connect.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -95,10 +96,14 @@ SA_EXPORT int listen(int fd, int backlog)
 	return ret;
 }
 
+/* The peer comes from getpeername into our own buffer, never from the
+ * host's addr/alen: reading *alen before the call would fault where the
+ * kernel returns EFAULT, and after the call *alen holds the full length
+ * while addr may hold fewer bytes (truncated to what the host offered). */
 static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags, int is4)
 {
 	struct sockaddr_storage peer;
-	socklen_t plen = sizeof peer, given = addr && alen ? *alen : 0;
+	socklen_t plen = sizeof peer;
 	uint64_t t0, t1;
 	int ret, err;
 
@@ -106,11 +111,7 @@ static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags, 
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
 	err = errno;
 	t1 = sa_now_ns();
-	if (ret >= 0 && addr && alen) {
-		/* The kernel reports the full length even when it truncated. */
-		plen = *alen < given ? *alen : given;
-		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, addr, plen, flags));
-	} else if (ret >= 0) {
+	if (ret >= 0) {
 		HOOK(err, (plen = getpeername(ret, (struct sockaddr *)&peer, &plen) == 0 ? plen : 0,
 			   sa_on_accept(fd, ret, 0, t0, t1, (struct sockaddr *)&peer, plen, flags)));
 	} else {
@@ -195,8 +196,10 @@ SA_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 	int err = errno;
 
 	READY(close_range);
-	/* CLOSE_RANGE_CLOEXEC (4) only marks fds; nothing is closed now. */
-	if (!sa_in_shim && !(flags & 4) && first <= last) {
+	/* CLOSE_RANGE_CLOEXEC (4) only marks fds; nothing is closed now. Flags
+	 * beyond UNSHARE (2) and CLOEXEC make the kernel fail before closing
+	 * anything: then our sink and our table must stay as they are. */
+	if (!sa_in_shim && !(flags & ~6) && !(flags & 4) && first <= last) {
 		sa_in_shim++;
 		sa_sink_before_close_range(first, last);
 		sa_fd_foreach(forget_one, r);
@@ -219,12 +222,26 @@ SA_EXPORT int dup(int fd)
 	return ret;
 }
 
+/* Whether dup2/dup3 will close newfd: onto itself it closes nothing (dup3
+ * fails), and with a bad oldfd or bad flags the kernel fails before touching
+ * newfd. Moving our sink out of the way then would leave our fd behind, and
+ * forgetting newfd would lose what we know about a socket that stays open. */
+static int dup_closes_newfd(int oldfd, int newfd, int flags, int is3)
+{
+	int err = errno, ok;
+
+	if (oldfd == newfd || newfd < 0 || (is3 && (flags & ~O_CLOEXEC)))
+		return 0;
+	ok = fcntl(oldfd, F_GETFD) >= 0;
+	errno = err;
+	return ok;
+}
+
 static int do_dup2(int oldfd, int newfd, int flags, int is3)
 {
 	int ret, err;
 
-	/* dup2 onto itself closes nothing; dup3 onto itself fails. */
-	if (oldfd != newfd)
+	if (dup_closes_newfd(oldfd, newfd, flags, is3))
 		before_close(newfd);
 	ret = is3 ? sa_real.dup3(oldfd, newfd, flags) : sa_real.dup2(oldfd, newfd);
 	if (ret >= 0 && oldfd != newfd && !sa_in_shim) {

@@ -31,6 +31,7 @@ static ino_t sink_ino;
 static int sink_is_fifo, sink_is_socket;
 static uint64_t dropped;
 static time_t last_reopen;
+static int retry_reopen;            /* the host freed an fd since a failed reopen */
 static char describe[560] = "stderr";
 static char pending_path[512];      /* a forked child's own %p path */
 
@@ -42,8 +43,11 @@ static int high_fd_base(void)
 	/* Stay well above the fds a host uses, below what select() can see
 	 * would not matter for us, and inside the soft limit. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		/* A small limit: still the top, leaving one number above us to
+		 * move to when the host closes or dup2s over ours. Taking 3 would
+		 * shift every fd number the host gets afterwards. */
 		if (rl.rlim_cur <= 32)
-			return 3;
+			return rl.rlim_cur >= 6 ? (int)rl.rlim_cur - 2 : 3;
 		if (base > rl.rlim_cur - 16)
 			base = rl.rlim_cur - 16;
 	}
@@ -238,7 +242,9 @@ void sa_sink_write(const char *line, size_t len)
 	}
 	if (fd < 0 && kind == SA_SINK_PATH) {
 		time_t now = time(NULL);
-		if (now != last_reopen) {
+		/* One attempt a second, or right after the host closed an fd: a
+		 * reopen that failed with EMFILE can work now. */
+		if (now != last_reopen || __atomic_exchange_n(&retry_reopen, 0, __ATOMIC_RELAXED)) {
 			last_reopen = now;
 			fd = open_path();
 			if (fd >= 0)
@@ -286,7 +292,11 @@ static void relocate_above(unsigned int last)
 
 void sa_sink_before_close(int fd)
 {
-	if (fd < 0 || fd != __atomic_load_n(&sink_fd, __ATOMIC_ACQUIRE))
+	int cur = __atomic_load_n(&sink_fd, __ATOMIC_ACQUIRE);
+
+	if (cur < 0 && fd >= 0)
+		__atomic_store_n(&retry_reopen, 1, __ATOMIC_RELAXED);
+	if (fd < 0 || fd != cur)
 		return;
 	pthread_mutex_lock(&lock);
 	if (fd == sink_fd)
@@ -298,6 +308,8 @@ void sa_sink_before_close_range(unsigned int first, unsigned int last)
 {
 	int fd = __atomic_load_n(&sink_fd, __ATOMIC_ACQUIRE);
 
+	if (fd < 0)
+		__atomic_store_n(&retry_reopen, 1, __ATOMIC_RELAXED);
 	if (fd < 0 || (unsigned int)fd < first || (unsigned int)fd > last)
 		return;
 	pthread_mutex_lock(&lock);

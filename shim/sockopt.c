@@ -189,6 +189,10 @@ int sa_defer_secs(int rounds)
 {
 	int period = 0, timeout = 1;
 
+	/* The kernel keeps rounds in a u8 (icsk_accept_queue.rskq_defer_accept),
+	 * so never more than 255; past that the loop would overflow period. */
+	if (rounds > 255)
+		rounds = 255;
 	if (rounds > 0) {
 		period = timeout;
 		while (--rounds) {

@@ -30,7 +30,30 @@ check_jq() {
 	if jq -e -s "$q" "$f" >/dev/null 2>&1; then ok "$n"
 	else fail "$n" "jq -s '$q' was false on $f"; echo "# --- $f:"; sed 's/^/# /' "$f" | head -40; fi
 }
-preload() { LD_PRELOAD="$LIB${LD_PRELOAD:+:$LD_PRELOAD}" "$@"; }
+# preload_value: what LD_PRELOAD must hold to load the shim. A sanitized build
+# (make SANITIZE=...) needs the sanitizer runtime loaded before the shim and
+# before anything else ("ASan runtime does not come first"); UBSan alone is a
+# plain dependency of the shim. Errors end the host with a distinct status so
+# tests notice them; leak checking of the host program itself is off (python
+# or nginx leaks are not ours; tests/integration/leaks.sh checks ours).
+preload_value() {
+	local v=$LIB rt=""
+	case ",${SANITIZE:-}," in
+	*,address,*) rt=$(${SAN_CC:-gcc} -print-file-name=libasan.so) ;;
+	*,thread,*)  rt=$(${SAN_CC:-gcc} -print-file-name=libtsan.so) ;;
+	esac
+	[ -n "$rt" ] && v="$rt:$v"
+	echo "$v${LD_PRELOAD:+:$LD_PRELOAD}"
+}
+if [ -n "${SANITIZE:-}" ]; then
+	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1:exitcode=86}
+	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:exitcode=87}
+	# detect_deadlocks=0: TSan's lock-order detector holds at most 64 locks per
+	# thread (a CHECK aborts the host beyond), and the fork handlers take the
+	# fdtab's 64 stripe locks plus the sink's.
+	export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=88:report_signal_unsafe=0:detect_deadlocks=0}
+fi
+preload() { LD_PRELOAD="$(preload_value)" "$@"; }
 # wait_port PORT [NETNS]: wait up to 5 s for a TCP listener on 127.0.0.1:PORT.
 wait_port() {
 	local i

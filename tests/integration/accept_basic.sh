@@ -8,7 +8,7 @@
 # shim (trace level) and acc_client against it; the log is $T/NAME.jsonl.
 scenario() {
 	local name=$1 sargs=$2 cargs=$3 i port; shift 3
-	env SOCKAUDIT_LEVEL=${SOCKAUDIT_LEVEL:-trace} SOCKAUDIT_LOG="$T/$name.jsonl" "$@" LD_PRELOAD="$LIB" \
+	env SOCKAUDIT_LEVEL=${SOCKAUDIT_LEVEL:-trace} SOCKAUDIT_LOG="$T/$name.jsonl" "$@" LD_PRELOAD="$(preload_value)" \
 		"$PROGS/acc_server" $sargs >"$T/$name.out" 2>/dev/null &
 	local spid=$!
 	for i in $(seq 100); do grep -q PORT "$T/$name.out" 2>/dev/null && break; sleep 0.02; done
@@ -37,7 +37,7 @@ for i in range(6):
 for k in kids:
     os.waitpid(k, 0)
 PY
-	SOCKAUDIT_LEVEL=info SOCKAUDIT_LOG="$T/workers.jsonl" LD_PRELOAD="$LIB" timeout 10 /usr/bin/python3 "$T/workers.py"
+	SOCKAUDIT_LEVEL=info SOCKAUDIT_LOG="$T/workers.jsonl" LD_PRELOAD="$(preload_value)" timeout 10 /usr/bin/python3 "$T/workers.py"
 }
 
 # Backlog 200 keeps the listen-time defer_bypass_risk finding out of the negative cases.

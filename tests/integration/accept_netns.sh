@@ -23,7 +23,7 @@ val() { awk -v k="$2" '$1==k {print $2}' "$1"; }
 scenario() {
 	local ns=$1 name=$2 sargs=$3 cargs=$4 i port
 	nstat_abs "$ns" >"$T/$name.before"
-	ip netns exec "$ns" env SOCKAUDIT_LEVEL=info SOCKAUDIT_LOG="$T/$name.jsonl" LD_PRELOAD="$LIB" \
+	ip netns exec "$ns" env SOCKAUDIT_LEVEL=info SOCKAUDIT_LOG="$T/$name.jsonl" LD_PRELOAD="$(preload_value)" \
 		"$PROGS/acc_server" $sargs >"$T/$name.out" 2>/dev/null &
 	local spid=$!
 	for i in $(seq 100); do grep -q PORT "$T/$name.out" 2>/dev/null && break; sleep 0.02; done

@@ -20,7 +20,7 @@ http {
   server { listen 127.0.0.1:$P2; location / { return 200 "ok\n"; } }
 }
 CONF
-SOCKAUDIT_STATS_INTERVAL=1 SOCKAUDIT_LOG="$T/a.jsonl" LD_PRELOAD="$LIB" nginx -c "$T/nginx.conf" -e "$T/error.log" &
+SOCKAUDIT_STATS_INTERVAL=1 SOCKAUDIT_LOG="$T/a.jsonl" LD_PRELOAD="$(preload_value)" nginx -c "$T/nginx.conf" -e "$T/error.log" &
 NPID=$!
 on_exit "kill -9 $NPID"
 wait_port $P1 && wait_port $P2 || { fail "nginx did not start"; finish; }

@@ -85,7 +85,7 @@ EOF
 
 $run $PY "$T/upstream.py" $UP "$T/upstream.log" & UPID=$!
 on_exit "kill -CONT $UPID; kill $UPID"
-SOCKAUDIT_LOG="$T/nginx.jsonl" $run env LD_PRELOAD="$LIB" $NGINX -p "$T/ngx" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log" & NPID=$!
+SOCKAUDIT_LOG="$T/nginx.jsonl" $run env LD_PRELOAD="$(preload_value)" $NGINX -p "$T/ngx" -c "$T/ngx/nginx.conf" -e "$T/ngx/logs/error.log" & NPID=$!
 on_exit "kill $NPID"
 wait_port $UP $NS && wait_port $FRONT $NS || { fail "upstream and nginx listen" "$(cat "$T/ngx/logs/error.log")"; finish; }
 

@@ -24,7 +24,7 @@ try:
 except OSError as e:
     print("udp listen", e.errno)
 PY
-SOCKAUDIT_LOG="$T/log" ip netns exec $NS env LD_PRELOAD="$LIB" /usr/bin/python3 "$T/listen.py" "$T/u.sock" >/dev/null
+SOCKAUDIT_LOG="$T/log" ip netns exec $NS env LD_PRELOAD="$(preload_value)" /usr/bin/python3 "$T/listen.py" "$T/u.sock" >/dev/null
 L="$T/log"
 check_jq "init reports the namespace's somaxconn" "$L" '.[0].event=="init" and .[0].somaxconn==128'
 check_jq "listen(511) reported clamped to 128" "$L" \

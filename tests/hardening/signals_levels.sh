@@ -1,0 +1,20 @@
+#!/bin/bash
+# make check-signals: the signal-handler host (tests/progs/sighandler.c) at
+# every level, 3 runs each. Known to fail at info and trace: the shim builds
+# its JSON with malloc inside the handler, and when the handler interrupted
+# the host's own malloc the heap is corrupted (glibc aborts) or, in a
+# threaded host, malloc's lock deadlocks. See docs/hardening.md.
+. "$(dirname "$0")/../lib.sh"
+
+prog=$PROGS/sighandler
+for lvl in warn info trace; do
+	for mode in close full; do
+		bad=0
+		for i in 1 2 3; do
+			SOCKAUDIT_LEVEL=$lvl SOCKAUDIT_LOG="$T/$lvl.jsonl" timeout -k 2 30 env LD_PRELOAD="$(preload_value)" \
+				"$prog" 1500 $mode >"$T/out" 2>"$T/err" || { bad=$((bad + 1)); last=$(grep -v '^# ' "$T/err" | head -1); }
+		done
+		[ $bad = 0 ] && ok "$lvl, handler $mode: 3 runs unchanged" || fail "$lvl, handler $mode: host unchanged" "$bad of 3 runs failed: ${last:-timeout}"
+	done
+done
+finish
