@@ -321,6 +321,12 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		json_object_set_new(ev, "listen_fd", json_integer(lfd));
 		if (getsockname(ret, (struct sockaddr *)&ss, &sl) == 0)
 			json_object_set_new(ev, "local", sa_json_addr((struct sockaddr *)&ss, sl));
+		if (!peer) {
+			/* do_accept leaves the peer to us: read it only for a line. */
+			sl = sizeof ss;
+			peerlen = getpeername(ret, (struct sockaddr *)&ss, &sl) == 0 ? sl : 0;
+			peer = (const struct sockaddr *)&ss;
+		}
 		json_object_set_new(ev, "peer", sa_json_addr(peer, peerlen));
 		json_object_set_new(ev, "wait_ms", json_real(wait_ms));
 		json_object_set_new(ev, "queue_ms", have_ti ? json_integer(ti.last_data_sent) : json_null());
