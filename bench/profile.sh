@@ -86,6 +86,7 @@ BEGIN { RS = ""; FS = "\n" }
 	else if (s ~ /sa_event_format|json_dump/) c = "shim: formatting a line (json_dumpb, printf of reals)"
 	else if (s ~ /sa_event_new|sa_event_emit|sa_event_write|json_object|json_real|json_integer|json_string|sa_json_|json_delete/) c = "shim: building/freeing the event object (jansson, malloc)"
 	else if (s ~ /sa_now_ns|sa_now_wall/) c = "shim: clock_gettime for wait times"
+	else if (s ~ /getpeername/ && s ~ /libsockaudit/) c = "shim: getpeername of an accepted socket"
 	else if (s ~ /[ \t](sa_[a-z_0-9]+|lazy_track|slot|fill_kind) \(/) c = "shim: hooks, fd table, audit logic, read-back syscalls"
 	else if ($1 ~ /libsockaudit/) c = "shim: the wrapper functions themselves"
 	cnt[c]++
