@@ -41,7 +41,7 @@ run() {
 	done | sort -n -k1,1 | sed -n 3p
 }
 
-printf '%-8s %-8s %8s %10s %10s %12s\n' "nofile" "shim" "high fd" "VmRSS kB" "VmSize kB" "Private kB"
+printf '%-8s %-8s %8s %10s %10s %12s\n' "nofile" "shim" "high fd" "VmRSS kB" "VmSize kB" "PrivDirty kB"
 declare -A R S P
 for lim in 1024 "$high"; do
 	for shim in 0 1; do
@@ -54,14 +54,14 @@ for lim in 1024 "$high"; do
 done
 echo
 for lim in 1024 "$high"; do
-	printf 'shim adds at nofile %-8s: VmRSS %+d kB, VmSize %+d kB, private %+d kB\n' "$lim" \
+	printf 'shim adds at nofile %-8s: VmRSS %+d kB, VmSize %+d kB, private dirty %+d kB\n' "$lim" \
 		$((R[$lim.1] - R[$lim.0])) $((S[$lim.1] - S[$lim.0])) $((P[$lim.1] - P[$lim.0]))
 done
 d=$(( (P[$high.1] - P[$high.0]) - (P[1024.1] - P[1024.0]) ))
 if [ "$d" -le 128 ]; then
-	echo "PASS the shim's private memory at nofile $high is within 128 kB of nofile 1024 (${d} kB)"
+	echo "PASS the shim's private dirty memory at nofile $high is within 128 kB of nofile 1024 (${d} kB)"
 else
-	echo "MISS the shim's private memory grows with RLIMIT_NOFILE: ${d} kB more at $high than at 1024"
+	echo "MISS the shim's private dirty memory grows with RLIMIT_NOFILE: ${d} kB more at $high than at 1024"
 fi
 grep -q '"event"' "$T/mem.jsonl" 2>/dev/null || echo "warning: the shim wrote nothing: was it active?"
 FT=${FDTAB_MEM:-$TOP/build/bench/fdtab_mem}

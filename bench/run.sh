@@ -164,7 +164,7 @@ drive() {
 mem_line() {   # mem_line PID: "rss_kB private_kB" of a process
 	local rss priv
 	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
-	priv=$(awk '/^Private_(Clean|Dirty):/ { s += $2 } END { print s + 0 }' "/proc/$1/smaps_rollup" 2>/dev/null)
+	priv=$(awk '/^Private_Dirty:/ { s += $2 } END { print s + 0 }' "/proc/$1/smaps_rollup" 2>/dev/null)
 	echo "${rss:-?} ${priv:-?}"
 }
 
@@ -292,7 +292,7 @@ if [[ " ${ARMS[*]} " == *" trace "* ]] && [ "${LINES[trace.close]:-0}" -eq 0 ]; 
 fi
 
 echo
-echo "nginx worker memory, kB (VmRSS / private = Private_Clean+Private_Dirty of smaps_rollup):"
+echo "nginx worker memory, kB (VmRSS / Private_Dirty of smaps_rollup: pages the worker wrote and alone holds):"
 read -r prss0 ppriv0 <<<"${MEM0[plain]}"
 read -r prss1 ppriv1 <<<"${MEM1[plain]}"
 for a in "${ARMS[@]}"; do
