@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <jansson.h>
+#include <signal.h>
 
 #define SA_HIDDEN __attribute__((visibility("hidden")))
 #define SA_EXPORT __attribute__((visibility("default")))
@@ -47,6 +48,8 @@ struct sa_real_fns {
 	ssize_t (*sendmsg)(int, const struct msghdr *, int);
 	ssize_t (*readv)(int, const struct iovec *, int);
 	ssize_t (*writev)(int, const struct iovec *, int);
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	__sighandler_t (*signal)(int, __sighandler_t);
 	ssize_t (*read_chk)(int, void *, size_t, size_t);
 	ssize_t (*recv_chk)(int, void *, size_t, size_t, int);
 	ssize_t (*recvfrom_chk)(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
@@ -316,6 +319,14 @@ const char *sa_comm(void) SA_HIDDEN;
 void sa_emit_init_once(json_t *first) SA_HIDDEN;   /* first: the line that triggers it */
 /* Tests: make the shim active with this config and program name. */
 void sa_guard_configure(const struct sa_config *c, const char *comm) SA_HIDDEN;
+
+/* ---- signals.c: the host's signal handlers run in a trampoline -------- */
+
+extern __thread int sa_in_signal SA_HIDDEN;   /* inside a host signal handler */
+int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact) SA_HIDDEN;
+__sighandler_t sa_sig_signal(int sig, __sighandler_t h) SA_HIDDEN;
+/* 1 when a handler left by longjmp (the guard is then reset). */
+int sa_signal_escaped(void) SA_HIDDEN;
 
 /* ---- hooks the wrappers call (audit_*.c, stats.c) ---------------------- */
 

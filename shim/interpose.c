@@ -26,7 +26,7 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 #define HOOK(err, stmt) do { sa_in_shim++; stmt; sa_in_shim--; errno = (err); } while (0)
 #define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_init(); } while (0)
 /* Our own calls (jansson, dlsym, the sink) and disabled processes pass through. */
-#define AUDITING() (SA_LIKELY(!sa_in_shim) && sa_ensure_init())
+#define AUDITING() ((SA_LIKELY(!sa_in_shim) || sa_signal_escaped()) && sa_ensure_init())
 
 SA_EXPORT int socket(int domain, int type, int protocol)
 {
@@ -158,8 +158,12 @@ static void before_close(int fd)
 	struct sa_sock *s;
 	int err = errno;
 
-	if (sa_in_shim)
+	if (sa_in_shim) {
+		/* In a host signal handler only the lock-free part: forget fd. */
+		if (sa_in_signal)
+			sa_fd_forget(fd);
 		return;
+	}
 	sa_in_shim++;
 	sa_sink_before_close(fd);
 	if ((s = sa_fd_get(fd)) != NULL) {
@@ -413,4 +417,22 @@ SA_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 	ret = sa_real.writev(fd, iov, n);
 	IO_HOOK(fd, SA_IO_WRITE, ret);
 	return ret;
+}
+
+/* ---- signal handlers: run in a trampoline that keeps the shim out ----------- */
+
+SA_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+	READY(sigaction);
+	if (sa_in_shim)
+		return sa_real.sigaction(sig, act, oldact);
+	return sa_sig_action(sig, act, oldact);
+}
+
+SA_EXPORT __sighandler_t signal(int sig, __sighandler_t h)
+{
+	READY(signal);
+	if (sa_in_shim)
+		return sa_real.signal(sig, h);
+	return sa_sig_signal(sig, h);
 }

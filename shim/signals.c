@@ -1,0 +1,170 @@
+/*
+ * signals.c: knows when a thread is running one of the host's signal
+ * handlers, so every wrapper passes straight through there.
+ *
+ * POSIX lets a handler call socket, setsockopt, connect, close...; the
+ * shim's auditing is not async-signal-safe (jansson allocates, the sink
+ * takes a lock), and a handler that interrupted the host's own malloc
+ * would corrupt its heap. So the handlers the host installs with
+ * sigaction() or signal() run inside a trampoline that marks the thread
+ * as "inside the shim". The host always sees its own handler: oldact and
+ * signal()'s result report it, never the trampoline. Calls made inside a
+ * handler are not audited; only the fd table forgets closed fds there.
+ *
+ * No locks: sigaction itself is async-signal-safe and may be called from a
+ * handler. The handler table is written before the trampoline is
+ * installed, and read with atomic loads.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define NSIGS 65
+
+__thread int sa_in_signal __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t sig_frame __attribute__((tls_model("initial-exec")));
+
+static void *handlers[NSIGS];          /* the host's handler per signal */
+
+static void enter(uintptr_t frame, int *saved_shim, uintptr_t *saved_frame)
+{
+	*saved_shim = sa_in_shim;
+	*saved_frame = sig_frame;
+	sig_frame = frame;
+	sa_in_shim++;
+	sa_in_signal++;
+}
+
+static void leave(int saved_shim, uintptr_t saved_frame)
+{
+	sa_in_signal--;
+	sa_in_shim = saved_shim;
+	sig_frame = saved_frame;
+}
+
+static void tramp_plain(int sig)
+{
+	void (*h)(int) = __atomic_load_n((void (**)(int))&handlers[sig], __ATOMIC_ACQUIRE);
+	uintptr_t f;
+	int s;
+
+	enter((uintptr_t)__builtin_frame_address(0), &s, &f);
+	if (h && h != SIG_DFL && h != SIG_IGN)
+		h(sig);
+	leave(s, f);
+}
+
+static void tramp_info(int sig, siginfo_t *si, void *uc)
+{
+	void (*h)(int, siginfo_t *, void *) =
+		__atomic_load_n((void (**)(int, siginfo_t *, void *))&handlers[sig], __ATOMIC_ACQUIRE);
+	uintptr_t f;
+	int s;
+
+	enter((uintptr_t)__builtin_frame_address(0), &s, &f);
+	if (h && (void *)h != (void *)SIG_DFL && (void *)h != (void *)SIG_IGN)
+		h(sig, si, uc);
+	leave(s, f);
+}
+
+static int is_tramp(const struct sigaction *a)
+{
+	return (a->sa_flags & SA_SIGINFO) ? a->sa_sigaction == tramp_info
+					  : a->sa_handler == tramp_plain;
+}
+
+/* A handler the host wrote itself (not default, ignore or empty). */
+static int wants_tramp(const struct sigaction *a)
+{
+	if (a->sa_flags & SA_SIGINFO)
+		return a->sa_sigaction != NULL;
+	return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN && a->sa_handler != NULL;
+}
+
+static void set_handler(int sig, void *h)
+{
+	__atomic_store_n(&handlers[sig], h, __ATOMIC_RELEASE);
+}
+
+int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+	struct sigaction kold, a;
+	void *prev;
+	int ret, err = errno;
+
+	if (sig <= 0 || sig >= NSIGS || sig == SIGKILL || sig == SIGSTOP || !sa_active())
+		return sa_real.sigaction(sig, act, oldact);
+	prev = __atomic_load_n(&handlers[sig], __ATOMIC_ACQUIRE);
+	/* The host's call first, exactly as it made it: the kernel checks act
+	 * (EFAULT, EINVAL) and the result is what the host gets. */
+	ret = sa_real.sigaction(sig, act, &kold);
+	if (ret != 0)
+		return ret;
+	if (act)
+		a = *act;           /* before oldact is written: they may alias */
+	if (oldact) {
+		*oldact = kold;
+		if (is_tramp(&kold)) {
+			if (kold.sa_flags & SA_SIGINFO)
+				oldact->sa_sigaction = (void (*)(int, siginfo_t *, void *))prev;
+			else
+				oldact->sa_handler = (void (*)(int))prev;
+		}
+	}
+	if (act && wants_tramp(&a)) {
+		set_handler(sig, (a.sa_flags & SA_SIGINFO) ? (void *)a.sa_sigaction : (void *)a.sa_handler);
+		if (a.sa_flags & SA_SIGINFO)
+			a.sa_sigaction = tramp_info;
+		else
+			a.sa_handler = tramp_plain;
+		/* Until this second call the host's own handler is installed
+		 * directly: a signal in between is simply not guarded. */
+		sa_real.sigaction(sig, &a, NULL);
+	}
+	errno = err;
+	return 0;
+}
+
+sighandler_t sa_sig_signal(int sig, sighandler_t h)
+{
+	struct sigaction cur;
+	sighandler_t old;
+	void *prev;
+	int err;
+
+	if (sig <= 0 || sig >= NSIGS || !sa_active())
+		return sa_real.signal(sig, h);
+	prev = __atomic_load_n(&handlers[sig], __ATOMIC_ACQUIRE);
+	/* glibc's own signal() picks the flags (SA_RESTART unless
+	 * siginterrupt); keep them and only swap in the trampoline. */
+	old = sa_real.signal(sig, h);
+	if (old == SIG_ERR)
+		return old;
+	err = errno;
+	if (old == tramp_plain || (void *)old == (void *)tramp_info)
+		old = (sighandler_t)prev;
+	if (h != SIG_DFL && h != SIG_IGN && h != NULL &&
+	    sa_real.sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == h) {
+		set_handler(sig, (void *)h);
+		cur.sa_handler = tramp_plain;
+		sa_real.sigaction(sig, &cur, NULL);
+	}
+	errno = err;
+	return old;
+}
+
+int sa_signal_escaped(void)
+{
+	/* A handler that left by longjmp never ran leave(): if this call's
+	 * frame sits above the trampoline's, the handler is gone. */
+	if (sa_in_signal && (uintptr_t)__builtin_frame_address(0) > sig_frame) {
+		sa_in_signal = 0;
+		sa_in_shim = 0;
+		sig_frame = 0;
+		return 1;
+	}
+	return 0;
+}
