@@ -89,6 +89,34 @@ static int bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes)
 	return 1;
 }
 
+/* "a.b.c.d:port" or "[v6]:port" with a specific address, not a wildcard. */
+static int bound_to_one(const char *local)
+{
+	if (!local[0] || !strncmp(local, "0.0.0.0:", 8) || !strncmp(local, "[::]:", 5) ||
+	    !strncmp(local, "[::ffff:0.0.0.0]:", 17))
+		return 0;
+	return local[0] == '[' || (local[0] >= '0' && local[0] <= '9');
+}
+
+/* A child that sat this long in the accept queue makes us look at the
+ * listener's queue even off the sample. */
+#define QUEUE_WAIT_CHECK_MS 5
+
+/* Below trace level: is it time for this listener's next TCP_INFO sample? */
+static int sample_due(struct sa_listener *l, uint64_t now)
+{
+	uint64_t next;
+
+	if (!l)
+		return 1;
+	next = __atomic_load_n(&l->next_sample_ns, __ATOMIC_RELAXED);
+	if (now < next)
+		return 0;
+	/* Threads racing here may both sample once: harmless. */
+	__atomic_store_n(&l->next_sample_ns, now + 1000000u, __ATOMIC_RELAXED);
+	return 1;
+}
+
 /* The listener's entry, made now for a listener we never saw listen()
  * (inherited across exec, or opened before we were loaded). */
 static struct sa_sock *listener_sock(int lfd)
@@ -198,6 +226,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	socklen_t sl = sizeof ss;
 	enum sa_empty_cause cause = SA_EMPTY_NONE;
 	int tcp, have_ti = 0, have_lti = 0, bytes_ok = 0, full = 0, report = 0, backlog = -1;
+	int trace = sa_level_enabled(SA_LEVEL_TRACE), sample;
 	int defer_s = ls ? ls->defer_accept_s : 0;
 	int bytes = 0;
 	double wait_ms = (double)(t1 - t0) / 1e6;
@@ -232,7 +261,12 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		}
 	}
 	tcp = ls && (ls->family == AF_INET || ls->family == AF_INET6) && ls->type == SOCK_STREAM;
-	if (tcp) {
+	/* TCP_INFO on the child and the listener is most of what an accept
+	 * costs us: below trace it is read on a sample (at most once a ms per
+	 * listener, which is what the queue_ms histogram and the queue depth
+	 * are built from), and whenever a finding depends on it. */
+	sample = tcp && (trace || sample_due(l, t1));
+	if (sample) {
 		/* Right after accept and before the program writes: tcp_get_info()
 		 * gives last_data_sent = now - lsndtime, set when the child was
 		 * established, i.e. its time in the accept queue. */
@@ -241,6 +275,13 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	}
 	bytes_ok = bytes_from_tcpinfo(have_ti ? &ti : NULL, &bytes) ||
 		   ioctl(ret, FIONREAD, &bytes) == 0;
+	/* An empty connection on a deferred listener: its cause needs the
+	 * child's retransmission counts. */
+	if (tcp && !have_ti && defer_s > 0 && bytes_ok && bytes == 0)
+		have_ti = sa_tcpinfo_read(ret, &ti) == 0;
+	/* It waited in the queue: was the queue full? */
+	if (tcp && !have_lti && have_ti && ti.last_data_sent >= QUEUE_WAIT_CHECK_MS)
+		have_lti = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == ST_LISTEN;
 	if (have_lti) {
 		backlog = (int)lti.sacked;
 		__atomic_store_n(&ls->backlog_effective, backlog, __ATOMIC_RELAXED);
@@ -258,7 +299,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		uint64_t n;
 		ADD(l->accepts, 1);
 		sa_hist_add(&l->wait_ms, wait_ms);
-		if (have_ti)
+		if (have_ti && sample)   /* the sample only: extra reads are biased */
 			sa_hist_add(&l->queue_ms, (double)ti.last_data_sent);
 		if (bytes_ok && bytes > 0)
 			ADD(l->with_data, 1);
@@ -305,7 +346,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		}
 	}
 
-	if (!sa_level_enabled(SA_LEVEL_TRACE) && !(f.n && report)) {
+	if (!trace && !(f.n && report)) {
 		sa_event_count("accept");
 		if (f.n) {
 			int i;
@@ -319,7 +360,11 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	ev = sa_event_new("accept", ret);
 	if (ev) {
 		json_object_set_new(ev, "listen_fd", json_integer(lfd));
-		if (getsockname(ret, (struct sockaddr *)&ss, &sl) == 0)
+		/* A listener bound to one address and port gives its children
+		 * that local address; only wildcard (and AF_UNIX) ones need asking. */
+		if (l && bound_to_one(l->local))
+			json_object_set_new(ev, "local", json_string(l->local));
+		else if (getsockname(ret, (struct sockaddr *)&ss, &sl) == 0)
 			json_object_set_new(ev, "local", sa_json_addr((struct sockaddr *)&ss, sl));
 		if (!peer) {
 			/* do_accept leaves the peer to us: read it only for a line. */

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/un.h>
+#include <math.h>
 
 #include "internal.h"
 
@@ -145,6 +146,47 @@ static void overlong_values_fit_one_line(void **state)
 	json_decref(back);
 }
 
+/* The hand-written serializer must write JSON that parses back to the
+ * same values: reals at microsecond precision, every escape. */
+static void serializer_round_trip(void **state)
+{
+	static const double reals[] = { 0.0, 1.5, -2.25, 1795979448.632113, 1017.228595, 0.000001,
+					1e-9, 1e20, -0.0000004, 999999.9999996, 2.0 };
+	char buf[SA_LINE_MAX];
+	json_t *ev = sa_event_new("connect", 7), *back, *arr = json_array();
+	size_t i;
+	int n;
+
+	for (i = 0; i < sizeof reals / sizeof reals[0]; i++)
+		json_array_append_new(arr, json_real(reals[i]));
+	json_object_set_new(ev, "reals", arr);
+	json_object_set_new(ev, "big", json_integer(INT64_MIN));
+	json_object_set_new(ev, "max", json_integer(INT64_MAX));
+	json_object_set_new(ev, "esc", json_string("q\"b\\n\nt\tc\x01\x1f\x7f \xc3\xa9 /"));
+	json_object_set_new(ev, "nul", json_stringn("a\0b", 3));
+	json_object_set_new(ev, "flags", json_pack("[b,b,n,{}]", 1, 0));
+	n = sa_event_format(ev, buf, sizeof buf);
+	back = json_loadb(buf, (size_t)n, JSON_ALLOW_NUL, NULL);
+	assert_non_null(back);
+	arr = json_object_get(back, "reals");
+	for (i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+		double got = json_number_value(json_array_get(arr, i)), want = reals[i];
+		double tol = fabs(want) >= 1e15 ? fabs(want) * 1e-15 : (fabs(want) < 1e-6 ? 1e-15 : 1e-6);
+		if (fabs(got - want) > tol)
+			fail_msg("real %zu: wrote %.17g, read back %.17g", i, want, got);
+	}
+	/* Reals stay reals (a decimal point), so typed readers see floats. */
+	assert_true(json_is_real(json_array_get(arr, 10)));
+	assert_true(json_integer_value(json_object_get(back, "big")) == INT64_MIN);
+	assert_true(json_integer_value(json_object_get(back, "max")) == INT64_MAX);
+	assert_string_equal(json_string_value(json_object_get(back, "esc")), "q\"b\\n\nt\tc\x01\x1f\x7f \xc3\xa9 /");
+	assert_int_equal(json_string_length(json_object_get(back, "nul")), 3);
+	assert_true(json_equal(json_object_get(back, "flags"), json_object_get(ev, "flags")));
+	assert_string_equal(json_string_value(json_object_get(back, "event")), "connect");
+	json_decref(ev);
+	json_decref(back);
+}
+
 static void findings_accumulate(void **state)
 {
 	struct sa_findings f = { 0 };
@@ -163,6 +205,7 @@ int main(void)
 		cmocka_unit_test(escaping),
 		cmocka_unit_test(addresses),
 		cmocka_unit_test(overlong_values_fit_one_line),
+		cmocka_unit_test(serializer_round_trip),
 		cmocka_unit_test(findings_accumulate),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
