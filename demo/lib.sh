@@ -92,7 +92,9 @@ trap 'echo "interrupted" >&2; exit 130' INT TERM
 
 # The environment that puts a program under the shim, writing to LOG.
 # usage: env $(shim_env LOG) prog ...   (LEVEL defaults to info)
-shim_env() { echo "LD_PRELOAD=$LIB SOCKAUDIT_LOG=$1 SOCKAUDIT_LEVEL=${2:-info}"; }
+# A sanitizer build of the library (make SANITIZE=...) needs its runtime first in LD_PRELOAD.
+SAN_RT=$(ldd "$LIB" 2>/dev/null | awk '/lib(a|t)san\.so/ {print $3; exit}')
+shim_env() { echo "LD_PRELOAD=${SAN_RT:+$SAN_RT:}$LIB SOCKAUDIT_LOG=$1 SOCKAUDIT_LEVEL=${2:-info}"; }
 
 # need_built PROG...: the shim and the named demo programs must exist.
 need_built() {
