@@ -29,27 +29,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 port=$((12000 + RANDOM % 20000))
-user=
-[ "$(id -u)" = 0 ] && user="user root;"
-mkdir -p "$T/tmp"
-cat >"$T/nginx.conf" <<EOF
-$user
-worker_processes 1;
-daemon off;
-pid $T/nginx.pid;
-error_log $T/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    client_body_temp_path $T/tmp/body;
-    proxy_temp_path $T/tmp/proxy;
-    fastcgi_temp_path $T/tmp/fastcgi;
-    uwsgi_temp_path $T/tmp/uwsgi;
-    scgi_temp_path $T/tmp/scgi;
-    server { listen 127.0.0.1:$port; location / { return 200 "ok\n"; } }
-}
-EOF
+. "$(dirname "$0")/nginx_conf.sh"
+write_nginx_conf "$T" "$port"
 env=()
 case $ARM in
 plain) ;;

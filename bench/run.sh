@@ -20,6 +20,7 @@
 # SA_LIB_B=/path/to/other/libsockaudit.so and add the arms default_b, trace_b.
 # Exit status: 0 when every target holds, 1 when one is missed, 2 on a broken run.
 set -u
+. "$(dirname "$0")/nginx_conf.sh"
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 LIB=${SA_LIB:-$TOP/libsockaudit.so}
 LIB_B=${SA_LIB_B:-}
@@ -83,34 +84,11 @@ pick_port() {
 
 # start_arm ARM: writes its config, starts nginx, waits for the worker.
 start_arm() {
-	local a=$1 d=$T/$1 port user= i pid
+	local a=$1 d=$T/$1 port i pid
 	port=$(pick_port)
-	mkdir -p "$d/tmp"
+	mkdir -p "$d"
 	chmod 777 "$d"
-	# Running as root, nginx would switch its worker to nobody; keep it root so
-	# both processes can write the arm's log file, whoever opens it.
-	[ "$(id -u)" = 0 ] && user="user root;"
-	cat >"$d/nginx.conf" <<-EOF
-	$user
-	worker_processes 1;
-	daemon off;
-	pid $d/nginx.pid;
-	error_log $d/error.log warn;
-	events { worker_connections 4096; }
-	http {
-	    access_log off;
-	    keepalive_requests 1000000;
-	    client_body_temp_path $d/tmp/body;
-	    proxy_temp_path $d/tmp/proxy;
-	    fastcgi_temp_path $d/tmp/fastcgi;
-	    uwsgi_temp_path $d/tmp/uwsgi;
-	    scgi_temp_path $d/tmp/scgi;
-	    server {
-	        listen 127.0.0.1:$port;
-	        location / { return 200 "ok\n"; }
-	    }
-	}
-	EOF
+	write_nginx_conf "$d" "$port"
 	local cmd=("$NGINX" -p "$d" -c "$d/nginx.conf" -e "$d/error.log")
 	[ -n "$PIN_SERVER" ] && cmd=(taskset -c "$PIN_SERVER" "${cmd[@]}")
 	case $a in
