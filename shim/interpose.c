@@ -421,6 +421,11 @@ SA_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 
 /* ---- signal handlers: run in a trampoline that keeps the shim out ----------- */
 
+/* ThreadSanitizer already defers a signal until the thread is out of its
+ * runtime (malloc included), and it calls sigaction while it initializes,
+ * before an instrumented wrapper may run: a TSan build leaves these out. */
+#ifndef __SANITIZE_THREAD__
+
 SA_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
 	READY(sigaction);
@@ -436,3 +441,4 @@ SA_EXPORT __sighandler_t signal(int sig, __sighandler_t h)
 		return sa_real.signal(sig, h);
 	return sa_sig_signal(sig, h);
 }
+#endif
