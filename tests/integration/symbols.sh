@@ -31,7 +31,12 @@ done <"$T/defined"
 # Every name the map promises is really defined (a wrapper that silently
 # went missing means a call the shim no longer sees).
 missing=""
-for s in $allowed; do grep -qx -- "$s" "$T/defined" || missing="$missing $s"; done
+# A ThreadSanitizer build leaves the signal wrappers out on purpose (interpose.c).
+tsan=0; ldd "$LIB" 2>/dev/null | grep -q 'libtsan\.so' && tsan=1
+for s in $allowed; do
+	[ $tsan = 1 ] && { [ "$s" = sigaction ] || [ "$s" = signal ]; } && continue
+	grep -qx -- "$s" "$T/defined" || missing="$missing $s"
+done
 [ -z "$missing" ] && ok "every name in exports.map is defined" || fail "every name in exports.map is defined" "missing:$missing"
 
 # The core wrappers the contract names are among them.
