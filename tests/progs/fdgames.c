@@ -253,24 +253,36 @@ static void *t_connect(void *arg)
 	return arg;
 }
 
-static int mode_forkthreads(void)
+/* A loopback listener and 4 threads busy in setsockopt, accept and
+ * connect, so a fork or spawn happens while other threads are inside the
+ * shim. Returns 0, or -1 when the listener cannot be set up. */
+static int start_busy_threads(pthread_t th[4])
 {
-	pthread_t th[4];
 	socklen_t l = sizeof(lsa);
-	int i, st, hung = 0, failed = 0, one = 1;
-	const int forks = 40;
+	int one = 1;
 
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	lsa.sin_family = AF_INET;
 	lsa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (bind(lfd, (struct sockaddr *)&lsa, sizeof(lsa)) < 0 || listen(lfd, 4096) < 0)
-		return 2;
+		return -1;
 	getsockname(lfd, (struct sockaddr *)&lsa, &l);
 	pthread_create(&th[0], NULL, t_setsockopt, NULL);
 	pthread_create(&th[1], NULL, t_accept, NULL);
 	pthread_create(&th[2], NULL, t_connect, NULL);
 	pthread_create(&th[3], NULL, t_connect, NULL);
+	return 0;
+}
+
+static int mode_forkthreads(void)
+{
+	pthread_t th[4];
+	int i, st, hung = 0, failed = 0;
+	const int forks = 40;
+
+	if (start_busy_threads(th) != 0)
+		return 2;
 	usleep(20000);
 	for (i = 0; i < forks; i++) {
 		pid_t p = fork();
@@ -382,22 +394,12 @@ static int mode_rawclose(const char *decoy)
 static int mode_spawn(char **argv)
 {
 	pthread_t th[4];
-	socklen_t l = sizeof(lsa);
-	int i, st, failed = 0, one = 1;
+	int i, st, failed = 0;
 	const int spawns = 20;
 	posix_spawn_file_actions_t fa;
 
-	lfd = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	lsa.sin_family = AF_INET;
-	lsa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(lfd, (struct sockaddr *)&lsa, sizeof(lsa)) < 0 || listen(lfd, 4096) < 0)
+	if (start_busy_threads(th) != 0)
 		return 2;
-	getsockname(lfd, (struct sockaddr *)&lsa, &l);
-	pthread_create(&th[0], NULL, t_setsockopt, NULL);
-	pthread_create(&th[1], NULL, t_accept, NULL);
-	pthread_create(&th[2], NULL, t_connect, NULL);
-	pthread_create(&th[3], NULL, t_connect, NULL);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addclose(&fa, lfd);
