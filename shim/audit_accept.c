@@ -175,7 +175,7 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
 	struct rlimit rl;
 	uint64_t nerr = l ? ADD(l->errors, 1) : 1, nlim = 0;
 	int have_q = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == ST_LISTEN;
-	json_t *ev;
+	struct sa_line L;
 
 	if (err == EMFILE || err == ENFILE) {
 		nlim = l ? ADD(l->fd_limit, 1) : 1;
@@ -198,21 +198,19 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
 		sa_suppressed_add(1);
 		return;
 	}
-	ev = sa_event_new("accept", -1);
-	if (!ev)
-		return;
-	json_object_set_new(ev, "listen_fd", json_integer(lfd));
-	json_object_set_new(ev, "wait_ms", json_real((double)(t1 - t0) / 1e6));
+	sa_line_begin(&L, "accept", -1, &f);
+	sa_line_int(&L, "listen_fd", lfd);
+	sa_line_real(&L, "wait_ms", (double)(t1 - t0) / 1e6);
 	if (have_q) {
-		json_object_set_new(ev, "queue_len", json_integer(lti.unacked));
-		json_object_set_new(ev, "queue_capacity", json_integer((json_int_t)lti.sacked + 1));
+		sa_line_int(&L, "queue_len", lti.unacked);
+		sa_line_int(&L, "queue_capacity", (long long)lti.sacked + 1);
 	}
 	if (l && l->local[0])
-		json_object_set_new(ev, "local", json_string(l->local));
-	json_object_set_new(ev, "ret", json_integer(-1));
-	json_object_set_new(ev, "errno", sa_json_errno(err));
-	json_object_set_new(ev, "errors_on_listener", json_integer((json_int_t)nerr));
-	sa_event_emit(ev, SA_LEVEL_INFO, &f);
+		sa_line_str(&L, "local", l->local);
+	sa_line_int(&L, "ret", -1);
+	sa_line_errno(&L, "errno", err);
+	sa_line_int(&L, "errors_on_listener", (long long)nerr);
+	sa_line_emit(&L, SA_LEVEL_INFO, &f);
 }
 
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
@@ -230,7 +228,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	int defer_s = ls ? ls->defer_accept_s : 0;
 	int bytes = 0;
 	double wait_ms = (double)(t1 - t0) / 1e6;
-	json_t *ev;
+	struct sa_line L;
 
 	sa_findings_init(&f);
 	if (l && !sa_netns_base())
@@ -357,33 +355,45 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		sa_listener_tick(l, t1);
 		return;
 	}
-	ev = sa_event_new("accept", ret);
-	if (ev) {
-		json_object_set_new(ev, "listen_fd", json_integer(lfd));
-		/* A listener bound to one address and port gives its children
-		 * that local address; only wildcard (and AF_UNIX) ones need asking. */
-		if (l && bound_to_one(l->local))
-			json_object_set_new(ev, "local", json_string(l->local));
-		else if (getsockname(ret, (struct sockaddr *)&ss, &sl) == 0)
-			json_object_set_new(ev, "local", sa_json_addr((struct sockaddr *)&ss, sl));
-		if (!peer) {
-			/* do_accept leaves the peer to us: read it only for a line. */
-			sl = sizeof ss;
-			peerlen = getpeername(ret, (struct sockaddr *)&ss, &sl) == 0 ? sl : 0;
-			peer = (const struct sockaddr *)&ss;
-		}
-		json_object_set_new(ev, "peer", sa_json_addr(peer, peerlen));
-		json_object_set_new(ev, "wait_ms", json_real(wait_ms));
-		json_object_set_new(ev, "queue_ms", have_ti ? json_integer(ti.last_data_sent) : json_null());
-		json_object_set_new(ev, "bytes_ready", bytes_ok ? json_integer(bytes) : json_null());
-		json_object_set_new(ev, "syn_ack_retrans", have_ti ? json_integer(ti.total_retrans) : json_null());
-		json_object_set_new(ev, "queue_len", have_lti ? json_integer(lti.unacked) : json_null());
-		json_object_set_new(ev, "queue_capacity", have_lti ? json_integer((json_int_t)lti.sacked + 1) : json_null());
-		if (tcp)
-			json_object_set_new(ev, "defer_accept_s", json_integer(defer_s));
-		json_object_set_new(ev, "ret", json_integer(ret));
-		sa_event_emit(ev, SA_LEVEL_TRACE, &f);
+	sa_line_begin(&L, "accept", ret, &f);
+	sa_line_int(&L, "listen_fd", lfd);
+	/* A listener bound to one address and port gives its children that
+	 * local address; only wildcard (and AF_UNIX) ones need asking. */
+	if (l && bound_to_one(l->local))
+		sa_line_str(&L, "local", l->local);
+	else if (getsockname(ret, (struct sockaddr *)&ss, &sl) == 0)
+		sa_line_addr(&L, "local", (struct sockaddr *)&ss, sl);
+	if (!peer) {
+		/* do_accept leaves the peer to us: read it only for a line. */
+		sl = sizeof ss;
+		peerlen = getpeername(ret, (struct sockaddr *)&ss, &sl) == 0 ? sl : 0;
+		peer = (const struct sockaddr *)&ss;
 	}
+	sa_line_addr(&L, "peer", peer, peerlen);
+	sa_line_real(&L, "wait_ms", wait_ms);
+	if (have_ti)
+		sa_line_int(&L, "queue_ms", ti.last_data_sent);
+	else
+		sa_line_null(&L, "queue_ms");
+	if (bytes_ok)
+		sa_line_int(&L, "bytes_ready", bytes);
+	else
+		sa_line_null(&L, "bytes_ready");
+	if (have_ti)
+		sa_line_int(&L, "syn_ack_retrans", ti.total_retrans);
+	else
+		sa_line_null(&L, "syn_ack_retrans");
+	if (have_lti) {
+		sa_line_int(&L, "queue_len", lti.unacked);
+		sa_line_int(&L, "queue_capacity", (long long)lti.sacked + 1);
+	} else {
+		sa_line_null(&L, "queue_len");
+		sa_line_null(&L, "queue_capacity");
+	}
+	if (tcp)
+		sa_line_int(&L, "defer_accept_s", defer_s);
+	sa_line_int(&L, "ret", ret);
+	sa_line_emit(&L, SA_LEVEL_TRACE, &f);
 	sa_listener_tick(l, t1);
 }
 
@@ -393,7 +403,7 @@ static void decided(int fd, struct sa_sock *s, int who)
 	struct sa_findings f;
 	uint8_t expected = 0;
 	uint64_t n;
-	json_t *ev;
+	struct sa_line L;
 
 	sa_findings_init(&f);
 	__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
@@ -421,14 +431,12 @@ static void decided(int fd, struct sa_sock *s, int who)
 		}
 		return;
 	}
-	ev = sa_event_new("first_speaker", fd);
-	if (!ev)
-		return;
-	json_object_set_new(ev, "listen_fd", json_integer(s->listen_fd));
-	json_object_set_new(ev, "local", l->local[0] ? json_string(l->local) : json_null());
-	json_object_set_new(ev, "speaker", json_string("server"));
-	json_object_set_new(ev, "defer_accept_s", json_integer(l->defer_s));
-	sa_event_emit(ev, SA_LEVEL_TRACE, &f);
+	sa_line_begin(&L, "first_speaker", fd, &f);
+	sa_line_int(&L, "listen_fd", s->listen_fd);
+	sa_line_str(&L, "local", l->local[0] ? l->local : NULL);
+	sa_line_str(&L, "speaker", "server");
+	sa_line_int(&L, "defer_accept_s", l->defer_s);
+	sa_line_emit(&L, SA_LEVEL_TRACE, &f);
 }
 
 void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)

@@ -215,11 +215,6 @@ static int defer_of(int fd, const struct sa_sock *s)
 	return v;
 }
 
-static json_t *ms_json(double ms)
-{
-	return json_real(round(ms * 1000.0) / 1000.0);
-}
-
 static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
 		   const struct conn_done *d)
 {
@@ -230,9 +225,9 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
 	int tcp = is_tcp(s), retrans = -1, defer_s = 0;
 	enum sa_level lvl = d->outcome == SA_CONN_FAILED ? SA_LEVEL_INFO : SA_LEVEL_TRACE;
 	const char *proto = proto_name(s);
-	json_t *ev;
+	struct sa_line L;
 
-	memset(&f, 0, sizeof f);
+	sa_findings_init(&f);
 	if (tcp && d->ti.valid)
 		retrans = (int)d->ti.total_retrans;
 	if (tcp)
@@ -253,31 +248,35 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
 		sa_event_count("connect");
 		return;
 	}
-	ev = sa_event_new("connect", fd);
-	if (!ev)
-		return;
-	json_object_set_new(ev, "peer", sa_json_addr(peer, plen));
+	sa_line_begin(&L, "connect", fd, &f);
+	sa_line_addr(&L, "peer", peer, plen);
 	if (getsockname(fd, (struct sockaddr *)&local, &llen) == 0 && s->family != AF_UNIX)
-		json_object_set_new(ev, "local", sa_json_addr((struct sockaddr *)&local, llen));
-	json_object_set_new(ev, "proto", proto ? json_string(proto) : json_null());
-	json_object_set_new(ev, "nonblocking", json_boolean(d->nonblocking));
-	json_object_set_new(ev, "outcome", json_string(sa_conn_outcome_name(d->outcome)));
-	json_object_set_new(ev, "completed_by", json_string(d->by));
-	json_object_set_new(ev, "connect_ms", ms_json(d->ms));
+		sa_line_addr(&L, "local", (struct sockaddr *)&local, llen);
+	sa_line_str(&L, "proto", proto);
+	sa_line_bool(&L, "nonblocking", d->nonblocking);
+	sa_line_str(&L, "outcome", sa_conn_outcome_name(d->outcome));
+	sa_line_str(&L, "completed_by", d->by);
+	sa_line_real(&L, "connect_ms", round(d->ms * 1000.0) / 1000.0);
 	if (tcp) {
-		json_object_set_new(ev, "syn_retrans", retrans >= 0 ? json_integer(retrans) : json_null());
+		if (retrans >= 0)
+			sa_line_int(&L, "syn_retrans", retrans);
+		else
+			sa_line_null(&L, "syn_retrans");
 		if (d->ti.valid && d->ti.has_total_rto)
-			json_object_set_new(ev, "syn_rto", json_integer(d->ti.total_rto));
+			sa_line_int(&L, "syn_rto", d->ti.total_rto);
 		if (defer_s > 0)
-			json_object_set_new(ev, "defer_accept_s", json_integer(defer_s));
+			sa_line_int(&L, "defer_accept_s", defer_s);
 	}
 	if (d->outcome == SA_CONN_OK) {
-		json_object_set_new(ev, "ret", json_integer(0));
+		sa_line_int(&L, "ret", 0);
 	} else if (d->outcome == SA_CONN_FAILED) {
-		json_object_set_new(ev, "ret", json_integer(-1));
-		json_object_set_new(ev, "errno", d->err ? sa_json_errno(d->err) : json_string("unknown"));
+		sa_line_int(&L, "ret", -1);
+		if (d->err)
+			sa_line_errno(&L, "errno", d->err);
+		else
+			sa_line_str(&L, "errno", "unknown");
 	}
-	sa_event_emit(ev, lvl, &f);
+	sa_line_emit(&L, lvl, &f);
 }
 
 /* Reports a pending connect once: whoever clears SA_F_CONNECTING first

@@ -38,7 +38,7 @@ uint64_t sa_now_ns(void)
 /* ---- strings -------------------------------------------------------------- */
 
 /* Length of the valid UTF-8 sequence at s (max n bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t sa_utf8_seq(const unsigned char *s, size_t n)
 {
 	size_t len, i;
 	uint32_t cp;
@@ -74,7 +74,7 @@ json_t *sa_json_bytes(const char *s, size_t n)
 		return json_null();
 	/* Longer inputs are cut: no field we write needs more than this. */
 	while (i < n && o + 5 < sizeof buf) {
-		k = utf8_seq(u + i, n - i);
+		k = sa_utf8_seq(u + i, n - i);
 		if (k == 0) {
 			o += (size_t)snprintf(buf + o, sizeof buf - o, "\\x%02x", u[i]);
 			i++;
@@ -338,118 +338,12 @@ static void shorten_strings(json_t *v, size_t max)
 }
 
 /*
- * A compact serializer for our own events. json_dumpb() formats every
- * number through snprintf and was about 60 % of a line's cost at trace
- * level (bench/profile.sh); ours writes the same compact JSON, in the
- * object's order, with integers by hand and reals with microsecond
- * precision (every real we write is a time in s or ms, or a rounded
- * percentile). Strings are already valid UTF-8 (jansson checked them).
+ * json_dumpb() formats every number through snprintf and was about 60 % of
+ * a line's cost at trace level (bench/profile.sh); put_value writes the
+ * same compact JSON, in the object's order, with line.c's writers.
+ * Strings are already valid UTF-8 (jansson checked them).
  */
-struct out {
-	char *p, *end;
-};
-
-static int put(struct out *o, const char *s, size_t n)
-{
-	if ((size_t)(o->end - o->p) < n)
-		return -1;
-	memcpy(o->p, s, n);
-	o->p += n;
-	return 0;
-}
-
-static int put_u64(struct out *o, uint64_t v)
-{
-	char tmp[24];
-	int i = (int)sizeof tmp;
-
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return put(o, tmp + i, sizeof tmp - (size_t)i);
-}
-
-static int put_int(struct out *o, json_int_t v)
-{
-	if (v < 0) {
-		if (put(o, "-", 1))
-			return -1;
-		return put_u64(o, (uint64_t)0 - (uint64_t)v);
-	}
-	return put_u64(o, (uint64_t)v);
-}
-
-static int put_real(struct out *o, double v)
-{
-	double a = v < 0 ? -v : v;
-	uint64_t ip, frac;
-	char digits[7];
-	int n, i;
-
-	if (a >= 1e15 || (a > 0 && a < 1e-6)) {
-		char tmp[32];
-		n = snprintf(tmp, sizeof tmp, "%.16g", v);
-		if (n <= 0 || n >= (int)sizeof tmp)
-			return -1;
-		return put(o, tmp, (size_t)n);
-	}
-	ip = (uint64_t)a;
-	frac = (uint64_t)((a - (double)ip) * 1e6 + 0.5);
-	if (frac >= 1000000) {
-		ip++;
-		frac -= 1000000;
-	}
-	if (v < 0 && (ip || frac) && put(o, "-", 1))
-		return -1;
-	if (put_u64(o, ip) || put(o, ".", 1))
-		return -1;
-	for (i = 5; i >= 0; i--) {
-		digits[i] = (char)('0' + frac % 10);
-		frac /= 10;
-	}
-	for (n = 6; n > 1 && digits[n - 1] == '0'; n--)
-		;
-	return put(o, digits, (size_t)n);
-}
-
-static int put_str(struct out *o, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, run = 0;
-
-	if (put(o, "\"", 1))
-		return -1;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char esc[6] = { '\\', 0 };
-		size_t el = 2;
-
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		if (put(o, s + run, i - run))
-			return -1;
-		run = i + 1;
-		switch (c) {
-		case '"': esc[1] = '"'; break;
-		case '\\': esc[1] = '\\'; break;
-		case '\n': esc[1] = 'n'; break;
-		case '\t': esc[1] = 't'; break;
-		case '\r': esc[1] = 'r'; break;
-		default:
-			esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
-			esc[4] = hex[c >> 4]; esc[5] = hex[c & 15];
-			el = 6;
-		}
-		if (put(o, esc, el))
-			return -1;
-	}
-	if (put(o, s + run, n - run))
-		return -1;
-	return put(o, "\"", 1);
-}
-
-static int put_value(struct out *o, json_t *v, int depth)
+static int put_value(struct sa_out *o, json_t *v, int depth)
 {
 	const char *key;
 	json_t *val;
@@ -460,41 +354,41 @@ static int put_value(struct out *o, json_t *v, int depth)
 		return -1;
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
-		if (put(o, "{", 1))
+		if (sa_out_put(o, "{", 1))
 			return -1;
 		json_object_foreach(v, key, val) {
-			if ((!first && put(o, ",", 1)) || put_str(o, key, strlen(key)) || put(o, ":", 1) ||
+			if ((!first && sa_out_put(o, ",", 1)) || sa_out_str(o, key, strlen(key)) || sa_out_put(o, ":", 1) ||
 			    put_value(o, val, depth + 1))
 				return -1;
 			first = 0;
 		}
-		return put(o, "}", 1);
+		return sa_out_put(o, "}", 1);
 	case JSON_ARRAY:
-		if (put(o, "[", 1))
+		if (sa_out_put(o, "[", 1))
 			return -1;
 		json_array_foreach(v, i, val) {
-			if ((i && put(o, ",", 1)) || put_value(o, val, depth + 1))
+			if ((i && sa_out_put(o, ",", 1)) || put_value(o, val, depth + 1))
 				return -1;
 		}
-		return put(o, "]", 1);
+		return sa_out_put(o, "]", 1);
 	case JSON_STRING:
-		return put_str(o, json_string_value(v), json_string_length(v));
+		return sa_out_str(o, json_string_value(v), json_string_length(v));
 	case JSON_INTEGER:
-		return put_int(o, json_integer_value(v));
+		return sa_out_int(o, json_integer_value(v));
 	case JSON_REAL:
-		return put_real(o, json_real_value(v));
+		return sa_out_real(o, json_real_value(v));
 	case JSON_TRUE:
-		return put(o, "true", 4);
+		return sa_out_put(o, "true", 4);
 	case JSON_FALSE:
-		return put(o, "false", 5);
+		return sa_out_put(o, "false", 5);
 	default:
-		return put(o, "null", 4);
+		return sa_out_put(o, "null", 4);
 	}
 }
 
 static int dump(json_t *ev, char *buf, size_t cap)
 {
-	struct out o = { buf, buf + cap - 1 };   /* room for the newline */
+	struct sa_out o = { buf, buf + cap - 1 };   /* room for the newline */
 
 	if (put_value(&o, ev, 0) != 0)
 		return -1;
@@ -560,7 +454,7 @@ void sa_event_emit(json_t *ev, enum sa_level l, const struct sa_findings *f)
 		json_decref(ev);
 		return;
 	}
-	sa_emit_init_once(ev);
+	sa_emit_init_once(json_real_value(json_object_get(ev, "ts")));
 	sa_event_write(ev);
 }
 

@@ -160,7 +160,7 @@ static json_t *sysctl_json(const char *path)
 	return sa_read_sysctl(path, &v) == 0 ? json_integer(v) : json_null();
 }
 
-void sa_emit_init_once(json_t *first)
+void sa_emit_init_once(double ts)
 {
 	struct utsname u;
 	json_t *ev;
@@ -173,8 +173,8 @@ void sa_emit_init_once(json_t *first)
 		return;
 	/* Same timestamp as the line that made us write it, so init is never
 	 * later than the first event it introduces. */
-	if (first && json_object_get(first, "ts"))
-		json_object_set(ev, "ts", json_object_get(first, "ts"));
+	if (ts > 0)
+		json_object_set_new(ev, "ts", json_real(ts));
 	json_object_set_new(ev, "version", json_string(SOCKAUDIT_VERSION_STR));
 	json_object_set_new(ev, "level", json_string(sa_level_name(cfg.level)));
 	json_object_set_new(ev, "sink", sa_json_str(sa_sink_describe()));

@@ -162,6 +162,48 @@ const char *sa_errno_name(int err) SA_HIDDEN;
 double sa_now_wall(void) SA_HIDDEN;             /* Unix seconds */
 uint64_t sa_now_ns(void) SA_HIDDEN;             /* CLOCK_MONOTONIC */
 
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+size_t sa_utf8_seq(const unsigned char *s, size_t n) SA_HIDDEN;
+
+/* ---- line.c: JSON written straight into a buffer ------------------------- */
+
+/* Writers: each returns 0, or -1 when the bytes do not fit before end. */
+struct sa_out {
+	char *p, *end;
+};
+int sa_out_put(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;
+int sa_out_u64(struct sa_out *o, uint64_t v) SA_HIDDEN;
+int sa_out_int(struct sa_out *o, long long v) SA_HIDDEN;
+int sa_out_real(struct sa_out *o, double v) SA_HIDDEN;
+int sa_out_str(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;   /* valid UTF-8 */
+
+/* An event line built field by field, no allocation, same bytes as
+ * sa_event_new + json_object_set_new + sa_event_emit would write:
+ *   struct sa_line L;
+ *   sa_line_begin(&L, "accept", fd, &f);   -- ts .. severity, fd
+ *   sa_line_int(&L, "listen_fd", lfd); ...
+ *   sa_line_emit(&L, SA_LEVEL_TRACE, &f);  -- counts, level check, write */
+struct sa_line {
+	struct sa_out o;
+	char *core;          /* end of the common fields */
+	int over;            /* a field did not fit */
+	const char *event;
+	double ts;
+	char buf[SA_LINE_MAX];
+};
+void sa_line_begin(struct sa_line *L, const char *event, int fd, const struct sa_findings *f) SA_HIDDEN;
+void sa_line_int(struct sa_line *L, const char *key, long long v) SA_HIDDEN;
+void sa_line_real(struct sa_line *L, const char *key, double v) SA_HIDDEN;
+void sa_line_null(struct sa_line *L, const char *key) SA_HIDDEN;
+void sa_line_bool(struct sa_line *L, const char *key, int v) SA_HIDDEN;
+void sa_line_str(struct sa_line *L, const char *key, const char *s) SA_HIDDEN;   /* any bytes; NULL -> null */
+void sa_line_addr(struct sa_line *L, const char *key, const struct sockaddr *sa, socklen_t len) SA_HIDDEN;
+void sa_line_errno(struct sa_line *L, const char *key, int err) SA_HIDDEN;
+/* Closes the line (findings and msg when f has any) into L->buf with its
+ * newline; returns the length. Pure: sa_line_emit uses it. */
+int sa_line_finish(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;
+void sa_line_emit(struct sa_line *L, enum sa_level l, const struct sa_findings *f) SA_HIDDEN;
+
 /* Finding counters for the summary (indexed by code). */
 void sa_findings_count(const char *code) SA_HIDDEN;
 json_t *sa_findings_totals(void) SA_HIDDEN;
@@ -316,7 +358,7 @@ pid_t sa_pid(void) SA_HIDDEN;
 pid_t sa_tid(void) SA_HIDDEN;
 const char *sa_comm(void) SA_HIDDEN;
 /* Emits the init event if this process has not yet (called by emit). */
-void sa_emit_init_once(json_t *first) SA_HIDDEN;   /* first: the line that triggers it */
+void sa_emit_init_once(double ts) SA_HIDDEN;   /* ts: that of the line that triggers it */
 /* Tests: make the shim active with this config and program name. */
 void sa_guard_configure(const struct sa_config *c, const char *comm) SA_HIDDEN;
 

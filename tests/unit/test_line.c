@@ -1,0 +1,267 @@
+/* Unit tests for shim/line.c: a line built field by field must be, byte for
+ * byte, the line event.c writes for the same jansson object; and a line
+ * too long for 4096 bytes must still come out as one valid JSON line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <sys/un.h>
+
+#include "internal.h"
+
+static int setup(void **state)
+{
+	struct sa_config c;
+
+	(void)state;
+	memset(&c, 0, sizeof c);
+	c.level = SA_LEVEL_TRACE;
+	/* A program name with a byte that is not UTF-8 and a quote. */
+	sa_guard_configure(&c, "ng\"x\xff");
+	return 0;
+}
+
+/* Both ways of writing one event, side by side. */
+struct pair {
+	struct sa_line L;
+	json_t *ev;
+};
+
+static void begin(struct pair *p, const char *event, int fd, const struct sa_findings *f)
+{
+	sa_line_begin(&p->L, event, fd, f);
+	p->ev = sa_event_new(event, fd);
+	assert_non_null(p->ev);
+	/* Same clock reading for both; "ts" keeps its place in the object. */
+	json_object_set_new(p->ev, "ts", json_real(p->L.ts));
+}
+
+static void p_int(struct pair *p, const char *k, long long v)
+{
+	sa_line_int(&p->L, k, v);
+	json_object_set_new(p->ev, k, json_integer(v));
+}
+
+static void p_real(struct pair *p, const char *k, double v)
+{
+	sa_line_real(&p->L, k, v);
+	json_object_set_new(p->ev, k, json_real(v));
+}
+
+static void p_null(struct pair *p, const char *k)
+{
+	sa_line_null(&p->L, k);
+	json_object_set_new(p->ev, k, json_null());
+}
+
+static void p_bool(struct pair *p, const char *k, int v)
+{
+	sa_line_bool(&p->L, k, v);
+	json_object_set_new(p->ev, k, json_boolean(v));
+}
+
+static void p_str(struct pair *p, const char *k, const char *s)
+{
+	sa_line_str(&p->L, k, s);
+	json_object_set_new(p->ev, k, sa_json_str(s));
+}
+
+static void p_addr(struct pair *p, const char *k, const void *sa, socklen_t len)
+{
+	sa_line_addr(&p->L, k, sa, len);
+	json_object_set_new(p->ev, k, sa_json_addr(sa, len));
+}
+
+static void p_errno(struct pair *p, const char *k, int err)
+{
+	sa_line_errno(&p->L, k, err);
+	json_object_set_new(p->ev, k, sa_json_errno(err));
+}
+
+/* What sa_event_emit adds for findings, then both lines compared. */
+static void same(struct pair *p, const struct sa_findings *f)
+{
+	char want[SA_LINE_MAX];
+	int n, m, i;
+
+	if (f && f->n > 0) {
+		json_t *arr = json_array();
+		for (i = 0; i < f->n; i++)
+			json_array_append_new(arr, json_string(f->codes[i]));
+		json_object_set_new(p->ev, "severity", json_string("warn"));
+		json_object_set_new(p->ev, "findings", arr);
+		json_object_set_new(p->ev, "msg", sa_json_str(f->msg));
+	}
+	n = sa_event_format(p->ev, want, sizeof want);
+	m = sa_line_finish(&p->L, f);
+	assert_true(n > 0);
+	assert_int_equal(m, n);
+	want[n - 1] = '\0';
+	p->L.buf[m - 1] = '\0';
+	assert_string_equal(p->L.buf, want);
+	json_decref(p->ev);
+}
+
+static void accept_line(void **state)
+{
+	struct sa_findings f;
+	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(50612) };
+	struct pair p;
+
+	(void)state;
+	sa_findings_init(&f);
+	inet_pton(AF_INET, "127.0.0.1", &in.sin_addr);
+	begin(&p, "accept", 3, &f);
+	p_int(&p, "listen_fd", 5);
+	p_str(&p, "local", "127.0.0.1:18123");
+	p_addr(&p, "peer", &in, sizeof in);
+	p_real(&p, "wait_ms", 0.00632);
+	p_int(&p, "queue_ms", 0);
+	p_int(&p, "bytes_ready", 98);
+	p_null(&p, "syn_ack_retrans");
+	p_int(&p, "queue_len", 0);
+	p_int(&p, "queue_capacity", 512);
+	p_int(&p, "ret", 3);
+	same(&p, &f);
+}
+
+static void addresses(void **state)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(0) };
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6, .sin6_port = htons(443) };
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	struct sockaddr odd = { .sa_family = 99 };
+	socklen_t ulen;
+	struct pair p;
+
+	(void)state;
+	inet_pton(AF_INET, "255.10.0.254", &in.sin_addr);
+	inet_pton(AF_INET6, "2001:db8::ff00:42:8329", &in6.sin6_addr);
+	begin(&p, "connect", -1, NULL);
+	p_addr(&p, "v4", &in, sizeof in);
+	p_addr(&p, "v4short", &in, sizeof in - 1);
+	p_addr(&p, "v6", &in6, sizeof in6);
+	p_addr(&p, "null", NULL, 0);
+	p_addr(&p, "odd", &odd, sizeof odd);
+	p_addr(&p, "unnamed", &un, offsetof(struct sockaddr_un, sun_path));
+	/* Abstract: a NUL inside, a byte that is not UTF-8, a valid euro sign. */
+	memcpy(un.sun_path, "\0ab\0c\xfe\xe2\x82\xac\x01", 10);
+	p_addr(&p, "abstract", &un, offsetof(struct sockaddr_un, sun_path) + 10);
+	memset(un.sun_path, 0, sizeof un.sun_path);
+	strcpy(un.sun_path, "/run/a \"q\" \\b\tc\xc0\xaf");
+	ulen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(un.sun_path) + 1);
+	p_addr(&p, "path", &un, ulen);
+	/* A full 108-byte path, no NUL. */
+	memset(un.sun_path, 'z', sizeof un.sun_path);
+	p_addr(&p, "full", &un, sizeof un);
+	same(&p, NULL);
+}
+
+static void values(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	begin(&p, "connect", 0, NULL);
+	p_real(&p, "zero", 0.0);
+	p_real(&p, "half", 1.5);
+	p_real(&p, "tiny", 1e-7);
+	p_real(&p, "neg", -2.25);
+	p_real(&p, "negtiny", -0.0000001);
+	p_real(&p, "round", 0.9999999);
+	p_real(&p, "big", 3.5e15);
+	p_real(&p, "when", 1795985079.374779);
+	p_int(&p, "min", -9223372036854775807LL - 1);
+	p_int(&p, "max", 9223372036854775807LL);
+	p_bool(&p, "t", 1);
+	p_bool(&p, "f", 0);
+	p_str(&p, "nullstr", NULL);
+	p_str(&p, "ctl", "a\nb\rc\x7f\x1f");
+	p_errno(&p, "errno", ECONNREFUSED);
+	p_errno(&p, "unknown", 4000);
+	same(&p, NULL);
+}
+
+static void with_findings(void **state)
+{
+	struct sa_findings f;
+	struct pair p;
+
+	(void)state;
+	sa_findings_init(&f);
+	sa_findings_add(&f, "accept_queue_full", "The \"queue\" was full at %s.", "@sock\xff");
+	sa_findings_add(&f, "empty_accept_syncookie", "Second\tsentence.");
+	begin(&p, "accept", 7, &f);
+	p_int(&p, "ret", 7);
+	same(&p, &f);
+}
+
+/* Fields that cannot fit: still one valid line, with the common fields,
+ * the codes and "truncated", never cut inside an escape. */
+static void too_long(void **state)
+{
+	struct sa_findings f;
+	struct sa_line L;
+	char big[1400];
+	json_error_t e;
+	json_t *back;
+	int n, i;
+
+	(void)state;
+	memset(big, '\x01', sizeof big - 1);   /* 6 bytes each once escaped */
+	big[sizeof big - 1] = '\0';
+	sa_findings_init(&f);
+	sa_findings_add(&f, "other", "%s", big);
+	sa_line_begin(&L, "accept", 9, &f);
+	for (i = 0; i < 3; i++)
+		sa_line_str(&L, "local", big);
+	n = sa_line_finish(&L, &f);
+	assert_true(n > 0 && n <= SA_LINE_MAX);
+	assert_int_equal(L.buf[n - 1], '\n');
+	back = json_loadb(L.buf, (size_t)n, 0, &e);
+	assert_non_null(back);
+	assert_true(json_is_true(json_object_get(back, "truncated")));
+	assert_int_equal(json_integer_value(json_object_get(back, "fd")), 9);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(back, "findings"), 0)), "other");
+	assert_string_equal(json_string_value(json_object_get(back, "severity")), "warn");
+	assert_null(json_object_get(back, "local"));
+	json_decref(back);
+}
+
+/* emit counts the event and its findings whatever the level. */
+static void emit_counts(void **state)
+{
+	struct sa_findings f;
+	struct sa_line L;
+	json_t *c, *t;
+
+	(void)state;
+	sa_event_counts_reset();
+	sa_findings_init(&f);
+	sa_findings_add(&f, "slow_connect", "slow");
+	sa_line_begin(&L, "connect", 4, &f);
+	sa_line_emit(&L, SA_LEVEL_TRACE, &f);
+	c = sa_event_counts();
+	t = sa_findings_totals();
+	assert_int_equal(json_integer_value(json_object_get(c, "connect")), 1);
+	assert_int_equal(json_integer_value(json_object_get(t, "slow_connect")), 1);
+	json_decref(c);
+	json_decref(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(accept_line, setup),
+		cmocka_unit_test_setup(addresses, setup),
+		cmocka_unit_test_setup(values, setup),
+		cmocka_unit_test_setup(with_findings, setup),
+		cmocka_unit_test_setup(too_long, setup),
+		cmocka_unit_test_setup(emit_counts, setup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
