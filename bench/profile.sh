@@ -62,12 +62,15 @@ perf script -i "$T/perf.data" -F ip,sym,dso 2>/dev/null | awk '
 BEGIN { RS = ""; FS = "\n" }
 {
 	n++; s = $0; c = "not the shim: nginx, libc, kernel (real calls made through the wrappers included)"
-	if (s ~ /sa_sink_write/ && s ~ /fstat/) c = "shim: fstat(2) of the log fd before each line (still_ours)"
+	if (s ~ /sa_sink_write/ && s ~ /statx|fstat/) c = "shim: statx(2) of the log fd before each line (still_ours)"
 	else if (s ~ /sa_sink_write/) c = "shim: write(2) of a log line (kernel included)"
-	else if (s ~ /sa_event_format|json_dump/) c = "shim: formatting a line (json_dumpb, printf of reals)"
-	else if (s ~ /sa_event_new|sa_event_emit|sa_event_write|json_object|json_real|json_integer|json_string|sa_json_|json_delete/) c = "shim: building/freeing the event object (jansson, malloc)"
+	else if (s ~ /sa_line_|sa_out_/) c = "shim: writing a line into its buffer (line.c)"
+	else if (s ~ /sa_event_format|json_dump/) c = "shim: formatting an object line (event.c)"
+	else if (s ~ /sa_event_new|sa_event_emit|sa_event_write|json_object|json_real|json_integer|json_string|sa_json_|json_delete/) c = "shim: building/freeing an event object (jansson, malloc)"
+	else if (s ~ /sa_tcpinfo_read/) c = "shim: TCP_INFO reads (accepted socket, listener)"
 	else if (s ~ /sa_now_ns|sa_now_wall/) c = "shim: clock_gettime for wait times"
 	else if (s ~ /getpeername/ && s ~ /libsockaudit/) c = "shim: getpeername of an accepted socket"
+	else if (s ~ /getsockname/ && s ~ /libsockaudit/) c = "shim: getsockname of a socket"
 	else if (s ~ /[ \t](sa_[a-z_0-9]+|lazy_track|slot|fill_kind) \(/) c = "shim: hooks, fd table, audit logic, read-back syscalls"
 	else if ($1 ~ /libsockaudit/) c = "shim: the wrapper functions themselves"
 	cnt[c]++
