@@ -363,13 +363,14 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		sa_line_str(&L, "local", l->local);
 	else if (getsockname(ret, (struct sockaddr *)&ss, &sl) == 0)
 		sa_line_addr(&L, "local", (struct sockaddr *)&ss, sl);
-	if (!peer) {
-		/* do_accept leaves the peer to us: read it only for a line. */
+	if (peer) {
+		memcpy(&ss, peer, peerlen);   /* an aligned copy of the host's buffer */
+	} else {
+		/* do_accept could not take it from the host: ask, for a line only. */
 		sl = sizeof ss;
 		peerlen = getpeername(ret, (struct sockaddr *)&ss, &sl) == 0 ? sl : 0;
-		peer = (const struct sockaddr *)&ss;
 	}
-	sa_line_addr(&L, "peer", peer, peerlen);
+	sa_line_addr(&L, "peer", (const struct sockaddr *)&ss, peerlen);
 	sa_line_real(&L, "wait_ms", wait_ms);
 	if (have_ti)
 		sa_line_int(&L, "queue_ms", ti.last_data_sent);

@@ -359,6 +359,9 @@ pid_t sa_tid(void) SA_HIDDEN;
 const char *sa_comm(void) SA_HIDDEN;
 /* Emits the init event if this process has not yet (called by emit). */
 void sa_emit_init_once(double ts) SA_HIDDEN;   /* ts: that of the line that triggers it */
+/* 1 when [p, p + n) is in this thread's stack above our own frame (the
+ * host's locals): readable without a fault. */
+int sa_stack_holds(const void *p, size_t n) SA_HIDDEN;
 /* Tests: make the shim active with this config and program name. */
 void sa_guard_configure(const struct sa_config *c, const char *comm) SA_HIDDEN;
 
