@@ -31,6 +31,7 @@ static int state = ST_NEW;
 static struct sa_config cfg;
 static pid_t pid;
 static char comm[64] = "?";
+static unsigned comm_gen;   /* bumped whenever comm changes */
 static int init_emitted;
 static int sink_err;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -86,6 +87,7 @@ static void read_comm(void)
 	comm[n] = '\0';
 	if (comm[n - 1] == '\n')
 		comm[n - 1] = '\0';
+	__atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
 }
 
 static void atfork_prepare(void)
@@ -169,7 +171,11 @@ void sa_guard_configure(const struct sa_config *c, const char *name)
 {
 	cfg = *c;
 	pid = getpid();
-	snprintf(comm, sizeof comm, "%s", name);
+	tid_cache = 0;
+	if (strcmp(comm, name) != 0) {
+		snprintf(comm, sizeof comm, "%s", name);
+		__atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&state, ST_ACTIVE, __ATOMIC_RELEASE);
 }
 
@@ -188,6 +194,11 @@ pid_t sa_tid(void)
 const char *sa_comm(void)
 {
 	return comm;
+}
+
+unsigned sa_comm_gen(void)
+{
+	return __atomic_load_n(&comm_gen, __ATOMIC_ACQUIRE);
 }
 
 static json_t *sysctl_json(const char *path)

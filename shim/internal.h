@@ -192,13 +192,22 @@ struct sa_line {
 	char buf[SA_LINE_MAX];
 };
 void sa_line_begin(struct sa_line *L, const char *event, int fd, const struct sa_findings *f) SA_HIDDEN;
-void sa_line_int(struct sa_line *L, const char *key, long long v) SA_HIDDEN;
-void sa_line_real(struct sa_line *L, const char *key, double v) SA_HIDDEN;
-void sa_line_null(struct sa_line *L, const char *key) SA_HIDDEN;
-void sa_line_bool(struct sa_line *L, const char *key, int v) SA_HIDDEN;
-void sa_line_str(struct sa_line *L, const char *key, const char *s) SA_HIDDEN;   /* any bytes; NULL -> null */
-void sa_line_addr(struct sa_line *L, const char *key, const struct sockaddr *sa, socklen_t len) SA_HIDDEN;
-void sa_line_errno(struct sa_line *L, const char *key, int err) SA_HIDDEN;
+/* KEY must be a string literal: ,"KEY": is composed at compile time. */
+#define SA_LINE_K(key) ",\"" key "\":", sizeof(",\"" key "\":") - 1
+#define sa_line_int(L, key, v) sa_line_int_k((L), SA_LINE_K(key), (v))
+#define sa_line_real(L, key, v) sa_line_real_k((L), SA_LINE_K(key), (v))
+#define sa_line_null(L, key) sa_line_null_k((L), SA_LINE_K(key))
+#define sa_line_bool(L, key, v) sa_line_bool_k((L), SA_LINE_K(key), (v))
+#define sa_line_str(L, key, s) sa_line_str_k((L), SA_LINE_K(key), (s))   /* any bytes; NULL -> null */
+#define sa_line_addr(L, key, sa, len) sa_line_addr_k((L), SA_LINE_K(key), (sa), (len))
+#define sa_line_errno(L, key, err) sa_line_errno_k((L), SA_LINE_K(key), (err))
+void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, long long v) SA_HIDDEN;
+void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v) SA_HIDDEN;
+void sa_line_null_k(struct sa_line *L, const char *k, size_t kn) SA_HIDDEN;
+void sa_line_bool_k(struct sa_line *L, const char *k, size_t kn, int v) SA_HIDDEN;
+void sa_line_str_k(struct sa_line *L, const char *k, size_t kn, const char *s) SA_HIDDEN;
+void sa_line_addr_k(struct sa_line *L, const char *k, size_t kn, const struct sockaddr *sa, socklen_t len) SA_HIDDEN;
+void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err) SA_HIDDEN;
 /* Closes the line (findings and msg when f has any) into L->buf with its
  * newline; returns the length. Pure: sa_line_emit uses it. */
 int sa_line_finish(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;
@@ -357,6 +366,7 @@ const struct sa_config *sa_config(void) SA_HIDDEN;
 pid_t sa_pid(void) SA_HIDDEN;
 pid_t sa_tid(void) SA_HIDDEN;
 const char *sa_comm(void) SA_HIDDEN;
+unsigned sa_comm_gen(void) SA_HIDDEN;   /* changes when sa_comm() does */
 /* Emits the init event if this process has not yet (called by emit). */
 void sa_emit_init_once(double ts) SA_HIDDEN;   /* ts: that of the line that triggers it */
 /* 1 when [p, p + n) is in this thread's stack above our own frame (the

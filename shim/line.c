@@ -33,13 +33,29 @@ int sa_out_put(struct sa_out *o, const char *s, size_t n)
 
 int sa_out_u64(struct sa_out *o, uint64_t v)
 {
+	static const char pairs[] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
 	char tmp[24];
 	int i = (int)sizeof tmp;
 
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	if (v < 10 && o->p < o->end) {   /* most of what we write: 0, fds, counts */
+		*o->p++ = (char)('0' + v);
+		return 0;
+	}
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		tmp[--i] = pairs[2 * r + 1];
+		tmp[--i] = pairs[2 * r];
+	}
+	if (v >= 10) {
+		tmp[--i] = pairs[2 * v + 1];
+		tmp[--i] = pairs[2 * v];
+	} else {
+		tmp[--i] = (char)('0' + v);
+	}
 	return sa_out_put(o, tmp + i, sizeof tmp - (size_t)i);
 }
 
@@ -228,13 +244,18 @@ static int out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
 
 /* ---- the builder -------------------------------------------------------- */
 
-static void key(struct sa_line *L, const char *k)
+/* k is ,"name": already (the macros in internal.h compose it). */
+static int key(struct sa_line *L, const char *k, size_t kn)
 {
 	if (L->over)
-		return;
-	if (sa_out_put(&L->o, ",\"", 2) || sa_out_put(&L->o, k, strlen(k)) ||
-	    sa_out_put(&L->o, "\":", 2))
+		return -1;
+	if ((size_t)(L->o.end - L->o.p) < kn) {
 		L->over = 1;
+		return -1;
+	}
+	memcpy(L->o.p, k, kn);
+	L->o.p += kn;
+	return 0;
 }
 
 static void check(struct sa_line *L, int r)
@@ -243,9 +264,44 @@ static void check(struct sa_line *L, int r)
 		L->over = 1;
 }
 
+/* ,"schema":1,"pid":P,"tid":T,"comm":"C","severity": is the same on every
+ * line of a thread: written once per thread (and again after fork, or when
+ * the program's name changes). */
+static __thread struct {
+	pid_t pid, tid;
+	unsigned gen;
+	unsigned short len;
+	char s[448];
+} ident;
+
+static int out_ident(struct sa_out *o)
+{
+	pid_t pid = sa_pid(), tid = sa_tid();
+	unsigned gen = sa_comm_gen();
+	const char *comm;
+	struct sa_out w;
+
+	if (SA_UNLIKELY(ident.pid != pid || ident.tid != tid || ident.gen != gen || !ident.len)) {
+		comm = sa_comm();
+		w.p = ident.s;
+		w.end = ident.s + sizeof ident.s;
+		ident.len = 0;
+		if (sa_out_put(&w, ",\"schema\":1,\"pid\":", 18) || sa_out_int(&w, pid) ||
+		    sa_out_put(&w, ",\"tid\":", 7) || sa_out_int(&w, tid) ||
+		    sa_out_put(&w, ",\"comm\":", 8) ||
+		    (comm ? out_bytes(&w, comm, strlen(comm)) : sa_out_put(&w, "null", 4)) ||
+		    sa_out_put(&w, ",\"severity\":", 12))
+			return -1;
+		ident.pid = pid;
+		ident.tid = tid;
+		ident.gen = gen;
+		ident.len = (unsigned short)(w.p - ident.s);
+	}
+	return sa_out_put(o, ident.s, ident.len);
+}
+
 void sa_line_begin(struct sa_line *L, const char *event, int fd, const struct sa_findings *f)
 {
-	const char *comm = sa_comm();
 	struct sa_out *o = &L->o;
 	int r;
 
@@ -256,11 +312,7 @@ void sa_line_begin(struct sa_line *L, const char *event, int fd, const struct sa
 	L->ts = sa_now_wall();
 	r = sa_out_put(o, "{\"ts\":", 6) || sa_out_real(o, L->ts) ||
 	    sa_out_put(o, ",\"event\":", 9) || sa_out_str(o, event, strlen(event)) ||
-	    sa_out_put(o, ",\"schema\":1,\"pid\":", 18) || sa_out_int(o, sa_pid()) ||
-	    sa_out_put(o, ",\"tid\":", 7) || sa_out_int(o, sa_tid()) ||
-	    sa_out_put(o, ",\"comm\":", 8) ||
-	    (comm ? out_bytes(o, comm, strlen(comm)) : sa_out_put(o, "null", 4)) ||
-	    sa_out_put(o, ",\"severity\":", 12) ||
+	    out_ident(o) ||
 	    (f && f->n > 0 ? sa_out_put(o, "\"warn\"", 6) : sa_out_put(o, "\"info\"", 6));
 	if (!r && fd >= 0)
 		r = sa_out_put(o, ",\"fd\":", 6) || sa_out_int(o, fd);
@@ -268,56 +320,49 @@ void sa_line_begin(struct sa_line *L, const char *event, int fd, const struct sa
 	L->core = L->o.p;
 }
 
-void sa_line_int(struct sa_line *L, const char *k, long long v)
+void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, long long v)
 {
-	key(L, k);
-	if (!L->over)
+	if (!key(L, k, kn))
 		check(L, sa_out_int(&L->o, v));
 }
 
-void sa_line_real(struct sa_line *L, const char *k, double v)
+void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v)
 {
-	key(L, k);
-	if (!L->over)
+	if (!key(L, k, kn))
 		check(L, sa_out_real(&L->o, v));
 }
 
-void sa_line_null(struct sa_line *L, const char *k)
+void sa_line_null_k(struct sa_line *L, const char *k, size_t kn)
 {
-	key(L, k);
-	if (!L->over)
+	if (!key(L, k, kn))
 		check(L, sa_out_put(&L->o, "null", 4));
 }
 
-void sa_line_bool(struct sa_line *L, const char *k, int v)
+void sa_line_bool_k(struct sa_line *L, const char *k, size_t kn, int v)
 {
-	key(L, k);
-	if (!L->over)
+	if (!key(L, k, kn))
 		check(L, v ? sa_out_put(&L->o, "true", 4) : sa_out_put(&L->o, "false", 5));
 }
 
-void sa_line_str(struct sa_line *L, const char *k, const char *s)
+void sa_line_str_k(struct sa_line *L, const char *k, size_t kn, const char *s)
 {
-	key(L, k);
-	if (!L->over)
+	if (!key(L, k, kn))
 		check(L, s ? out_bytes(&L->o, s, strlen(s)) : sa_out_put(&L->o, "null", 4));
 }
 
-void sa_line_addr(struct sa_line *L, const char *k, const struct sockaddr *sa, socklen_t len)
+void sa_line_addr_k(struct sa_line *L, const char *k, size_t kn, const struct sockaddr *sa, socklen_t len)
 {
-	key(L, k);
-	if (!L->over)
+	if (!key(L, k, kn))
 		check(L, out_addr(&L->o, sa, len));
 }
 
-void sa_line_errno(struct sa_line *L, const char *k, int err)
+void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err)
 {
 	const char *n = strerrorname_np(err);
 	char b[16];
 	int len;
 
-	key(L, k);
-	if (L->over)
+	if (key(L, k, kn))
 		return;
 	if (n) {
 		check(L, sa_out_str(&L->o, n, strlen(n)));

@@ -8,6 +8,9 @@
 #include <cmocka.h>
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <sys/un.h>
 
@@ -40,47 +43,15 @@ static void begin(struct pair *p, const char *event, int fd, const struct sa_fin
 	json_object_set_new(p->ev, "ts", json_real(p->L.ts));
 }
 
-static void p_int(struct pair *p, const char *k, long long v)
-{
-	sa_line_int(&p->L, k, v);
-	json_object_set_new(p->ev, k, json_integer(v));
-}
-
-static void p_real(struct pair *p, const char *k, double v)
-{
-	sa_line_real(&p->L, k, v);
-	json_object_set_new(p->ev, k, json_real(v));
-}
-
-static void p_null(struct pair *p, const char *k)
-{
-	sa_line_null(&p->L, k);
-	json_object_set_new(p->ev, k, json_null());
-}
-
-static void p_bool(struct pair *p, const char *k, int v)
-{
-	sa_line_bool(&p->L, k, v);
-	json_object_set_new(p->ev, k, json_boolean(v));
-}
-
-static void p_str(struct pair *p, const char *k, const char *s)
-{
-	sa_line_str(&p->L, k, s);
-	json_object_set_new(p->ev, k, sa_json_str(s));
-}
-
-static void p_addr(struct pair *p, const char *k, const void *sa, socklen_t len)
-{
-	sa_line_addr(&p->L, k, sa, len);
-	json_object_set_new(p->ev, k, sa_json_addr(sa, len));
-}
-
-static void p_errno(struct pair *p, const char *k, int err)
-{
-	sa_line_errno(&p->L, k, err);
-	json_object_set_new(p->ev, k, sa_json_errno(err));
-}
+/* Each field both ways; k is a string literal (line.c's keys are). */
+#define p_int(p, k, v) do { sa_line_int(&(p)->L, k, (v)); json_object_set_new((p)->ev, k, json_integer(v)); } while (0)
+#define p_real(p, k, v) do { sa_line_real(&(p)->L, k, (v)); json_object_set_new((p)->ev, k, json_real(v)); } while (0)
+#define p_null(p, k) do { sa_line_null(&(p)->L, k); json_object_set_new((p)->ev, k, json_null()); } while (0)
+#define p_bool(p, k, v) do { sa_line_bool(&(p)->L, k, (v)); json_object_set_new((p)->ev, k, json_boolean(v)); } while (0)
+#define p_str(p, k, s) do { sa_line_str(&(p)->L, k, (s)); json_object_set_new((p)->ev, k, sa_json_str(s)); } while (0)
+#define p_addr(p, k, sa, len) do { sa_line_addr(&(p)->L, k, (const struct sockaddr *)(sa), (len)); \
+	json_object_set_new((p)->ev, k, sa_json_addr((const struct sockaddr *)(sa), (len))); } while (0)
+#define p_errno(p, k, e) do { sa_line_errno(&(p)->L, k, (e)); json_object_set_new((p)->ev, k, sa_json_errno(e)); } while (0)
 
 /* What sa_event_emit adds for findings, then both lines compared. */
 static void same(struct pair *p, const struct sa_findings *f)
@@ -232,6 +203,81 @@ static void too_long(void **state)
 	json_decref(back);
 }
 
+/* The common fields are kept per thread: a new program name, a forked
+ * child and another thread each get their own. */
+static json_t *one_line(void)
+{
+	struct sa_line L;
+	json_error_t e;
+	int n;
+
+	sa_line_begin(&L, "accept", 1, NULL);
+	n = sa_line_finish(&L, NULL);
+	assert_true(n > 0);
+	return json_loadb(L.buf, (size_t)n, 0, &e);
+}
+
+static void *in_thread(void *arg)
+{
+	*(json_t **)arg = one_line();
+	return NULL;
+}
+
+static void ident_cache(void **state)
+{
+	struct sa_config c;
+	json_t *a, *b, *t = NULL;
+	pthread_t th;
+	int fds[2], st;
+	pid_t kid;
+	char buf[64] = "";
+
+	(void)state;
+	memset(&c, 0, sizeof c);
+	c.level = SA_LEVEL_TRACE;
+	sa_guard_configure(&c, "first");
+	a = one_line();
+	sa_guard_configure(&c, "second");
+	b = one_line();
+	assert_string_equal(json_string_value(json_object_get(a, "comm")), "first");
+	assert_string_equal(json_string_value(json_object_get(b, "comm")), "second");
+	assert_int_equal(pthread_create(&th, NULL, in_thread, &t), 0);
+	pthread_join(th, NULL);
+	assert_non_null(t);
+	assert_true(json_integer_value(json_object_get(t, "tid")) != json_integer_value(json_object_get(b, "tid")));
+	assert_int_equal(json_integer_value(json_object_get(t, "pid")), json_integer_value(json_object_get(b, "pid")));
+	/* A forked child: its own pid and tid in the line. */
+	fflush(NULL);
+	assert_int_equal(pipe(fds), 0);
+	kid = fork();
+	if (kid == 0) {
+		json_t *k;
+		/* What the shim's atfork handler does: new pid, tid forgotten;
+		 * the name is the same, so only pid and tid can tell. */
+		sa_guard_configure(&c, "second");
+		k = one_line();
+		snprintf(buf, sizeof buf, "%lld %lld %d", (long long)json_integer_value(json_object_get(k, "pid")),
+			 (long long)json_integer_value(json_object_get(k, "tid")), (int)getpid());
+		if (write(fds[1], buf, strlen(buf)) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	close(fds[1]);
+	assert_true(read(fds[0], buf, sizeof buf - 1) > 0);
+	waitpid(kid, &st, 0);
+	{
+		long long p, t2;
+		int real;
+		assert_int_equal(sscanf(buf, "%lld %lld %d", &p, &t2, &real), 3);
+		assert_int_equal(p, real);
+		assert_int_equal(t2, real);
+	}
+	close(fds[0]);
+	json_decref(a);
+	json_decref(b);
+	json_decref(t);
+}
+
 /* emit counts the event and its findings whatever the level. */
 static void emit_counts(void **state)
 {
@@ -262,6 +308,7 @@ int main(void)
 		cmocka_unit_test_setup(with_findings, setup),
 		cmocka_unit_test_setup(too_long, setup),
 		cmocka_unit_test_setup(emit_counts, setup),
+		cmocka_unit_test_setup(ident_cache, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
