@@ -35,6 +35,7 @@ struct sa_real_fns {
 	int (*connect)(int, const struct sockaddr *, socklen_t);
 	int (*close)(int);
 	int (*close_range)(unsigned int, unsigned int, int);
+	void (*closefrom)(int);
 	int (*dup)(int);
 	int (*dup2)(int, int);
 	int (*dup3)(int, int, int);

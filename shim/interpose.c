@@ -222,6 +222,25 @@ SA_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 	return sa_real.close_range(first, last, flags);
 }
 
+/* closefrom() (glibc 2.34) reaches the kernel through glibc's internal
+ * close_range, past our wrapper: without this one a daemon's closefrom(3)
+ * would leave our table naming sockets that are gone. It cannot fail. */
+SA_EXPORT void closefrom(int lowfd)
+{
+	unsigned int r[2] = { lowfd > 0 ? (unsigned int)lowfd : 0, ~0U };
+	int err = errno;
+
+	READY(closefrom);
+	if (!sa_in_shim) {
+		sa_in_shim++;
+		sa_sink_before_close_range(r[0], r[1]);
+		sa_fd_foreach(forget_one, r);
+		sa_in_shim--;
+		errno = err;
+	}
+	sa_real.closefrom(lowfd);
+}
+
 SA_EXPORT int dup(int fd)
 {
 	int ret, err;

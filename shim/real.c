@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,13 +31,29 @@ static int fallback_close_range(unsigned int first, unsigned int last, int flags
 #endif
 }
 
+/* closefrom() as glibc does it, for a libc without one (before 2.34). */
+static void fallback_closefrom(int lowfd)
+{
+	struct rlimit rl;
+	unsigned int fd, top = 65536;
+
+	if (lowfd < 0)
+		lowfd = 0;
+	if (fallback_close_range((unsigned int)lowfd, ~0U, 0) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < top)
+		top = (unsigned int)rl.rlim_cur;
+	for (fd = (unsigned int)lowfd; fd < top; fd++)
+		sa_real.close((int)fd);
+}
+
 static void resolve(void)
 {
 	int saved = errno;
 
 #define R(name) sa_real.name = (__typeof__(sa_real.name))dlsym(RTLD_NEXT, #name)
 	R(socket); R(socketpair); R(setsockopt); R(getsockopt); R(listen);
-	R(accept); R(accept4); R(connect); R(close); R(close_range);
+	R(accept); R(accept4); R(connect); R(close); R(close_range); R(closefrom);
 	R(dup); R(dup2); R(dup3); R(read); R(write); R(recv); R(send);
 	R(recvfrom); R(sendto); R(recvmsg); R(sendmsg); R(readv); R(writev);
 	R(sigaction); R(signal);
@@ -47,6 +64,8 @@ static void resolve(void)
 	sa_real.recvfrom_chk = (__typeof__(sa_real.recvfrom_chk))dlsym(RTLD_NEXT, "__recvfrom_chk");
 	if (!sa_real.close_range)
 		sa_real.close_range = fallback_close_range;
+	if (!sa_real.closefrom)
+		sa_real.closefrom = fallback_closefrom;
 	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
 	errno = saved;
 }

@@ -43,6 +43,14 @@ check_jq "close_range: log lines stay valid JSON" "$T/closerange.jsonl" 'length 
 # The same with RLIMIT_NOFILE 1024: after dup2 over every fd the shim has
 # no fd at all (round trip 74 fails with EMFILE for the host too); once the
 # host closes them the log must come back at once, not a second later.
+# closefrom() goes to the kernel inside glibc, past a close_range wrapper.
+game closefrom
+logged "closefrom: the log recovers after closefrom(3)" "$T/closefrom.jsonl" 81 82
+check "closefrom: a file took the accepted socket's number" grep -q 'number: yes' "$T/closefrom.out"
+check_jq "closefrom: the socket it closed did not 'speak first' through the file" "$T/closefrom.jsonl" \
+	'[.[] | select(.event=="first_speaker")] | length == 0'
+check_jq "closefrom: the exit summary counts no server-first connection" "$T/closefrom.jsonl" \
+	'[.[] | select(.event=="listener_stats") | .first_speaker.server // 0] | add // 0 | . == 0'
 game closeall 1024
 logged "closeall, nofile 1024: the log recovers" "$T/closeall-1024.jsonl" 71 72
 game dup2null 1024

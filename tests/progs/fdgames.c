@@ -9,7 +9,7 @@
  * only deterministic results (compared with and without the shim); stderr
  * gets "# " lines with pids and fd numbers for the test to read.
  *
- * Usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads|spawn|badcalls|rawclose DECOY
+ * Usage: fdgames closeall|dup2null|closerange|closefrom|exec|fork|forkthreads|spawn|badcalls|rawclose DECOY
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -159,6 +159,41 @@ static int mode_closerange(void)
 	r = close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 	printf("close_range(3, ~0U, CLOEXEC) = %d\n", r);
 	round_trip(78);
+	show_fds("after");
+	return 0;
+}
+
+/* closefrom(3) while an accepted socket waits for its first byte; a file
+ * then gets that socket's number and is written to. The shim must know the
+ * socket is gone: nobody "spoke first" on it, and the file is not it. */
+static int mode_closefrom(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t l = sizeof(sa);
+	int ls, c, a, f = -1;
+
+	round_trip(81);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(ls, 4) != 0 ||
+	    getsockname(ls, (struct sockaddr *)&sa, &l) != 0)
+		return 2;
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		return 3;
+	a = accept(ls, NULL, NULL);   /* nothing sent yet: the shim waits to see who speaks */
+	if (a < 0)
+		return 4;
+	closefrom(3);
+	/* Files take the lowest free numbers: open until one lands on a's. */
+	while (f < a) {
+		f = open("/dev/null", O_WRONLY);
+		if (f < 0)
+			return 5;
+	}
+	printf("file on the accepted socket's number: %s\n", f == a ? "yes" : "no");
+	printf("write = %zd\n", write(f, "x", 1));
+	round_trip(82);
 	show_fds("after");
 	return 0;
 }
@@ -435,6 +470,8 @@ int main(int argc, char **argv)
 		return mode_dup2null();
 	if (!strcmp(m, "closerange"))
 		return mode_closerange();
+	if (!strcmp(m, "closefrom"))
+		return mode_closefrom();
 	if (!strcmp(m, "exec"))
 		return mode_exec(argv, 0);
 	if (!strcmp(m, "exec2"))
@@ -449,6 +486,6 @@ int main(int argc, char **argv)
 		return mode_badcalls();
 	if (!strcmp(m, "spawn"))
 		return mode_spawn(argv);
-	fprintf(stderr, "usage: fdgames closeall|dup2null|closerange|exec|fork|forkthreads|spawn|badcalls|rawclose DECOY\n");
+	fprintf(stderr, "usage: fdgames closeall|dup2null|closerange|closefrom|exec|fork|forkthreads|spawn|badcalls|rawclose DECOY\n");
 	return 2;
 }
