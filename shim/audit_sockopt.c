@@ -42,14 +42,19 @@ static int repeated(struct sa_sock *s, int level, int opt, uint32_t hash)
 	return 0;
 }
 
-static json_t *name_or_number(const char *name, int n)
+/* "sol" (which 0) or "opt" (which 1): the name, or the number as a string. */
+static void name_or_number(struct sa_line *L, int which, const char *name, int n)
 {
 	char b[16];
 
-	if (name)
-		return json_string(name);
-	snprintf(b, sizeof b, "%d", n);
-	return json_string(b);
+	if (!name) {
+		snprintf(b, sizeof b, "%d", n);
+		name = b;
+	}
+	if (which)
+		sa_line_str(L, "opt", name);
+	else
+		sa_line_str(L, "sol", name);
 }
 
 static int as_int(const void *buf, socklen_t len, int *out)
@@ -167,7 +172,7 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 	int have_eff = 0, req_i = 0, eff_i = 0, quickack = level == IPPROTO_TCP && opt == TCP_QUICKACK;
 	struct sa_findings f;
 	uint32_t hash;
-	json_t *ev;
+	struct sa_line L;
 
 	sa_findings_init(&f);
 	/* Repeats: the same option, value and outcome on the same fd. A
@@ -258,20 +263,28 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 		sa_event_count("setsockopt");
 		return;
 	}
-	ev = sa_event_new("setsockopt", fd);
-	if (!ev)
-		return;
-	json_object_set_new(ev, "sol", name_or_number(sa_level_name_of(level), level));
-	json_object_set_new(ev, "opt", name_or_number(d ? d->name : NULL, opt));
-	json_object_set_new(ev, "requested", ret == 0 ? sa_opt_decode(kind, val, len) : json_null());
-	json_object_set_new(ev, "effective", have_eff ? sa_opt_decode(kind, eff, efflen) : json_null());
+	/* Written straight into a buffer: no allocation at any level. */
+	sa_line_begin(&L, "setsockopt", fd, &f);
+	name_or_number(&L, 0, sa_level_name_of(level), level);
+	name_or_number(&L, 1, d ? d->name : NULL, opt);
+	if (ret == 0)
+		sa_line_opt(&L, "requested", kind, val, len);
+	else
+		sa_line_null(&L, "requested");
+	if (have_eff)
+		sa_line_opt(&L, "effective", kind, eff, efflen);
+	else
+		sa_line_null(&L, "effective");
 	if (level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT && ret == 0 && as_int(val, len, &req_i)) {
-		json_object_set_new(ev, "requested_s", json_integer(req_i));
-		json_object_set_new(ev, "effective_s", have_eff ? json_integer(eff_i) : json_null());
-		json_object_set_new(ev, "rounds", json_integer(sa_defer_rounds(req_i)));
+		sa_line_int(&L, "requested_s", req_i);
+		if (have_eff)
+			sa_line_int(&L, "effective_s", eff_i);
+		else
+			sa_line_null(&L, "effective_s");
+		sa_line_int(&L, "rounds", sa_defer_rounds(req_i));
 	}
-	json_object_set_new(ev, "ret", json_integer(ret));
+	sa_line_int(&L, "ret", ret);
 	if (ret != 0)
-		json_object_set_new(ev, "errno", sa_json_errno(err));
-	sa_event_emit(ev, SA_LEVEL_INFO, &f);
+		sa_line_errno(&L, "errno", err);
+	sa_line_emit(&L, SA_LEVEL_INFO, &f);
 }

@@ -177,6 +177,8 @@ int sa_out_u64(struct sa_out *o, uint64_t v) SA_HIDDEN;
 int sa_out_int(struct sa_out *o, long long v) SA_HIDDEN;
 int sa_out_real(struct sa_out *o, double v) SA_HIDDEN;
 int sa_out_str(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;   /* valid UTF-8 */
+/* Any bytes, as sa_json_bytes() keeps them: other than UTF-8 as \xNN. */
+int sa_out_bytes(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;
 
 /* An event line built field by field, no allocation, same bytes as
  * sa_event_new + json_object_set_new + sa_event_emit would write:
@@ -348,9 +350,14 @@ struct sa_optdesc {
 const struct sa_optdesc *sa_opt_lookup(int level, int opt) SA_HIDDEN;
 /* "SOL_SOCKET", "IPPROTO_TCP", ... or NULL. */
 const char *sa_level_name_of(int level) SA_HIDDEN;
-/* Decodes an option value of kind k from buf[0..len) (never beyond len)
- * into a JSON value; NULL buf or short len -> json null. */
-json_t *sa_opt_decode(enum sa_optkind k, const void *buf, socklen_t len) SA_HIDDEN;
+/* An option value of kind k from buf[0..len) (never beyond len), written as
+ * JSON: an int, {"onoff","linger"}, {"sec","usec"}, a string, or {"bytes":
+ * n} for anything we cannot name; NULL buf or short len -> null. Returns 0,
+ * or -1 when it does not fit. */
+int sa_opt_out(struct sa_out *o, enum sa_optkind k, const void *buf, socklen_t len) SA_HIDDEN;
+#define sa_line_opt(L, key, kind, buf, len) sa_line_opt_k((L), SA_LINE_K(key), (kind), (buf), (len))
+void sa_line_opt_k(struct sa_line *L, const char *k, size_t kn, enum sa_optkind kind,
+		   const void *buf, socklen_t len) SA_HIDDEN;
 /* TCP_DEFER_ACCEPT: seconds -> rounds, rounds -> seconds (kernel's own
  * secs_to_retrans / retrans_to_secs with 1 s initial and 120 s max). */
 int sa_defer_rounds(int seconds) SA_HIDDEN;

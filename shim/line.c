@@ -149,7 +149,7 @@ int sa_out_str(struct sa_out *o, const char *s, size_t n)
 /* A JSON string of any bytes, as sa_json_bytes() then sa_out_str() would
  * write it: valid UTF-8 kept, any other byte as the characters \xNN
  * (its backslash escaped in JSON). */
-static int out_bytes(struct sa_out *o, const char *s, size_t n)
+int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, run = 0, k;
@@ -232,9 +232,9 @@ static int out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
 			char a[sizeof un->sun_path + 1];
 			a[0] = '@';
 			memcpy(a + 1, un->sun_path + 1, max - 1);
-			return out_bytes(o, a, max);
+			return sa_out_bytes(o, a, max);
 		}
-		return out_bytes(o, un->sun_path, strnlen(un->sun_path, max));
+		return sa_out_bytes(o, un->sun_path, strnlen(un->sun_path, max));
 	}
 	default:
 		n = snprintf(tmp, sizeof tmp, "family:%d", sa->sa_family);
@@ -289,7 +289,7 @@ static int out_ident(struct sa_out *o)
 		if (sa_out_put(&w, ",\"schema\":1,\"pid\":", 18) || sa_out_int(&w, pid) ||
 		    sa_out_put(&w, ",\"tid\":", 7) || sa_out_int(&w, tid) ||
 		    sa_out_put(&w, ",\"comm\":", 8) ||
-		    (comm ? out_bytes(&w, comm, strlen(comm)) : sa_out_put(&w, "null", 4)) ||
+		    (comm ? sa_out_bytes(&w, comm, strlen(comm)) : sa_out_put(&w, "null", 4)) ||
 		    sa_out_put(&w, ",\"severity\":", 12))
 			return -1;
 		ident.pid = pid;
@@ -347,7 +347,7 @@ void sa_line_bool_k(struct sa_line *L, const char *k, size_t kn, int v)
 void sa_line_str_k(struct sa_line *L, const char *k, size_t kn, const char *s)
 {
 	if (!key(L, k, kn))
-		check(L, s ? out_bytes(&L->o, s, strlen(s)) : sa_out_put(&L->o, "null", 4));
+		check(L, s ? sa_out_bytes(&L->o, s, strlen(s)) : sa_out_put(&L->o, "null", 4));
 }
 
 void sa_line_addr_k(struct sa_line *L, const char *k, size_t kn, const struct sockaddr *sa, socklen_t len)
@@ -372,6 +372,13 @@ void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err)
 	check(L, sa_out_str(&L->o, b, (size_t)len));
 }
 
+void sa_line_opt_k(struct sa_line *L, const char *k, size_t kn, enum sa_optkind kind,
+		   const void *buf, socklen_t len)
+{
+	if (!key(L, k, kn))
+		check(L, sa_opt_out(&L->o, kind, buf, len));
+}
+
 static int out_codes(struct sa_out *o, const struct sa_findings *f)
 {
 	int i;
@@ -391,7 +398,7 @@ int sa_line_finish(struct sa_line *L, const struct sa_findings *f)
 
 	if (!L->over && has)
 		L->over = out_codes(o, f) || sa_out_put(o, ",\"msg\":", 7) ||
-			  out_bytes(o, f->msg, strlen(f->msg));
+			  sa_out_bytes(o, f->msg, strlen(f->msg));
 	if (!L->over)
 		L->over = sa_out_put(o, "}", 1);
 	if (L->over) {

@@ -117,51 +117,46 @@ const char *sa_level_name_of(int level)
 	}
 }
 
-json_t *sa_opt_decode(enum sa_optkind k, const void *buf, socklen_t len)
+int sa_opt_out(struct sa_out *o, enum sa_optkind k, const void *buf, socklen_t len)
 {
 	const unsigned char *b = buf;
 	int v;
 
 	if (!buf || len == 0)
-		return json_null();
+		return sa_out_put(o, "null", 4);
 	switch (k) {
 	case SA_OPT_INT:
 	case SA_OPT_BOOL:
 		if (len >= (socklen_t)sizeof(int)) {
 			memcpy(&v, b, sizeof v);
-			return json_integer(v);
+			return sa_out_int(o, v);
 		}
 		/* IPPROTO_IP options also take a single byte (do_ip_setsockopt). */
-		return json_integer(b[0]);
+		return sa_out_int(o, b[0]);
 	case SA_OPT_LINGER: {
 		struct linger l;
-		json_t *o;
 		if (len < (socklen_t)sizeof l)
-			return json_null();
+			return sa_out_put(o, "null", 4);
 		memcpy(&l, b, sizeof l);
-		o = json_object();
-		json_object_set_new(o, "onoff", json_integer(l.l_onoff));
-		json_object_set_new(o, "linger", json_integer(l.l_linger));
-		return o;
+		return sa_out_put(o, "{\"onoff\":", 9) || sa_out_int(o, l.l_onoff) ||
+		       sa_out_put(o, ",\"linger\":", 10) || sa_out_int(o, l.l_linger) ||
+		       sa_out_put(o, "}", 1);
 	}
 	case SA_OPT_TIMEVAL: {
 		struct timeval tv;
-		json_t *o;
 		if (len < (socklen_t)sizeof tv)
-			return json_null();
+			return sa_out_put(o, "null", 4);
 		memcpy(&tv, b, sizeof tv);
-		o = json_object();
-		json_object_set_new(o, "sec", json_integer(tv.tv_sec));
-		json_object_set_new(o, "usec", json_integer(tv.tv_usec));
-		return o;
+		return sa_out_put(o, "{\"sec\":", 7) || sa_out_int(o, tv.tv_sec) ||
+		       sa_out_put(o, ",\"usec\":", 8) || sa_out_int(o, tv.tv_usec) ||
+		       sa_out_put(o, "}", 1);
 	}
 	case SA_OPT_STRING:
-		return sa_json_bytes((const char *)b, strnlen((const char *)b, len));
-	default: {
-		json_t *o = json_object();
-		json_object_set_new(o, "bytes", json_integer(len));
-		return o;
-	}
+		/* Names (TCP_CONGESTION, SO_BINDTODEVICE) are under 16 bytes: a
+		 * longer value is cut, as sa_json_bytes() cut it before. */
+		return sa_out_bytes(o, (const char *)b, strnlen((const char *)b, len < 200 ? len : 200));
+	default:
+		return sa_out_put(o, "{\"bytes\":", 9) || sa_out_u64(o, len) || sa_out_put(o, "}", 1);
 	}
 }
 

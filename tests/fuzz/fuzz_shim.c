@@ -2,7 +2,7 @@
  * fuzz_shim.c: a libFuzzer target over the shim's pure parsers and formatters.
  *
  * The first input byte picks what to feed the rest to:
- *   0  sa_opt_decode: every option kind, over a heap copy of exactly optlen
+ *   0  sa_opt_out: every option kind, over a heap copy of exactly optlen
  *      bytes (ASan catches a read past optlen), plus sa_opt_lookup and the
  *      TCP_DEFER_ACCEPT rounding with hostile integers;
  *   1  sa_config_load: the SOCKAUDIT_* variables from a fake getenv, the
@@ -10,6 +10,8 @@
  *   2  event formatting: sa_json_bytes / sa_json_addr over hostile bytes,
  *      packed into an event and formatted with sa_event_format at a hostile
  *      capacity; the result must be one line of valid JSON within the cap.
+ *      The same bytes through line.c's builder (strings, an address, a
+ *      finding's msg): one line of valid JSON within SA_LINE_MAX.
  * A broken invariant calls __builtin_trap(), which libFuzzer reports.
  *
  * Built by mk/hardening.mk with clang -fsanitize=fuzzer,address,undefined;
@@ -48,14 +50,21 @@ static void *exact(const uint8_t *p, size_t n)
 	return b;
 }
 
-static void check_json_value(json_t *v)
+/* sa_opt_out must write valid JSON when it fits, and fail cleanly (never
+ * past the end) when it does not. */
+static void check_opt(int kind, const void *buf, socklen_t len)
 {
-	char *s;
+	char out[1300], tiny[8];   /* a string option is cut at 200 bytes, 6 out per byte at most */
+	struct sa_out o = { out, out + sizeof out }, t = { tiny, tiny + sizeof tiny };
+	json_error_t e;
+	json_t *v;
 
+	CHECK(sa_opt_out(&o, (enum sa_optkind)kind, buf, len) == 0);
+	v = json_loadb(out, (size_t)(o.p - out), JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
 	CHECK(v != NULL);
-	s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-	CHECK(s != NULL);
-	free(s);
+	json_decref(v);
+	(void)sa_opt_out(&t, (enum sa_optkind)kind, buf, len);
+	CHECK(t.p >= tiny && t.p <= tiny + sizeof tiny);
 }
 
 static void fuzz_sockopt(const uint8_t *p, size_t n)
@@ -64,7 +73,6 @@ static void fuzz_sockopt(const uint8_t *p, size_t n)
 	int level, opt, secs;
 	socklen_t len;
 	void *buf;
-	json_t *v;
 
 	if (n) {
 		p++;
@@ -88,18 +96,11 @@ static void fuzz_sockopt(const uint8_t *p, size_t n)
 	buf = exact(p, n);
 	if (!buf)
 		return;
-	v = sa_opt_decode((enum sa_optkind)kind, buf, len);
-	check_json_value(v);
-	json_decref(v);
+	check_opt(kind, buf, len);
 	/* Every kind over the same bytes, and a NULL buffer with a length. */
-	for (kind = 0; kind <= SA_OPT_OPAQUE; kind++) {
-		v = sa_opt_decode((enum sa_optkind)kind, buf, len);
-		check_json_value(v);
-		json_decref(v);
-	}
-	v = sa_opt_decode((enum sa_optkind)(n ? p[0] % (SA_OPT_OPAQUE + 1) : 0), NULL, len);
-	check_json_value(v);
-	json_decref(v);
+	for (kind = 0; kind <= SA_OPT_OPAQUE; kind++)
+		check_opt(kind, buf, len);
+	check_opt(n ? p[0] % (SA_OPT_OPAQUE + 1) : 0, NULL, len);
 	free(buf);
 }
 
@@ -176,6 +177,53 @@ out:
 	free(c);
 }
 
+/* line.c's builder over hostile bytes: strings, an address of any
+ * length and family, a finding whose msg holds them. */
+static void fuzz_line(const uint8_t *p, size_t n, size_t split)
+{
+	static struct sa_line L;
+	struct sa_findings f;
+	char *s1 = malloc(split + 1), *s2 = malloc(n - split + 1);
+	void *sa = exact(p, n);
+	json_error_t err;
+	json_t *back;
+	size_t i, nl;
+	int len;
+
+	if (!s1 || !s2 || !sa)
+		goto out;
+	memcpy(s1, p, split);
+	s1[split] = '\0';
+	memcpy(s2, p + split, n - split);
+	s2[n - split] = '\0';
+	if (n >= sizeof(sa_family_t))
+		((struct sockaddr *)sa)->sa_family = (p[0] & 1) ? AF_UNIX : (p[0] & 2) ? AF_INET6 : AF_INET;
+	sa_findings_init(&f);
+	if (n & 1)
+		sa_findings_add(&f, "accept_queue_full", "%s then %s", s1, s2);
+	sa_line_begin(&L, "accept", (int)(n % 5) - 1, &f);
+	sa_line_str(&L, "a", s1);
+	sa_line_addr(&L, "peer", sa, (socklen_t)n);
+	sa_line_str(&L, "b", s2);
+	sa_line_real(&L, "r", (double)n / 7.0 - 3.0);
+	sa_line_int(&L, "i", (long long)n * -977);
+	sa_line_errno(&L, "errno", (int)n);
+	len = sa_line_finish(&L, &f);
+	CHECK(len > 0 && len <= SA_LINE_MAX);
+	CHECK(L.buf[len - 1] == '\n');
+	for (i = 0, nl = 0; i < (size_t)len; i++)
+		nl += L.buf[i] == '\n';
+	CHECK(nl == 1);
+	back = json_loadb(L.buf, (size_t)len - 1, JSON_ALLOW_NUL, &err);
+	CHECK(back != NULL && json_is_object(back));
+	CHECK(json_is_string(json_object_get(back, "event")));
+	json_decref(back);
+out:
+	free(s1);
+	free(s2);
+	free(sa);
+}
+
 static void fuzz_event(const uint8_t *p, size_t n)
 {
 	static char line[SA_LINE_MAX + 64];
@@ -236,6 +284,7 @@ static void fuzz_event(const uint8_t *p, size_t n)
 		json_decref(back);
 	}
 	json_decref(ev);
+	fuzz_line(p, n, split);
 	/* And the errno names for any integer. */
 	i = n >= 4 ? (size_t)(int)take32(&p, &n) : n;
 	(void)sa_errno_name((int)i);
