@@ -3,10 +3,11 @@
  * the connection sat in the accept queue, the queue's depth, empty
  * connections and their cause, and who speaks first.
  *
- * Per accepted TCP connection it costs two cheap syscalls (TCP_INFO on
- * the child and the listener; FIONREAD only where TCP_INFO cannot stand in
- * for it; getsockname only when a line is written), and one more on the
- * first write when no data was there at accept. After that the
+ * Per accepted TCP connection below trace it costs no syscall but on a
+ * sample (TCP_INFO on the child and the listener, once a ms per listener),
+ * when a finding needs one, and FIONREAD on a deferred listener; at trace
+ * both TCP_INFO reads every time, and getsockname only for a wildcard
+ * listener. One more (FIONREAD) on the first write when nobody spoke yet. After that the
  * socket's SA_F_WATCH_IO bit is cleared and the I/O wrappers are back to
  * one lookup. EAGAIN from a non-blocking accept loop is only counted.
  * Never changes the child or the listener.
@@ -271,8 +272,13 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		have_ti = sa_tcpinfo_read(ret, &ti) == 0;
 		have_lti = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == ST_LISTEN;
 	}
+	/* Data waiting at accept: free from the sample's TCP_INFO. Otherwise
+	 * FIONREAD, only where it pays: a deferred listener (an empty
+	 * connection there is a finding) or one that is not TCP. On a plain
+	 * TCP listener empty accepts are normal, its with_data_pct comes from
+	 * the sample, and who speaks first is decided at the first I/O. */
 	bytes_ok = bytes_from_tcpinfo(have_ti ? &ti : NULL, &bytes) ||
-		   ioctl(ret, FIONREAD, &bytes) == 0;
+		   ((!tcp || defer_s > 0) && ioctl(ret, FIONREAD, &bytes) == 0);
 	/* An empty connection on a deferred listener: its cause needs the
 	 * child's retransmission counts. */
 	if (tcp && !have_ti && defer_s > 0 && bytes_ok && bytes == 0)

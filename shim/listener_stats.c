@@ -103,7 +103,9 @@ static void advise(json_t *arr, int *n, const char *fmt, ...)
 int sa_listener_advice(const struct sa_advice_in *in, json_t *arr)
 {
 	uint64_t decided = in->first_client + in->first_server;
-	int n = 0, empty_pct = pct(in->empty_accepts, in->accepts);
+	/* Over the accepts checked for data (all of them on a deferred
+	 * listener, the sampled ones on others): empty + with_data. */
+	int n = 0, empty_pct = pct(in->empty_accepts, in->empty_accepts + in->with_data);
 
 	/* 1. Who sends the first byte on this port? */
 	if (in->first_server > 0 && in->first_server >= in->first_client) {
@@ -113,7 +115,8 @@ int sa_listener_advice(const struct sa_advice_in *in, json_t *arr)
 		else
 			advise(arr, &n, "The server speaks first on this port (%llu of %llu connections): do not use TCP_DEFER_ACCEPT (nginx deferred) here, every connection would wait out its window.",
 			       (unsigned long long)in->first_server, (unsigned long long)decided);
-	} else if (in->first_client > 0 && in->defer_s <= 0 && in->accepts >= ADVICE_MIN_ACCEPTS) {
+	} else if (in->first_client > 0 && in->defer_s <= 0 && in->accepts >= ADVICE_MIN_ACCEPTS &&
+		   in->empty_accepts + in->with_data >= ADVICE_MIN_ACCEPTS) {
 		/* 2. What would deferral gain? The accepts that found no data. */
 		if (empty_pct >= 50)
 			advise(arr, &n, "The client speaks first and %d%% of accepts found no data yet: TCP_DEFER_ACCEPT=1 (nginx: listen ... deferred) would save those wake-ups; the window is about 1 s and empty connections still arrive when it expires.",
@@ -230,7 +233,9 @@ void sa_listener_emit(struct sa_listener *l)
 	json_object_set_new(ev, "empty_accepts", json_integer((json_int_t)in.empty_accepts));
 	json_object_set_new(ev, "empty_defer_expired", json_integer((json_int_t)in.defer_expired));
 	json_object_set_new(ev, "empty_syncookie", json_integer((json_int_t)in.syncookie));
-	json_object_set_new(ev, "with_data_pct", accepts ? json_integer(pct(in.with_data, accepts)) : json_null());
+	json_object_set_new(ev, "data_checked", json_integer((json_int_t)(in.empty_accepts + in.with_data)));
+	json_object_set_new(ev, "with_data_pct", in.empty_accepts + in.with_data ?
+			    json_integer(pct(in.with_data, in.empty_accepts + in.with_data)) : json_null());
 	json_object_set_new(ev, "queue_ms", sa_hist_json(&l->queue_ms));
 	json_object_set_new(ev, "wait_ms", sa_hist_json(&l->wait_ms));
 	json_object_set_new(ev, "queue_full_seen", json_integer((json_int_t)qfull));
@@ -288,6 +293,8 @@ void sa_accept_summary(json_t *summary)
 		json_object_set_new(o, "local", l->local[0] ? json_string(l->local) : json_null());
 		json_object_set_new(o, "accepts", json_integer((json_int_t)LOAD(l->accepts)));
 		json_object_set_new(o, "empty_accepts", json_integer((json_int_t)LOAD(l->empty_accepts)));
+		json_object_set_new(o, "data_checked",
+				    json_integer((json_int_t)(LOAD(l->empty_accepts) + LOAD(l->with_data))));
 		json_object_set_new(o, "queue_full_seen", json_integer((json_int_t)LOAD(l->queue_full_seen)));
 		json_array_append_new(arr, o);
 		listed++;

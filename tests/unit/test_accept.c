@@ -148,6 +148,19 @@ static void advice(void **state)
 	assert_true(any_matches(a, "95% of accepts already had data"));
 	json_decref(a);
 
+	/* On a plain listener only sampled accepts are checked for data: the
+	 * share is over those (8 of 10 here, of 1000 accepts), and too few
+	 * checked say nothing. */
+	in.accepts = 1000; in.empty_accepts = 8; in.with_data = 2;
+	a = json_array();
+	sa_listener_advice(&in, a);
+	assert_true(any_matches(a, "80% of accepts found no data yet"));
+	json_decref(a);
+	in.empty_accepts = 4; in.with_data = 1;
+	a = json_array();
+	assert_int_equal(sa_listener_advice(&in, a), 0);
+	json_decref(a);
+
 	memset(&in, 0, sizeof in);
 	in.accepts = 3; in.first_server = 3; in.defer_s = 1; in.empty_accepts = 3; in.defer_expired = 3;
 	a = json_array();
