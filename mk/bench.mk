@@ -2,7 +2,7 @@
 #   make bench             nginx + wrk side by side: plain, shim default, shim trace, strace
 #   make bench-callgrind   instructions per call of the wrappers' fast paths (valgrind)
 #   make bench-mem         the shim's resident memory at low and high RLIMIT_NOFILE
-# Documented in docs/performance.md.
+# Documented in README.md, "Performance: what the shim costs".
 
 BENCH_MB := $(BUILD)/bench/microbench
 

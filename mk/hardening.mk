@@ -44,7 +44,7 @@ check-peer: all
 	@tests/integration/peer_python.sh
 
 # Socket calls from signal handlers at every level (known to fail at info
-# and trace; see docs/hardening.md).
+# and trace; see README.md, "Hardening").
 .PHONY: check-signals
 check-signals: all $(BUILD)/progs/sighandler
 	@tests/hardening/signals_levels.sh

@@ -3,7 +3,7 @@
 # every level, 3 runs each. Known to fail at info and trace: the shim builds
 # its JSON with malloc inside the handler, and when the handler interrupted
 # the host's own malloc the heap is corrupted (glibc aborts) or, in a
-# threaded host, malloc's lock deadlocks. See docs/hardening.md.
+# threaded host, malloc's lock deadlocks. See README.md, "Hardening".
 . "$(dirname "$0")/../lib.sh"
 
 prog=$PROGS/sighandler
