@@ -25,6 +25,13 @@ endif
 SA_CFLAGS  := -std=gnu11 -fPIC -D_GNU_SOURCE -DSOCKAUDIT_VERSION_STR=\"$(VERSION)\" -Iinclude -Ishim $(WARN) $(JANSSON_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 SA_LDFLAGS := $(SAN_FLAGS) $(LDFLAGS)
 
+# The flags everything was built with: when they change (SANITIZE=..., a
+# new CFLAGS), every object, test program and the library are rebuilt
+# instead of mixing old and new builds in one test run.
+FLAGS_STAMP := $(BUILD)/.flags
+FLAGS_NOW   := $(CC) $(SA_CFLAGS) $(SA_LDFLAGS)
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(subst ','\'',$(FLAGS_NOW))' ] || printf '%s\n' '$(subst ','\'',$(FLAGS_NOW))' >$(FLAGS_STAMP); })
+
 SHIM_SRC  := $(sort $(wildcard shim/*.c))
 SHIM_OBJ  := $(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
 # Everything but the libc-name definitions: what unit tests link against.
@@ -42,25 +49,25 @@ all: libsockaudit.so $(if $(CLI_SRC),sockaudit)
 deps:
 	@scripts/ensure-deps.sh build
 
-$(BUILD)/obj/%.o: shim/%.c $(wildcard shim/*.h) include/sockaudit.h
+$(BUILD)/obj/%.o: shim/%.c $(wildcard shim/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -fvisibility=hidden -c -o $@ $<
 
 libsockaudit.so: $(SHIM_OBJ) shim/exports.map
 	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,--no-as-needed $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread -lm
 
-$(BUILD)/cli/%.o: shim/cli/%.c $(wildcard shim/cli/*.h) include/sockaudit.h
+$(BUILD)/cli/%.o: shim/cli/%.c $(wildcard shim/cli/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -DSOCKAUDIT_LIBDIR=\"$(LIBDIR)\" -c -o $@ $<
 
 sockaudit: $(CLI_OBJ)
 	$(CC) -o $@ $(CLI_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lm
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJ)
+$(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJ) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -o $@ $< $(CORE_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -ldl -lpthread -lm
 
-$(BUILD)/progs/%: tests/progs/%.c
+$(BUILD)/progs/%: tests/progs/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall $(SAN_FLAGS) -o $@ $< -lpthread
 
