@@ -7,12 +7,9 @@
  * call json_set_alloc_funcs (a host using jansson shares the library) and
  * never write anywhere but through sink.c.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/un.h>
 #include <time.h>
 
 #include "internal.h"
@@ -97,45 +94,10 @@ json_t *sa_json_str(const char *s)
 
 json_t *sa_json_addr(const struct sockaddr *sa, socklen_t len)
 {
-	char host[INET6_ADDRSTRLEN], out[INET6_ADDRSTRLEN + 16];
+	char t[SA_ADDR_TEXT_MAX];
+	int n = sa_addr_text(sa, len, t, sizeof t);
 
-	if (!sa || len < (socklen_t)sizeof(sa_family_t))
-		return json_null();
-	switch (sa->sa_family) {
-	case AF_INET: {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-		if (len < (socklen_t)sizeof *in || !inet_ntop(AF_INET, &in->sin_addr, host, sizeof host))
-			return json_null();
-		snprintf(out, sizeof out, "%s:%u", host, ntohs(in->sin_port));
-		return json_string(out);
-	}
-	case AF_INET6: {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-		if (len < (socklen_t)sizeof *in6 || !inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host))
-			return json_null();
-		snprintf(out, sizeof out, "[%s]:%u", host, ntohs(in6->sin6_port));
-		return json_string(out);
-	}
-	case AF_UNIX: {
-		const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
-		size_t max = len - offsetof(struct sockaddr_un, sun_path);
-		if (max > sizeof un->sun_path)
-			max = sizeof un->sun_path;
-		if (max == 0)
-			return json_string("unnamed");
-		if (un->sun_path[0] == '\0') {
-			/* Abstract: "@" then the name, which may hold any byte. */
-			char a[sizeof un->sun_path + 1];
-			a[0] = '@';
-			memcpy(a + 1, un->sun_path + 1, max - 1);
-			return sa_json_bytes(a, max);
-		}
-		return sa_json_bytes(un->sun_path, strnlen(un->sun_path, max));
-	}
-	default:
-		snprintf(out, sizeof out, "family:%d", sa->sa_family);
-		return json_string(out);
-	}
+	return n < 0 ? json_null() : sa_json_bytes(t, (size_t)n);
 }
 
 const char *sa_errno_name(int err)

@@ -158,6 +158,10 @@ json_t *sa_json_str(const char *s) SA_HIDDEN;
 /* "a.b.c.d:port", "[v6]:port", an AF_UNIX path ("@name" when abstract,
  * "unnamed" when empty). Returns a json string or json null. */
 json_t *sa_json_addr(const struct sockaddr *sa, socklen_t len) SA_HIDDEN;
+/* The same address as text (AF_UNIX bytes as they are, not yet escaped)
+ * into out (cap >= SA_ADDR_TEXT_MAX); returns its length, or -1 for null. */
+#define SA_ADDR_TEXT_MAX 128
+int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap) SA_HIDDEN;
 json_t *sa_json_errno(int err) SA_HIDDEN;       /* "ECONNREFUSED" */
 const char *sa_errno_name(int err) SA_HIDDEN;
 double sa_now_wall(void) SA_HIDDEN;             /* Unix seconds */

@@ -183,63 +183,85 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
 	return sa_out_put(o, "\"", 1);
 }
 
-/* "a.b.c.d:port" without inet_ntop and printf (a third of an accept
- * line's instructions went to formatting its two addresses). */
-static int out_ipv4(struct sa_out *o, const unsigned char *a, unsigned port)
+/* Decimal digits of v at p; returns how many. */
+static size_t put_dec(char *p, unsigned v)
 {
-	int i;
+	char tmp[10];
+	size_t n = 0, i;
 
-	if (sa_out_put(o, "\"", 1))
-		return -1;
-	for (i = 0; i < 4; i++)
-		if (sa_out_u64(o, a[i]) || sa_out_put(o, i < 3 ? "." : ":", 1))
-			return -1;
-	if (sa_out_u64(o, port))
-		return -1;
-	return sa_out_put(o, "\"", 1);
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		p[i] = tmp[n - 1 - i];
+	return n;
 }
 
-/* The address as sa_json_addr() gives it. */
-static int out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
+int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap)
 {
-	char host[INET6_ADDRSTRLEN], tmp[INET6_ADDRSTRLEN + 16];
-	int n;
+	char host[INET6_ADDRSTRLEN];
+	size_t n = 0;
+	int i;
 
-	if (!sa || len < (socklen_t)sizeof(sa_family_t))
-		return sa_out_put(o, "null", 4);
+	if (!sa || len < (socklen_t)sizeof(sa_family_t) || cap < SA_ADDR_TEXT_MAX)
+		return -1;
 	switch (sa->sa_family) {
 	case AF_INET: {
+		/* By hand, not inet_ntop and printf: they were a third of an
+		 * accept line's instructions. */
 		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+		const unsigned char *a = (const unsigned char *)&in->sin_addr;
 		if (len < (socklen_t)sizeof *in)
-			return sa_out_put(o, "null", 4);
-		return out_ipv4(o, (const unsigned char *)&in->sin_addr, ntohs(in->sin_port));
+			return -1;
+		for (i = 0; i < 4; i++) {
+			n += put_dec(out + n, a[i]);
+			out[n++] = i < 3 ? '.' : ':';
+		}
+		return (int)(n + put_dec(out + n, ntohs(in->sin_port)));
 	}
 	case AF_INET6: {
 		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
 		if (len < (socklen_t)sizeof *in6 || !inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host))
-			return sa_out_put(o, "null", 4);
-		n = snprintf(tmp, sizeof tmp, "[%s]:%u", host, ntohs(in6->sin6_port));
-		return sa_out_str(o, tmp, (size_t)n);
+			return -1;
+		return snprintf(out, cap, "[%s]:%u", host, ntohs(in6->sin6_port));
 	}
 	case AF_UNIX: {
 		const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
 		size_t max = len - offsetof(struct sockaddr_un, sun_path);
 		if (max > sizeof un->sun_path)
 			max = sizeof un->sun_path;
-		if (max == 0)
-			return sa_out_str(o, "unnamed", 7);
-		if (un->sun_path[0] == '\0') {
-			char a[sizeof un->sun_path + 1];
-			a[0] = '@';
-			memcpy(a + 1, un->sun_path + 1, max - 1);
-			return sa_out_bytes(o, a, max);
+		if (max == 0) {
+			memcpy(out, "unnamed", 7);
+			return 7;
 		}
-		return sa_out_bytes(o, un->sun_path, strnlen(un->sun_path, max));
+		if (un->sun_path[0] == '\0') {
+			/* Abstract: "@" then the name, which may hold any byte. */
+			out[0] = '@';
+			memcpy(out + 1, un->sun_path + 1, max - 1);
+			return (int)max;
+		}
+		n = strnlen(un->sun_path, max);
+		memcpy(out, un->sun_path, n);
+		return (int)n;
 	}
 	default:
-		n = snprintf(tmp, sizeof tmp, "family:%d", sa->sa_family);
-		return sa_out_str(o, tmp, (size_t)n);
+		return snprintf(out, cap, "family:%d", sa->sa_family);
 	}
+}
+
+/* The address as sa_json_addr() gives it. */
+static int out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
+{
+	char t[SA_ADDR_TEXT_MAX];
+	int n = sa_addr_text(sa, len, t, sizeof t);
+
+	if (n < 0)
+		return sa_out_put(o, "null", 4);
+	if (sa->sa_family == AF_UNIX)   /* a path: any bytes */
+		return sa_out_bytes(o, t, (size_t)n);
+	/* Digits, dots, colons, brackets, hex: nothing to escape. */
+	return sa_out_put(o, "\"", 1) || sa_out_put(o, t, (size_t)n) || sa_out_put(o, "\"", 1);
 }
 
 /* ---- the builder -------------------------------------------------------- */
