@@ -203,22 +203,28 @@ static void forget_one(int fd, struct sa_sock *s, void *arg)
 	}
 }
 
-SA_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+/* Fds first..last are about to close: move our log out of the way and
+ * forget the sockets, with the host's errno kept. */
+static void before_close_range(unsigned int first, unsigned int last)
 {
 	unsigned int r[2] = { first, last };
 	int err = errno;
 
+	sa_in_shim++;
+	sa_sink_before_close_range(first, last);
+	sa_fd_foreach(forget_one, r);
+	sa_in_shim--;
+	errno = err;
+}
+
+SA_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
 	READY(close_range);
 	/* CLOSE_RANGE_CLOEXEC (4) only marks fds; nothing is closed now. Flags
 	 * beyond UNSHARE (2) and CLOEXEC make the kernel fail before closing
 	 * anything: then our sink and our table must stay as they are. */
-	if (!sa_in_shim && !(flags & ~6) && !(flags & 4) && first <= last) {
-		sa_in_shim++;
-		sa_sink_before_close_range(first, last);
-		sa_fd_foreach(forget_one, r);
-		sa_in_shim--;
-		errno = err;
-	}
+	if (!sa_in_shim && !(flags & ~6) && !(flags & 4) && first <= last)
+		before_close_range(first, last);
 	return sa_real.close_range(first, last, flags);
 }
 
@@ -227,17 +233,9 @@ SA_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
  * would leave our table naming sockets that are gone. It cannot fail. */
 SA_EXPORT void closefrom(int lowfd)
 {
-	unsigned int r[2] = { lowfd > 0 ? (unsigned int)lowfd : 0, ~0U };
-	int err = errno;
-
 	READY(closefrom);
-	if (!sa_in_shim) {
-		sa_in_shim++;
-		sa_sink_before_close_range(r[0], r[1]);
-		sa_fd_foreach(forget_one, r);
-		sa_in_shim--;
-		errno = err;
-	}
+	if (!sa_in_shim)
+		before_close_range(lowfd > 0 ? (unsigned int)lowfd : 0, ~0U);
 	sa_real.closefrom(lowfd);
 }
 
