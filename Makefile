@@ -22,7 +22,7 @@ JANSSON_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansso
 ifneq ($(SANITIZE),)
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 endif
-SA_CFLAGS  := -std=gnu11 -fPIC -D_GNU_SOURCE -DSOCKAUDIT_VERSION_STR=\"$(VERSION)\" -Iinclude -Ishim $(WARN) $(JANSSON_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
+SA_CFLAGS  := -std=gnu11 -fPIC -D_GNU_SOURCE -DSOCKAUDIT_VERSION_STR=\"$(VERSION)\" -Iinclude -Icommon $(WARN) $(JANSSON_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 SA_LDFLAGS := $(SAN_FLAGS) $(LDFLAGS)
 
 # The flags everything was built with: when they change (SANITIZE=..., a
@@ -36,8 +36,8 @@ SHIM_SRC  := $(sort $(wildcard shim/*.c))
 SHIM_OBJ  := $(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
 # Everything but the libc-name definitions: what unit tests link against.
 CORE_OBJ  := $(filter-out $(BUILD)/obj/interpose.o,$(SHIM_OBJ))
-CLI_SRC   := $(sort $(wildcard shim/cli/*.c))
-CLI_OBJ   := $(patsubst shim/cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
+CLI_SRC   := $(sort $(wildcard cli/*.c))
+CLI_OBJ   := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
 PROG_SRC  := $(sort $(wildcard tests/progs/*.c))
@@ -49,14 +49,14 @@ all: libsockaudit.so $(if $(CLI_SRC),sockaudit)
 deps:
 	@scripts/ensure-deps.sh build
 
-$(BUILD)/obj/%.o: shim/%.c $(wildcard shim/*.h) include/sockaudit.h $(FLAGS_STAMP)
+$(BUILD)/obj/%.o: shim/%.c $(wildcard shim/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -fvisibility=hidden -c -o $@ $<
+	$(CC) $(SA_CFLAGS) -Ishim -fvisibility=hidden -c -o $@ $<
 
 libsockaudit.so: $(SHIM_OBJ) shim/exports.map
 	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,--no-as-needed $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread -lm
 
-$(BUILD)/cli/%.o: shim/cli/%.c $(wildcard shim/cli/*.h) include/sockaudit.h $(FLAGS_STAMP)
+$(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -DSOCKAUDIT_LIBDIR=\"$(LIBDIR)\" -c -o $@ $<
 
@@ -65,7 +65,7 @@ sockaudit: $(CLI_OBJ)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJ) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -o $@ $< $(CORE_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -ldl -lpthread -lm
+	$(CC) $(SA_CFLAGS) -Ishim -o $@ $< $(CORE_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -ldl -lpthread -lm
 
 $(BUILD)/progs/%: tests/progs/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
@@ -94,7 +94,7 @@ install: all
 		sockaudit.pc.in > $(DESTDIR)$(PKGDIR)/sockaudit.pc
 
 lint:
-	cppcheck --quiet --enable=warning,performance,portability --inline-suppr -Iinclude -Ishim shim
+	cppcheck --quiet --enable=warning,performance,portability --inline-suppr -Iinclude -Icommon -Ishim shim
 	clang-tidy --quiet $(SHIM_SRC) -- $(SA_CFLAGS)
 
 clean:

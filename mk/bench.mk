@@ -15,7 +15,7 @@ BENCH_FDTAB := $(BUILD)/bench/fdtab_mem
 # Links the shim's objects (not interpose.o) to read the fd table's size.
 $(BENCH_FDTAB): bench/fdtab_mem.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -o $@ $< $(CORE_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread -lm
+	$(CC) $(SA_CFLAGS) -Ishim -o $@ $< $(CORE_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread -lm
 
 .PHONY: bench bench-callgrind bench-mem bench-build
 bench-build: all $(BENCH_MB) $(BENCH_FDTAB)

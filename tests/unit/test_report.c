@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cli/cli.h"
+#include "../../cli/cli.h"
 
 static void feed(struct rp_state *st, const char *line)
 {
