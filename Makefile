@@ -32,10 +32,13 @@ FLAGS_STAMP := $(BUILD)/.flags
 FLAGS_NOW   := $(CC) $(SA_CFLAGS) $(SA_LDFLAGS)
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(subst ','\'',$(FLAGS_NOW))' ] || printf '%s\n' '$(subst ','\'',$(FLAGS_NOW))' >$(FLAGS_STAMP); })
 
-SHIM_SRC  := $(sort $(wildcard shim/*.c))
+# The shim's floors, lowest first: each calls only its own and lower ones
+# (`make check-layers`).
+LAYERS    := base out kernel state audit core
+SHIM_SRC  := $(foreach l,$(LAYERS),$(sort $(wildcard shim/$(l)/*.c)))
 SHIM_OBJ  := $(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
 # Everything but the libc-name definitions: what unit tests link against.
-CORE_OBJ  := $(filter-out $(BUILD)/obj/interpose.o,$(SHIM_OBJ))
+CORE_OBJ  := $(filter-out $(BUILD)/obj/core/interpose.o,$(SHIM_OBJ))
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 CLI_OBJ   := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
@@ -43,13 +46,13 @@ UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
 PROG_SRC  := $(sort $(wildcard tests/progs/*.c))
 PROG_BIN  := $(patsubst tests/progs/%.c,$(BUILD)/progs/%,$(PROG_SRC))
 
-.PHONY: all deps test-deps test unit check-peer demo bench install lint clean
+.PHONY: all deps test-deps test unit check-peer demo bench install lint clean check-layers
 all: libsockaudit.so $(if $(CLI_SRC),sockaudit)
 
 deps:
 	@scripts/ensure-deps.sh build
 
-$(BUILD)/obj/%.o: shim/%.c $(wildcard shim/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
+$(BUILD)/obj/%.o: shim/%.c $(wildcard shim/*/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -Ishim -fvisibility=hidden -c -o $@ $<
 
@@ -105,3 +108,8 @@ clean:
 demo-build::
 test-extra::
 -include $(sort $(wildcard mk/*.mk))
+
+# Every call in the shim goes down its floors (shim/base .. shim/core).
+.PHONY: check-layers
+check-layers: $(SHIM_OBJ)
+	@scripts/check-layers.py $(BUILD)/obj $(LAYERS)

@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 int main(void)
 {

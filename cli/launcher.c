@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sockaudit.h"
 
 /* The fd `-o -` hands the library: high, so a program's own dup2(…, 3..)
  * games rarely meet it. */
@@ -273,9 +274,9 @@ int cli_launch(int argc, char **argv)
 	} else {
 		strcpy(logv, "stderr");
 	}
-	err = setenv("LD_PRELOAD", preload, 1) || setenv("SOCKAUDIT_LOG", logv, 1) ||
-	      (level && setenv("SOCKAUDIT_LEVEL", level, 1)) ||
-	      (comm && setenv("SOCKAUDIT_COMM", comm, 1));
+	err = setenv("LD_PRELOAD", preload, 1) || setenv(SOCKAUDIT_ENV_LOG, logv, 1) ||
+	      (level && setenv(SOCKAUDIT_ENV_LEVEL, level, 1)) ||
+	      (comm && setenv(SOCKAUDIT_ENV_COMM, comm, 1));
 	free(preload);
 	if (err) {
 		fprintf(stderr, "sockaudit: setenv: %s\n", strerror(errno));

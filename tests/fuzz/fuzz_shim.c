@@ -2,7 +2,7 @@
  * fuzz_shim.c: a libFuzzer target over the shim's pure parsers and formatters.
  *
  * The first input byte picks what to feed the rest to:
- *   0  sa_opt_out: every option kind, over a heap copy of exactly optlen
+ *   0  sa_optval_write: every option kind, over a heap copy of exactly optlen
  *      bytes (ASan catches a read past optlen), plus sa_opt_lookup and the
  *      TCP_DEFER_ACCEPT rounding with hostile integers;
  *   1  sa_config_load: the SOCKAUDIT_* variables from a fake getenv, the
@@ -24,7 +24,7 @@
 #include <sys/un.h>
 #include <netinet/in.h>
 #include <jansson.h>
-#include "internal.h"
+#include "core/core.h"
 
 #define CHECK(cond) do { if (!(cond)) __builtin_trap(); } while (0)
 
@@ -50,7 +50,7 @@ static void *exact(const uint8_t *p, size_t n)
 	return b;
 }
 
-/* sa_opt_out must write valid JSON when it fits, and fail cleanly (never
+/* sa_optval_write must write valid JSON when it fits, and fail cleanly (never
  * past the end) when it does not. */
 static void check_opt(int kind, const void *buf, socklen_t len)
 {
@@ -59,11 +59,11 @@ static void check_opt(int kind, const void *buf, socklen_t len)
 	json_error_t e;
 	json_t *v;
 
-	CHECK(sa_opt_out(&o, (enum sa_optkind)kind, buf, len) == 0);
+	CHECK(sa_optval_write(&o, (enum sa_optkind)kind, buf, len) == 0);
 	v = json_loadb(out, (size_t)(o.p - out), JSON_DECODE_ANY | JSON_ALLOW_NUL, &e);
 	CHECK(v != NULL);
 	json_decref(v);
-	(void)sa_opt_out(&t, (enum sa_optkind)kind, buf, len);
+	(void)sa_optval_write(&t, (enum sa_optkind)kind, buf, len);
 	CHECK(t.p >= tiny && t.p <= tiny + sizeof tiny);
 }
 
@@ -83,8 +83,8 @@ static void fuzz_sockopt(const uint8_t *p, size_t n)
 	secs = (int)take32(&p, &n);
 	(void)sa_opt_lookup(level, opt);
 	(void)sa_opt_lookup(level & 0xff, opt & 0xff);
-	(void)sa_level_name_of(level);
-	(void)sa_level_name_of(level & 0xff);
+	(void)sa_sol_name(level);
+	(void)sa_sol_name(level & 0xff);
 	(void)sa_defer_rounds(secs);
 	(void)sa_defer_secs(secs);
 	(void)sa_defer_rounds(secs & 0xffff);
@@ -287,7 +287,7 @@ static void fuzz_event(const uint8_t *p, size_t n)
 	fuzz_line(p, n, split);
 	/* And the errno names for any integer. */
 	i = n >= 4 ? (size_t)(int)take32(&p, &n) : n;
-	(void)sa_errno_name((int)i);
+	{ char eb[SA_ERRNO_NAME_MAX]; (void)sa_errno_name((int)i, eb); }
 	json_decref(sa_json_errno((int)i));
 }
 

@@ -1,6 +1,6 @@
 /* Unit tests for the accepting side's pure parts: /proc/net/{netstat,snmp}
  * parsing and deltas (netns.c), why an empty connection arrived and whether
- * the queue was full (audit_accept.c), and listener_stats advice
+ * the queue was full (audit/accept.c), and listener_stats advice
  * (listener_stats.c). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "accept.h"
+#include "audit/accept.h"
 
 static const char netstat_new[] =
 	"TcpExt: SyncookiesSent SyncookiesRecv SyncookiesFailed EmbryonicRsts ListenOverflows ListenDrops TCPDeferAcceptDrop TCPReqQFullDoCookies TCPReqQFullDrop TCPSynRetrans TCPFastOpenPassive\n"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 static const char *const *env;   /* NAME=VALUE list for fake_getenv */
 

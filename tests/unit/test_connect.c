@@ -1,4 +1,4 @@
-/* Unit tests for shim/audit_connect.c: when a connect is complete and how
+/* Unit tests for shim/audit/connect.c: when a connect is complete and how
  * it ended, its findings, the histogram buckets, and the summary counts. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "audit_connect.h"
+#include "audit/connect.h"
 
 static int setup(void **state)
 {
@@ -18,7 +18,7 @@ static int setup(void **state)
 	memset(&c, 0, sizeof c);
 	c.level = SA_LEVEL_WARN;        /* keep the test output clean */
 	c.slow_connect_ms = 500;
-	sa_guard_configure(&c, "test_connect");
+	sa_runtime_configure(&c, "test_connect");
 	return 0;
 }
 
@@ -150,7 +150,7 @@ static void hooks_and_summary(void **state)
 
 	sa_connect_audit(-1, &s, (struct sockaddr *)&a, sizeof a, -1, EINPROGRESS, now, now);
 	assert_int_equal(s.flags & (SA_F_CONNECTING | SA_F_WATCH_IO), SA_F_CONNECTING | SA_F_WATCH_IO);
-	assert_int_equal(s.connect_peer_len, sizeof a);
+	assert_int_equal(s.conn.peer_len, sizeof a);
 	/* Another option, or EAGAIN on a read: still pending. */
 	v = 1;
 	sa_connect_getsockopt(-1, &s, SOL_SOCKET, SO_TYPE, &v, &l, 0);

@@ -1,4 +1,4 @@
-/* Unit tests for shim/event.c: common fields, escaping of bytes that are
+/* Unit tests for shim/out/event.c: common fields, escaping of bytes that are
  * not UTF-8, address strings, and the 4096-byte line limit. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <sys/un.h>
 #include <math.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 static int setup(void **state)
 {
@@ -19,7 +19,7 @@ static int setup(void **state)
 	memset(&c, 0, sizeof c);
 	c.level = SA_LEVEL_TRACE;
 	/* A program name that is not UTF-8. */
-	sa_guard_configure(&c, "bad\xc3\x28name");
+	sa_runtime_configure(&c, "bad\xc3\x28name");
 	return 0;
 }
 

@@ -1,4 +1,4 @@
-/* Unit tests for shim/line.c: a line built field by field must be, byte for
+/* Unit tests for shim/out/line.c: a line built field by field must be, byte for
  * byte, the line event.c writes for the same jansson object; and a line
  * too long for 4096 bytes must still come out as one valid JSON line. */
 #include <setjmp.h>
@@ -14,7 +14,7 @@
 #include <netinet/in.h>
 #include <sys/un.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 static int setup(void **state)
 {
@@ -24,7 +24,7 @@ static int setup(void **state)
 	memset(&c, 0, sizeof c);
 	c.level = SA_LEVEL_TRACE;
 	/* A program name with a byte that is not UTF-8 and a quote. */
-	sa_guard_configure(&c, "ng\"x\xff");
+	sa_runtime_configure(&c, "ng\"x\xff");
 	return 0;
 }
 
@@ -235,9 +235,9 @@ static void ident_cache(void **state)
 	(void)state;
 	memset(&c, 0, sizeof c);
 	c.level = SA_LEVEL_TRACE;
-	sa_guard_configure(&c, "first");
+	sa_runtime_configure(&c, "first");
 	a = one_line();
-	sa_guard_configure(&c, "second");
+	sa_runtime_configure(&c, "second");
 	b = one_line();
 	assert_string_equal(json_string_value(json_object_get(a, "comm")), "first");
 	assert_string_equal(json_string_value(json_object_get(b, "comm")), "second");
@@ -254,7 +254,7 @@ static void ident_cache(void **state)
 		json_t *k;
 		/* What the shim's atfork handler does: new pid, tid forgotten;
 		 * the name is the same, so only pid and tid can tell. */
-		sa_guard_configure(&c, "second");
+		sa_runtime_configure(&c, "second");
 		k = one_line();
 		snprintf(buf, sizeof buf, "%lld %lld %d", (long long)json_integer_value(json_object_get(k, "pid")),
 			 (long long)json_integer_value(json_object_get(k, "tid")), (int)getpid());

@@ -1,4 +1,4 @@
-/* Unit tests for shim/audit_quickack.c: the hot-loop rule as a pure
+/* Unit tests for shim/audit/quickack.c: the hot-loop rule as a pure
  * function (thresholds, edges, the patterns measured on loopback), then
  * the per-fd state machine on a real loopback TCP connection made in this
  * process: one event when found, again only when the reasserts double,
@@ -15,7 +15,7 @@
 #include <netinet/tcp.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 static char logpath[64];
 
@@ -35,7 +35,7 @@ static int setup(void **state)
 	c.sink = SA_SINK_PATH;
 	snprintf(c.path, sizeof c.path, "%s", logpath);
 	sa_real_init();
-	sa_guard_configure(&c, "test_quickack");
+	sa_runtime_configure(&c, "test_quickack");
 	assert_int_equal(sa_sink_open(&c), 0);
 	return 0;
 }

@@ -10,7 +10,7 @@
 #include <netinet/tcp.h>
 #include <sys/time.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 static void defer_rounding_matches_study(void **state)
 {
@@ -47,11 +47,11 @@ static void names_of_common_options(void **state)
 	assert_int_equal(sa_opt_lookup(SOL_SOCKET, SO_LINGER)->kind, SA_OPT_LINGER);
 	assert_int_equal(sa_opt_lookup(IPPROTO_TCP, TCP_CONGESTION)->kind, SA_OPT_STRING);
 	assert_null(sa_opt_lookup(12345, 1));
-	assert_string_equal(sa_level_name_of(SOL_SOCKET), "SOL_SOCKET");
-	assert_null(sa_level_name_of(9999));
+	assert_string_equal(sa_sol_name(SOL_SOCKET), "SOL_SOCKET");
+	assert_null(sa_sol_name(9999));
 }
 
-/* sa_opt_out's JSON, parsed back for the checks. */
+/* sa_optval_write's JSON, parsed back for the checks. */
 static json_t *decode(enum sa_optkind k, const void *buf, socklen_t len)
 {
 	char out[512];
@@ -59,7 +59,7 @@ static json_t *decode(enum sa_optkind k, const void *buf, socklen_t len)
 	json_error_t e;
 	json_t *j;
 
-	assert_int_equal(sa_opt_out(&o, k, buf, len), 0);
+	assert_int_equal(sa_optval_write(&o, k, buf, len), 0);
 	j = json_loadb(out, (size_t)(o.p - out), JSON_DECODE_ANY, &e);
 	assert_non_null(j);
 	return j;

@@ -3,7 +3,7 @@
  *
  * A pure function of what getenv returns (tests pass a fake getenv). A bad
  * value never stops the host: the default stays and a warning is recorded
- * for guard.c to write as one "warning" line. Must never allocate, exit or
+ * for the lifecycle (core/lifecycle.c) to write as one "warning" line. Must never allocate, exit or
  * touch a file descriptor.
  */
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base/base.h"
 
 static void warn(struct sa_config *c, const char *var, const char *value, const char *why)
 {
@@ -87,7 +87,7 @@ static int expand_path(const char *in, pid_t pid, char *out, size_t cap)
 
 static void log_var(struct sa_config *c, sa_getenv_fn get, pid_t pid)
 {
-	const char *v = get("SOCKAUDIT_LOG");
+	const char *v = get(SOCKAUDIT_ENV_LOG);
 	long n;
 
 	if (!v || !strcmp(v, "stderr"))
@@ -101,17 +101,17 @@ static void log_var(struct sa_config *c, sa_getenv_fn get, pid_t pid)
 			c->sink = SA_SINK_FD;
 			c->sink_fd = (int)n;
 		} else {
-			warn(c, "SOCKAUDIT_LOG", v, "fd:N needs a file descriptor number; using stderr");
+			warn(c, SOCKAUDIT_ENV_LOG, v, "fd:N needs a file descriptor number; using stderr");
 		}
 		return;
 	}
 	if (!*v) {
-		warn(c, "SOCKAUDIT_LOG", v, "empty; using stderr");
+		warn(c, SOCKAUDIT_ENV_LOG, v, "empty; using stderr");
 		return;
 	}
 	if (expand_path(v, pid, c->path, sizeof c->path) != 0) {
 		c->path[0] = '\0';
-		warn(c, "SOCKAUDIT_LOG", v, "path too long; using stderr");
+		warn(c, SOCKAUDIT_ENV_LOG, v, "path too long; using stderr");
 		return;
 	}
 	c->sink = SA_SINK_PATH;
@@ -119,7 +119,7 @@ static void log_var(struct sa_config *c, sa_getenv_fn get, pid_t pid)
 
 static void level_var(struct sa_config *c, sa_getenv_fn get)
 {
-	const char *v = get("SOCKAUDIT_LEVEL");
+	const char *v = get(SOCKAUDIT_ENV_LEVEL);
 
 	if (!v)
 		return;
@@ -130,29 +130,29 @@ static void level_var(struct sa_config *c, sa_getenv_fn get)
 	else if (!strcmp(v, "trace"))
 		c->level = SA_LEVEL_TRACE;
 	else
-		warn(c, "SOCKAUDIT_LEVEL", v, "expected warn, info or trace; using info");
+		warn(c, SOCKAUDIT_ENV_LEVEL, v, "expected warn, info or trace; using info");
 }
 
 static void disable_var(struct sa_config *c, sa_getenv_fn get)
 {
-	const char *v = get("SOCKAUDIT_DISABLE");
+	const char *v = get(SOCKAUDIT_ENV_DISABLE);
 
 	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false"))
 		return;
 	if (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true"))
 		c->disable = 1;
 	else
-		warn(c, "SOCKAUDIT_DISABLE", v, "expected 0 or 1; auditing stays on");
+		warn(c, SOCKAUDIT_ENV_DISABLE, v, "expected 0 or 1; auditing stays on");
 }
 
 static void comm_var(struct sa_config *c, sa_getenv_fn get)
 {
-	const char *v = get("SOCKAUDIT_COMM");
+	const char *v = get(SOCKAUDIT_ENV_COMM);
 
 	if (!v || !*v)
 		return;
 	if (strlen(v) >= sizeof c->comm) {
-		warn(c, "SOCKAUDIT_COMM", v, "list too long; auditing every program");
+		warn(c, SOCKAUDIT_ENV_COMM, v, "list too long; auditing every program");
 		return;
 	}
 	snprintf(c->comm, sizeof c->comm, "%s", v);
@@ -173,10 +173,10 @@ void sa_config_load(struct sa_config *c, sa_getenv_fn get, pid_t pid)
 	level_var(c, get);
 	log_var(c, get, pid);
 	comm_var(c, get);
-	int_var(c, get, "SOCKAUDIT_STATS_INTERVAL", 0, 86400, &c->stats_interval);
-	int_var(c, get, "SOCKAUDIT_SLOW_CONNECT_MS", 1, 3600000, &c->slow_connect_ms);
-	int_var(c, get, "SOCKAUDIT_QUICKACK_MIN_REASSERTS", 2, 1000000, &c->quickack_min_reasserts);
-	int_var(c, get, "SOCKAUDIT_QUICKACK_MAX_SEGS", 1, 1000, &c->quickack_max_segs);
+	int_var(c, get, SOCKAUDIT_ENV_STATS_INTERVAL, 0, 86400, &c->stats_interval);
+	int_var(c, get, SOCKAUDIT_ENV_SLOW_CONNECT_MS, 1, 3600000, &c->slow_connect_ms);
+	int_var(c, get, SOCKAUDIT_ENV_QUICKACK_MIN_REASSERTS, 2, 1000000, &c->quickack_min_reasserts);
+	int_var(c, get, SOCKAUDIT_ENV_QUICKACK_MAX_SEGS, 1, 1000, &c->quickack_max_segs);
 }
 
 int sa_config_comm_match(const char *list, const char *comm)

@@ -1,5 +1,5 @@
 /*
- * audit_accept.c: the accepting side: how long accept() blocked, how long
+ * accept.c: the accepting side: how long accept() blocked, how long
  * the connection sat in the accept queue, the queue's depth, empty
  * connections and their cause, and who speaks first.
  *
@@ -21,11 +21,8 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 
-#include "accept.h"
+#include "audit/accept.h"
 
-#define ST_ESTABLISHED 1
-#define ST_CLOSE_WAIT 8
-#define ST_LISTEN 10
 #define TCPI_OPT_TFO_CHILD 128
 /* A backlog-0 queue holds one connection: call it full only when that one
  * waited long enough for a new SYN to be likely to meet it. */
@@ -38,7 +35,7 @@ enum { SPEAKER_UNKNOWN = 3, SPEAKER_CLIENT = 1, SPEAKER_SERVER = 2 };
 enum sa_empty_cause sa_empty_cause(int defer_s, long bytes_ready, int state,
 				   uint32_t total_retrans, uint32_t total_rto, uint8_t options)
 {
-	if (defer_s <= 0 || bytes_ready != 0 || state != ST_ESTABLISHED)
+	if (defer_s <= 0 || bytes_ready != 0 || state != SA_TCP_ESTABLISHED)
 		return SA_EMPTY_NONE;   /* FIN-only children reach accept in CLOSE_WAIT */
 	/* Fast Open children are queued at SYN time and skip the gate. */
 	if (options & TCPI_OPT_TFO_CHILD)
@@ -82,9 +79,9 @@ static int bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes)
 	if (!ti || !ti->has_bytes_received)
 		return 0;
 	b = ti->bytes_received;
-	if (ti->state == ST_CLOSE_WAIT && b > 0)
+	if (ti->state == SA_TCP_CLOSE_WAIT && b > 0)
 		b--;
-	else if (ti->state != ST_ESTABLISHED)
+	else if (ti->state != SA_TCP_ESTABLISHED)
 		return 0;
 	*bytes = b > INT_MAX ? INT_MAX : (int)b;
 	return 1;
@@ -134,19 +131,19 @@ static struct sa_sock *listener_sock(int lfd)
 	if (!s && (s = sa_fd_track(lfd)) == NULL)
 		return NULL;
 	sa_sock_fill_kind(lfd, s);
-	s->backlog_effective = -1;
-	if ((s->family == AF_INET || s->family == AF_INET6) && s->type == SOCK_STREAM) {
-		if (sa_tcpinfo_read(lfd, &ti) == 0 && ti.state == ST_LISTEN)
-			s->backlog_effective = (int)ti.sacked;
+	s->lsn.backlog_effective = -1;
+	if (sa_sock_is_tcp(s)) {
+		if (sa_tcpinfo_read(lfd, &ti) == 0 && ti.state == SA_TCP_LISTEN)
+			s->lsn.backlog_effective = (int)ti.sacked;
 		l = sizeof v;
 		if (sa_real.getsockopt(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) == 0)
-			s->defer_accept_s = v;
+			s->opt.defer_accept_s = v;
 	}
 	__atomic_or_fetch(&s->flags, SA_F_LISTENER, __ATOMIC_RELEASE);
 	return s;
 }
 
-void sa_accept_listen(int fd, struct sa_sock *s)
+void sa_accept_on_listening(int fd, struct sa_sock *s)
 {
 	struct sa_listener *l;
 
@@ -156,8 +153,8 @@ void sa_accept_listen(int fd, struct sa_sock *s)
 	l = sa_listener_get(fd, s);
 	if (l) {
 		/* A second listen() (nginx reload) changes the backlog. */
-		__atomic_store_n(&l->backlog, s->backlog_effective, __ATOMIC_RELAXED);
-		__atomic_store_n(&l->defer_s, s->defer_accept_s, __ATOMIC_RELAXED);
+		__atomic_store_n(&l->backlog, s->lsn.backlog_effective, __ATOMIC_RELAXED);
+		__atomic_store_n(&l->defer_s, s->opt.defer_accept_s, __ATOMIC_RELAXED);
 	}
 }
 
@@ -175,7 +172,7 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
 	struct sa_tcpinfo lti;
 	struct rlimit rl;
 	uint64_t nerr = l ? ADD(l->errors, 1) : 1, nlim = 0;
-	int have_q = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == ST_LISTEN;
+	int have_q = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == SA_TCP_LISTEN;
 	struct sa_line L;
 
 	if (err == EMFILE || err == ENFILE) {
@@ -193,10 +190,9 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
 	/* Trace shows every failure; otherwise the 1st, 2nd, 4th ... per listener. */
 	if (!sa_level_enabled(SA_LEVEL_TRACE) &&
 	    !(f.n ? worth_reporting(nlim) : worth_reporting(nerr))) {
-		sa_event_count("accept");
-		if (f.n)
-			sa_findings_count("accept_fd_limit");
-		sa_suppressed_add(1);
+		sa_emit_skip("accept", &f);
+		if (!f.n)
+			sa_suppressed_add(1);
 		return;
 	}
 	sa_line_begin(&L, "accept", -1, &f);
@@ -226,7 +222,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	enum sa_empty_cause cause = SA_EMPTY_NONE;
 	int tcp, have_ti = 0, have_lti = 0, bytes_ok = 0, full = 0, report = 0, backlog = -1;
 	int trace = sa_level_enabled(SA_LEVEL_TRACE), sample;
-	int defer_s = ls ? ls->defer_accept_s : 0;
+	int defer_s = ls ? ls->opt.defer_accept_s : 0;
 	int bytes = 0;
 	double wait_ms = (double)(t1 - t0) / 1e6;
 	struct sa_line L;
@@ -250,8 +246,8 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	}
 
 	if ((c = sa_fd_track(ret)) != NULL) {
-		c->listen_fd = lfd;
-		c->lst = l;   /* on an accepted socket: the listener it came from */
+		c->acc.listen_fd = lfd;
+		c->lsn.listener = l;   /* on an accepted socket: the listener it came from */
 		__atomic_or_fetch(&c->flags, SA_F_ACCEPTED, __ATOMIC_RELEASE);
 		if (ls) {
 			c->family = ls->family;
@@ -259,7 +255,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 			c->protocol = ls->protocol;
 		}
 	}
-	tcp = ls && (ls->family == AF_INET || ls->family == AF_INET6) && ls->type == SOCK_STREAM;
+	tcp = sa_sock_is_tcp(ls);
 	/* TCP_INFO on the child and the listener is most of what an accept
 	 * costs us: below trace it is read on a sample (at most once a ms per
 	 * listener, which is what the queue_ms histogram and the queue depth
@@ -270,7 +266,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		 * gives last_data_sent = now - lsndtime, set when the child was
 		 * established, i.e. its time in the accept queue. */
 		have_ti = sa_tcpinfo_read(ret, &ti) == 0;
-		have_lti = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == ST_LISTEN;
+		have_lti = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == SA_TCP_LISTEN;
 	}
 	/* Data waiting at accept: free from the sample's TCP_INFO. Otherwise
 	 * FIONREAD, only where it pays: a deferred listener (an empty
@@ -285,10 +281,10 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		have_ti = sa_tcpinfo_read(ret, &ti) == 0;
 	/* It waited in the queue: was the queue full? */
 	if (tcp && !have_lti && have_ti && ti.last_data_sent >= QUEUE_WAIT_CHECK_MS)
-		have_lti = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == ST_LISTEN;
+		have_lti = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == SA_TCP_LISTEN;
 	if (have_lti) {
 		backlog = (int)lti.sacked;
-		__atomic_store_n(&ls->backlog_effective, backlog, __ATOMIC_RELAXED);
+		__atomic_store_n(&ls->lsn.backlog_effective, backlog, __ATOMIC_RELAXED);
 		if (l)
 			__atomic_store_n(&l->backlog, backlog, __ATOMIC_RELAXED);
 		full = sa_queue_was_full(backlog, lti.unacked, have_ti ? (long)ti.last_data_sent : 0);
@@ -343,7 +339,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	 * first read or write decides (sa_accept_io). */
 	if (c && tcp && l) {
 		if (bytes_ok && bytes > 0) {
-			c->first_speaker = SPEAKER_CLIENT;
+			c->acc.first_speaker = SPEAKER_CLIENT;
 			ADD(l->first_client, 1);
 		} else {
 			__atomic_or_fetch(&c->flags, SA_F_WATCH_IO, __ATOMIC_RELEASE);
@@ -351,13 +347,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	}
 
 	if (!trace && !(f.n && report)) {
-		sa_event_count("accept");
-		if (f.n) {
-			int i;
-			for (i = 0; i < f.n; i++)
-				sa_findings_count(f.codes[i]);
-			sa_suppressed_add(1);
-		}
+		sa_emit_skip("accept", &f);
 		sa_listener_tick(l, t1);
 		return;
 	}
@@ -406,7 +396,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 
 static void decided(int fd, struct sa_sock *s, int who)
 {
-	struct sa_listener *l = s->lst;
+	struct sa_listener *l = s->lsn.listener;
 	struct sa_findings f;
 	uint8_t expected = 0;
 	uint64_t n;
@@ -415,7 +405,7 @@ static void decided(int fd, struct sa_sock *s, int who)
 	sa_findings_init(&f);
 	__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
 	/* Two threads doing the first I/O at once: count it once. */
-	if (!__atomic_compare_exchange_n(&s->first_speaker, &expected, (uint8_t)who, 0,
+	if (!__atomic_compare_exchange_n(&s->acc.first_speaker, &expected, (uint8_t)who, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED) || !l)
 		return;
 	if (who == SPEAKER_CLIENT) {
@@ -439,7 +429,7 @@ static void decided(int fd, struct sa_sock *s, int who)
 		return;
 	}
 	sa_line_begin(&L, "first_speaker", fd, &f);
-	sa_line_int(&L, "listen_fd", s->listen_fd);
+	sa_line_int(&L, "listen_fd", s->acc.listen_fd);
 	sa_line_str(&L, "local", l->local[0] ? l->local : NULL);
 	sa_line_str(&L, "speaker", "server");
 	sa_line_int(&L, "defer_accept_s", l->defer_s);

@@ -1,14 +1,17 @@
 /*
- * hooks.c: what each wrapper hands over once the real call returned:
+ * dispatch.c: what each wrapper hands over once the real call returned:
  * keeps the fd table true (including sockets we first meet through a
  * setsockopt or listen, such as inherited listeners) and dispatches to the
  * audit_* modules. Runs inside the re-entry guard; errno is restored by
  * the wrapper.
  */
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/core.h"
+
 
 /* The entry for a socket fd, created on first sight (inherited sockets,
  * sockets made before our constructor ran). NULL for non-sockets. */
@@ -39,7 +42,7 @@ void sa_on_socket(int fd, int domain, int type, int protocol)
 	s->protocol = protocol;
 	/* The namespace's TCP counters start from here in processes that
 	 * only connect (one /proc read per process; an atomic load after). */
-	if ((domain == AF_INET || domain == AF_INET6) && s->type == SOCK_STREAM)
+	if (sa_sock_is_tcp(s))
 		sa_netns_baseline();
 }
 
@@ -47,6 +50,8 @@ void sa_on_setsockopt(int fd, int level, int opt, const void *val, socklen_t len
 {
 	struct sa_sock *s = ret == 0 ? lazy_track(fd) : sa_fd_get(fd);
 
+	if (level == IPPROTO_TCP && opt == TCP_QUICKACK)
+		sa_quickack_on_setsockopt(fd, s, val, len, ret);
 	sa_sockopt_audit(fd, s, level, opt, ret == 0 ? val : NULL, ret == 0 ? len : 0, ret, err);
 }
 
@@ -69,7 +74,7 @@ void sa_on_listen(int fd, int backlog, int ret, int err)
 	}
 	sa_listen_audit(fd, s, backlog, ret, err);
 	if (ret == 0 && s != &tmp)
-		sa_accept_listen(fd, s);
+		sa_accept_on_listening(fd, s);
 }
 
 void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,

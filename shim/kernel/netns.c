@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "accept.h"
+#include "kernel/kernel.h"
 
 static const struct {
 	const char *group;      /* the line prefix before ':' */

@@ -3,7 +3,7 @@
  *
  * Owns sa_real. Must never call an exported wrapper name: everything inside
  * the shim reaches libc through sa_real. dlsym may allocate and may call
- * back into our wrappers; guard.c's per-thread flag makes those calls pass
+ * back into our wrappers; the per-thread sa_in_shim flag makes those calls pass
  * straight through, and the wrappers themselves resolve lazily through
  * sa_real_init() so a constructor of another library that calls socket()
  * before ours ran still works.
@@ -15,9 +15,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base/base.h"
 
 struct sa_real_fns sa_real;
+/* The re-entry flag (base.h): dlsym below may call back into the wrappers. */
+__thread int sa_in_shim __attribute__((tls_model("initial-exec")));
 static int resolved;
 
 /* close_range() is new in glibc 2.34; when libc lacks it, go to the kernel. */

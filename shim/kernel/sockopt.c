@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "internal.h"
+#include "kernel/kernel.h"
 
 /* Option numbers newer than some build machines' headers. */
 #ifndef TCP_TX_DELAY
@@ -104,7 +104,7 @@ const struct sa_optdesc *sa_opt_lookup(int level, int opt)
 	return NULL;
 }
 
-const char *sa_level_name_of(int level)
+const char *sa_sol_name(int level)
 {
 	switch (level) {
 	case SOL_SOCKET: return "SOL_SOCKET";
@@ -117,7 +117,7 @@ const char *sa_level_name_of(int level)
 	}
 }
 
-int sa_opt_out(struct sa_out *o, enum sa_optkind k, const void *buf, socklen_t len)
+int sa_optval_write(struct sa_out *o, enum sa_optkind k, const void *buf, socklen_t len)
 {
 	const unsigned char *b = buf;
 	int v;
@@ -198,4 +198,11 @@ int sa_defer_secs(int rounds)
 		}
 	}
 	return period;
+}
+
+void sa_line_opt_k(struct sa_line *L, const char *k, size_t kn, enum sa_optkind kind,
+		   const void *buf, socklen_t len)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, sa_optval_write(&L->o, kind, buf, len));
 }

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accept.h"
+#include "audit/accept.h"
 
 /* A process with more listeners than this gets no stats for the rest
  * (each one holds two histograms, ~7 KB). */
@@ -39,7 +39,7 @@ static pthread_mutex_t emit_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 {
-	struct sa_listener *l = __atomic_load_n(&s->lst, __ATOMIC_ACQUIRE), *expected = NULL;
+	struct sa_listener *l = __atomic_load_n(&s->lsn.listener, __ATOMIC_ACQUIRE), *expected = NULL;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
 	json_t *addr;
@@ -53,8 +53,8 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 		return NULL;
 	l->listen_fd = fd;
 	l->family = s->family;
-	l->backlog = s->backlog_effective;
-	l->defer_s = s->defer_accept_s;
+	l->backlog = s->lsn.backlog_effective;
+	l->defer_s = s->opt.defer_accept_s;
 	l->last_emit_ns = sa_now_ns();
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
 	    (addr = sa_json_addr((struct sockaddr *)&ss, sl)) != NULL) {
@@ -63,7 +63,7 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 		json_decref(addr);
 	}
 	/* Two threads meeting a new listener at once: one entry wins. */
-	if (!__atomic_compare_exchange_n(&s->lst, &expected, l, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (!__atomic_compare_exchange_n(&s->lsn.listener, &expected, l, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		free(l);
 		return expected;
 	}
@@ -252,7 +252,7 @@ void sa_listener_emit(struct sa_listener *l)
 
 void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 {
-	const struct sa_config *c = sa_config();
+	const struct sa_config *c = sa_cfg();
 	uint64_t last, every;
 
 	if (!l || !c || c->stats_interval <= 0)

@@ -1,5 +1,5 @@
 /*
- * audit_quickack.c: TCP_QUICKACK reasserted in a hot loop.
+ * quickack.c: TCP_QUICKACK reasserted in a hot loop.
  *
  * TCP_QUICKACK is not sticky: getsockopt reports "not in delayed-ACK
  * (pingpong) mode", and the kernel re-enters that mode on its own
@@ -26,7 +26,7 @@
  * One quickack_hot_loop event per fd when first found, then again only
  * when the reasserts double: a hot loop never floods the log. Never
  * changes what the program sees; the setsockopt line itself is written
- * (once per fd) by audit_sockopt.c.
+ * (once per fd) by sockopt.c.
  */
 #include <netinet/in.h>
 #include <linux/sockios.h>
@@ -35,9 +35,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "internal.h"
+#include "audit/audit.h"
 
-_Static_assert(SA_QA_WINDOW == sizeof(((struct sa_sock *)0)->qa_out) / sizeof(uint16_t),
+_Static_assert(SA_QA_WINDOW == sizeof(((struct sa_sock *)0)->qa.out) / sizeof(uint16_t),
 	       "qa_out holds one window");
 _Static_assert(SA_QA_WINDOW <= 32, "qa_quiet is a 32-bit mask");
 
@@ -100,9 +100,9 @@ static void emit(int fd, struct sa_sock *s, uint32_t sets, const struct sa_qa_ve
 	nodelay = read_flag(fd, TCP_NODELAY);
 	cork = read_flag(fd, TCP_CORK);
 	if (nodelay < 0)
-		nodelay = s->nodelay;
+		nodelay = s->opt.nodelay;
 	if (cork < 0)
-		cork = s->cork;
+		cork = s->opt.cork;
 	nagle = !nodelay;
 
 	if (nagle)
@@ -131,9 +131,27 @@ static void emit(int fd, struct sa_sock *s, uint32_t sets, const struct sa_qa_ve
 	sa_event_emit(ev, SA_LEVEL_WARN, &f);
 }
 
+/* Reads back what the host just set; the dispatcher calls this before the
+ * setsockopt audit, for every TCP_QUICKACK call (the hot-loop check needs
+ * each one, repeats included). */
+void sa_quickack_on_setsockopt(int fd, struct sa_sock *s, const void *val, socklen_t len, int ret)
+{
+	int req = 0, cur = 0;
+	socklen_t cl = sizeof cur;
+
+	if (ret != 0 || !val || len == 0)
+		return;
+	if (len >= (socklen_t)sizeof(int))
+		memcpy(&req, val, sizeof req);
+	else
+		req = *(const unsigned char *)val;
+	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &cur, &cl) == 0)
+		sa_quickack_audit(fd, s, req, cur);
+}
+
 void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective)
 {
-	const struct sa_config *c = sa_config();
+	const struct sa_config *c = sa_cfg();
 	struct sa_tcpinfo ti;
 	struct sa_qa_verdict v = { 0 };
 	uint32_t sets, reasserts;
@@ -154,41 +172,41 @@ void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective)
 	read_total = (uint32_t)ti.bytes_received - (uint32_t)unread;
 
 	sa_fd_lock(fd);
-	sets = ++s->qa_sets;
-	if (ti.valid && s->qa_have_last) {
-		uint32_t out = ti.data_segs_out - s->qa_last_out;   /* u32 wrap is fine */
+	sets = ++s->qa.sets;
+	if (ti.valid && s->qa.have_last) {
+		uint32_t out = ti.data_segs_out - s->qa.last_out;   /* u32 wrap is fine */
 		/* Negative only through the race above: nothing read. */
-		int32_t rd = (int32_t)(read_total - s->qa_last_read);
-		unsigned i = s->qa_win_next % SA_QA_WINDOW;
+		int32_t rd = (int32_t)(read_total - s->qa.last_read);
+		unsigned i = s->qa.win_next % SA_QA_WINDOW;
 
-		s->qa_out[i] = out > 65535 ? 65535 : (uint16_t)out;
+		s->qa.out[i] = out > 65535 ? 65535 : (uint16_t)out;
 		if (rd <= 0)
-			s->qa_quiet |= 1u << i;
+			s->qa.quiet |= 1u << i;
 		else
-			s->qa_quiet &= ~(1u << i);
-		s->qa_win_next = (uint8_t)((i + 1) % SA_QA_WINDOW);
-		if (s->qa_win_n < SA_QA_WINDOW)
-			s->qa_win_n++;
+			s->qa.quiet &= ~(1u << i);
+		s->qa.win_next = (uint8_t)((i + 1) % SA_QA_WINDOW);
+		if (s->qa.win_n < SA_QA_WINDOW)
+			s->qa.win_n++;
 	}
-	s->qa_have_last = (uint8_t)ti.valid;
-	s->qa_last_out = ti.data_segs_out;
-	s->qa_last_read = read_total;
+	s->qa.have_last = (uint8_t)ti.valid;
+	s->qa.last_out = ti.data_segs_out;
+	s->qa.last_read = read_total;
 	reasserts = sets - 1;
 	/* Judge only from the threshold on, and after an event only once the
 	 * reasserts have doubled. */
 	if (c && reasserts >= (uint32_t)c->quickack_min_reasserts &&
-	    reasserts >= 2ull * s->qa_reported_at) {
-		unsigned n = s->qa_win_n;
+	    reasserts >= 2ull * s->qa.reported_at) {
+		unsigned n = s->qa.win_n;
 		uint32_t mask = n >= 32 ? 0xffffffffu : (1u << n) - 1;
 		/* The ring fills from 0, so until it wraps the first n slots are
 		 * the valid ones; after that all of them are. */
-		sa_quickack_judge(reasserts, s->qa_out, n,
-				  (unsigned)__builtin_popcount(s->qa_quiet & mask),
+		sa_quickack_judge(reasserts, s->qa.out, n,
+				  (unsigned)__builtin_popcount(s->qa.quiet & mask),
 				  c->quickack_min_reasserts, c->quickack_max_segs,
 				  SA_QA_MIN_QUIET_PCT, &v);
 		if (v.hot) {
-			first_hot = s->qa_reported_at == 0;
-			s->qa_reported_at = reasserts;
+			first_hot = s->qa.reported_at == 0;
+			s->qa.reported_at = reasserts;
 			report = 1;
 		}
 	}

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "out/out.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int sink_fd = -1;            /* read without the lock by sa_sink_fd() */
@@ -294,10 +294,10 @@ void sa_sink_write(const char *line, size_t len)
 			int hl = snprintf(buf, sizeof buf, "<14>sockaudit[%ld]: ", (long)sa_pid());
 			if (hl > 0 && (size_t)hl + len <= sizeof buf) {
 				memcpy(buf + hl, line, len - 1);   /* no newline in syslog */
-				n = send(fd, buf, (size_t)hl + len - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+				n = sa_real.send(fd, buf, (size_t)hl + len - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 			}
 		} else if (sink_is_socket) {
-			n = send(fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+			n = sa_real.send(fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 		} else if (sink_is_fifo) {
 			n = write_fifo(fd, line, len);
 		} else {

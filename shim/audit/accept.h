@@ -1,7 +1,7 @@
 /*
- * accept.h: declarations shared by the accepting side's files only
- * (audit_accept.c, listener_stats.c, netns.c). Never installed, never
- * included by the floors below. Pure helpers are here so cmocka tests can
+ * accept.h: declarations shared by the accepting side's files (accept.c,
+ * listener_stats.c) and their tests. Never installed, never included by
+ * the floors below. Pure helpers are here so cmocka tests can
  * reach them without preloading anything.
  */
 #ifndef SA_ACCEPT_H
@@ -9,52 +9,7 @@
 
 #include <stdint.h>
 
-#include "internal.h"
-
-/* ---- netns.c: the namespace's TCP counters --------------------------------- */
-
-enum sa_netns_counter {
-	SA_NS_LISTEN_OVERFLOWS,
-	SA_NS_LISTEN_DROPS,
-	SA_NS_DEFER_ACCEPT_DROP,
-	SA_NS_SYNCOOKIES_SENT,
-	SA_NS_SYNCOOKIES_RECV,
-	SA_NS_SYNCOOKIES_FAILED,
-	SA_NS_REQQ_FULL_DO_COOKIES,
-	SA_NS_REQQ_FULL_DROP,
-	SA_NS_SYN_RETRANS,
-	SA_NS_FASTOPEN_PASSIVE,
-	SA_NS_RETRANS_SEGS,
-	SA_NS_ATTEMPT_FAILS,
-	SA_NS_N
-};
-
-struct sa_netns_snap {
-	int valid;
-	uint32_t present;            /* bit i: counter i exists on this kernel */
-	uint64_t v[SA_NS_N];
-};
-
-/* The counter's name as the kernel spells it ("ListenOverflows"). */
-const char *sa_netns_name(int i) SA_HIDDEN;
-/* Parses /proc/net/netstat or /proc/net/snmp text (header/value line
- * pairs, "TcpExt: A B" then "TcpExt: 1 2") into snap, adding to what is
- * there. Counters missing from text stay absent. Pure; returns how many
- * counters it found. */
-int sa_netns_parse(const char *text, struct sa_netns_snap *snap) SA_HIDDEN;
-/* Reads both files now. 0 or -errno. */
-int sa_netns_read(struct sa_netns_snap *snap) SA_HIDDEN;
-/* b - a for counter i when both have it: 1 and *out set, else 0. */
-int sa_netns_delta(const struct sa_netns_snap *a, const struct sa_netns_snap *b, int i,
-		   uint64_t *out) SA_HIDDEN;
-/* {"ListenOverflows": d, ...}: only counters both snapshots have. */
-json_t *sa_netns_delta_json(const struct sa_netns_snap *a, const struct sa_netns_snap *b) SA_HIDDEN;
-/* sa_netns_baseline() (internal.h) takes the process's baseline once: at
- * its first TCP socket(), listen or accept. */
-/* The baseline, or NULL when not taken yet. */
-const struct sa_netns_snap *sa_netns_base(void) SA_HIDDEN;
-/* In a forked child: forget the baseline; the next accept takes a new one. */
-void sa_netns_reset(void) SA_HIDDEN;
+#include "audit/audit.h"
 
 /* ---- listener_stats.c: per-listener state and the listener_stats line ------ */
 
@@ -108,7 +63,7 @@ struct sa_advice_in {
 /* Appends advice sentences (strings) to arr. Returns how many. */
 int sa_listener_advice(const struct sa_advice_in *in, json_t *arr) SA_HIDDEN;
 
-/* ---- audit_accept.c ------------------------------------------------------- */
+/* ---- accept.c ------------------------------------------------------- */
 
 enum sa_empty_cause { SA_EMPTY_NONE, SA_EMPTY_DEFER_EXPIRED, SA_EMPTY_SYNCOOKIE };
 /* Why a deferred listener handed over a child with no data (kernel facts

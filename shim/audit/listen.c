@@ -1,5 +1,5 @@
 /*
- * audit_listen.c: what the kernel kept of a listen(): the effective
+ * listen.c: what the kernel kept of a listen(): the effective
  * backlog read back (TCP_INFO tcpi_sacked on TCP, UNIX_DIAG_RQLEN on
  * AF_UNIX), the namespace's somaxconn, and how deferral interacts with
  * Fast Open and SYN cookies on that listener.
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "internal.h"
+#include "audit/audit.h"
 
 /* Below this effective backlog, a burst of silent clients overflows the
  * SYN queue that deferred connections wait in (see README). */
@@ -85,17 +85,17 @@ void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f)
 	socklen_t l = sizeof tfo;
 	long cookies = 0;
 
-	if (s->defer_accept_s <= 0 || s->type != SOCK_STREAM ||
+	if (s->opt.defer_accept_s <= 0 || s->type != SOCK_STREAM ||
 	    (s->family != AF_INET && s->family != AF_INET6))
 		return;
 	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &tfo, &l) == 0 && tfo > 0)
 		sa_findings_add(f, "defer_with_fastopen",
 			"TCP_DEFER_ACCEPT and TCP_FASTOPEN are both on: Fast Open connections are queued at SYN time and never wait for the deferral gate.");
 	if (sa_read_sysctl("/proc/sys/net/ipv4/tcp_syncookies", &cookies) == 0 && cookies != 0 &&
-	    s->backlog_effective > 0 && s->backlog_effective < DEFER_BYPASS_BACKLOG)
+	    s->lsn.backlog_effective > 0 && s->lsn.backlog_effective < DEFER_BYPASS_BACKLOG)
 		sa_findings_add(f, "defer_bypass_risk",
 			"Deferred connections wait in the SYN queue, which holds backlog+1 = %d; when more clients than that connect within the %d s deferral window, SYN cookies (net.ipv4.tcp_syncookies=%ld) accept the rest directly and they skip deferral. Raise the backlog if you rely on deferral.",
-			s->backlog_effective + 1, s->defer_accept_s, cookies);
+			s->lsn.backlog_effective + 1, s->opt.defer_accept_s, cookies);
 }
 
 void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
@@ -115,7 +115,7 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 	inet = s->family == AF_INET || s->family == AF_INET6;
 	if (ret == 0) {
 		s->flags |= SA_F_LISTENER;
-		if (inet && sa_tcpinfo_read(fd, &ti) == 0 && ti.state == 10) {
+		if (inet && sa_tcpinfo_read(fd, &ti) == 0 && ti.state == SA_TCP_LISTEN) {
 			/* tcp_get_info(): on a listener tcpi_sacked is sk_max_ack_backlog. */
 			effective = (int)ti.sacked;
 			source = "tcp_info";
@@ -128,9 +128,9 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 			effective = (unsigned)backlog > (unsigned long)somaxconn ? (int)somaxconn : backlog;
 			source = "computed";
 		}
-		s->backlog_effective = effective;
+		s->lsn.backlog_effective = effective;
 		if (inet && sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, &dl) == 0)
-			s->defer_accept_s = defer;
+			s->opt.defer_accept_s = defer;
 		if (backlog > 0 && effective >= 0 && effective < backlog)
 			sa_findings_add(&f, "backlog_clamped",
 				"listen(%d) was clamped to %d by net.core.somaxconn=%ld in this network namespace, so at most %d connections can wait for accept(); raise it with sysctl -w net.core.somaxconn=%d (it is per namespace: each new one starts at 4096).",
@@ -138,7 +138,7 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 		sa_listen_defer_checks(fd, s, &f);
 	}
 	if (!sa_level_enabled(SA_LEVEL_INFO) && f.n == 0 && ret == 0) {
-		sa_event_count("listen");
+		sa_emit_skip("listen", &f);
 		return;
 	}
 	ev = sa_event_new("listen", fd);
@@ -151,7 +151,7 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 	json_object_set_new(ev, "backlog_source", source ? json_string(source) : json_null());
 	json_object_set_new(ev, "somaxconn", somaxconn >= 0 ? json_integer(somaxconn) : json_null());
 	json_object_set_new(ev, "queue_capacity", effective >= 0 ? json_integer(effective + 1) : json_null());
-	json_object_set_new(ev, "defer_accept_s", inet && ret == 0 ? json_integer(s->defer_accept_s) : json_null());
+	json_object_set_new(ev, "defer_accept_s", inet && ret == 0 ? json_integer(s->opt.defer_accept_s) : json_null());
 	json_object_set_new(ev, "ret", json_integer(ret));
 	if (ret != 0)
 		json_object_set_new(ev, "errno", sa_json_errno(err));

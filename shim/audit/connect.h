@@ -1,5 +1,5 @@
 /*
- * audit_connect.h: the pure decisions of audit_connect.c (when a connect
+ * connect.h: the pure decisions of connect.c (when a connect
  * is complete, what its outcome is, which findings it carries, which
  * histogram bucket it falls in), shared with its cmocka tests. Nothing
  * here makes a system call.
@@ -9,7 +9,7 @@
 
 #include <sys/types.h>
 
-#include "internal.h"
+#include "audit/audit.h"
 
 enum sa_conn_outcome {
 	SA_CONN_PENDING = 0,        /* still in the handshake: keep waiting */
@@ -17,13 +17,6 @@ enum sa_conn_outcome {
 	SA_CONN_FAILED,
 	SA_CONN_ABANDONED,          /* closed before the handshake finished */
 };
-
-/* TCP states as tcp_info reports them (include/net/tcp_states.h). */
-#define SA_TCP_ESTABLISHED 1
-#define SA_TCP_SYN_SENT    2
-#define SA_TCP_SYN_RECV    3
-#define SA_TCP_CLOSE       7
-#define SA_TCP_UNKNOWN     (-1)  /* not TCP, or TCP_INFO unreadable */
 
 /* The program read SO_ERROR and got so_error; tcp_state is the socket's
  * state right after. *err gets the final errno (0 when unknown). */

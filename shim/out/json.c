@@ -1,16 +1,10 @@
 /*
- * line.c: JSON written straight into a buffer.
+ * json.c: the compact JSON writer under every line: numbers, strings (valid
+ * UTF-8, or any bytes with the rest as \xNN), addresses and errno names,
+ * written straight into a caller's buffer.
  *
- * The sa_out_* writers are the compact serializer under every line (event.c
- * walks a jansson object with them). The sa_line_* builder writes the
- * events of the per-connection paths (accept, connect, first speaker)
- * without building an object at all: at trace level the jansson object of
- * an accept line (one malloc per field, a hash table, the free walk) was
- * three quarters of its 32,000 instructions (bench/callgrind.sh). A line
- * comes out byte for byte as event.c would write the same fields
- * (tests/unit/test_line.c checks it against event.c), in the order the
- * caller adds them after the common ones. Pure: no syscall but the clock
- * until sa_line_emit hands the line to the sink.
+ * Pure: no allocation, no lock, no system call. Every writer returns 0, or
+ * -1 when the bytes do not fit, and then the caller drops or truncates.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,7 +12,33 @@
 #include <string.h>
 #include <sys/un.h>
 
-#include "internal.h"
+#include "out/out.h"
+
+/* Length of the valid UTF-8 sequence at s (max n bytes), 0 if invalid. */
+size_t sa_utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t len, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) { len = 2; cp = s[0] & 0x1f; }
+	else if (s[0] >= 0xe0 && s[0] <= 0xef) { len = 3; cp = s[0] & 0x0f; }
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4) { len = 4; cp = s[0] & 0x07; }
+	else return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF are invalid. */
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
 
 /* ---- writers ------------------------------------------------------------ */
 
@@ -251,7 +271,7 @@ int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap
 }
 
 /* The address as sa_json_addr() gives it. */
-static int out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
+int sa_out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
 {
 	char t[SA_ADDR_TEXT_MAX];
 	int n = sa_addr_text(sa, len, t, sizeof t);
@@ -264,190 +284,12 @@ static int out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
 	return sa_out_put(o, "\"", 1) || sa_out_put(o, t, (size_t)n) || sa_out_put(o, "\"", 1);
 }
 
-/* ---- the builder -------------------------------------------------------- */
-
-/* k is ,"name": already (the macros in internal.h compose it). */
-static int key(struct sa_line *L, const char *k, size_t kn)
-{
-	if (L->over)
-		return -1;
-	if ((size_t)(L->o.end - L->o.p) < kn) {
-		L->over = 1;
-		return -1;
-	}
-	memcpy(L->o.p, k, kn);
-	L->o.p += kn;
-	return 0;
-}
-
-static void check(struct sa_line *L, int r)
-{
-	if (r)
-		L->over = 1;
-}
-
-/* ,"schema":1,"pid":P,"tid":T,"comm":"C","severity": is the same on every
- * line of a thread: written once per thread (and again after fork, or when
- * the program's name changes). */
-static __thread struct {
-	pid_t pid, tid;
-	unsigned gen;
-	unsigned short len;
-	char s[448];
-} ident;
-
-static int out_ident(struct sa_out *o)
-{
-	pid_t pid = sa_pid(), tid = sa_tid();
-	unsigned gen = sa_comm_gen();
-	const char *comm;
-	struct sa_out w;
-
-	if (SA_UNLIKELY(ident.pid != pid || ident.tid != tid || ident.gen != gen || !ident.len)) {
-		comm = sa_comm();
-		w.p = ident.s;
-		w.end = ident.s + sizeof ident.s;
-		ident.len = 0;
-		if (sa_out_put(&w, ",\"schema\":1,\"pid\":", 18) || sa_out_int(&w, pid) ||
-		    sa_out_put(&w, ",\"tid\":", 7) || sa_out_int(&w, tid) ||
-		    sa_out_put(&w, ",\"comm\":", 8) ||
-		    (comm ? sa_out_bytes(&w, comm, strlen(comm)) : sa_out_put(&w, "null", 4)) ||
-		    sa_out_put(&w, ",\"severity\":", 12))
-			return -1;
-		ident.pid = pid;
-		ident.tid = tid;
-		ident.gen = gen;
-		ident.len = (unsigned short)(w.p - ident.s);
-	}
-	return sa_out_put(o, ident.s, ident.len);
-}
-
-void sa_line_begin(struct sa_line *L, const char *event, int fd, const struct sa_findings *f)
-{
-	struct sa_out *o = &L->o;
-	int r;
-
-	L->o.p = L->buf;
-	L->o.end = L->buf + sizeof L->buf - 1;   /* room for the newline */
-	L->over = 0;
-	L->event = event;
-	L->ts = sa_now_wall();
-	r = sa_out_put(o, "{\"ts\":", 6) || sa_out_real(o, L->ts) ||
-	    sa_out_put(o, ",\"event\":", 9) || sa_out_str(o, event, strlen(event)) ||
-	    out_ident(o) ||
-	    (f && f->n > 0 ? sa_out_put(o, "\"warn\"", 6) : sa_out_put(o, "\"info\"", 6));
-	if (!r && fd >= 0)
-		r = sa_out_put(o, ",\"fd\":", 6) || sa_out_int(o, fd);
-	check(L, r);
-	L->core = L->o.p;
-}
-
-void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, long long v)
-{
-	if (!key(L, k, kn))
-		check(L, sa_out_int(&L->o, v));
-}
-
-void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v)
-{
-	if (!key(L, k, kn))
-		check(L, sa_out_real(&L->o, v));
-}
-
-void sa_line_null_k(struct sa_line *L, const char *k, size_t kn)
-{
-	if (!key(L, k, kn))
-		check(L, sa_out_put(&L->o, "null", 4));
-}
-
-void sa_line_bool_k(struct sa_line *L, const char *k, size_t kn, int v)
-{
-	if (!key(L, k, kn))
-		check(L, v ? sa_out_put(&L->o, "true", 4) : sa_out_put(&L->o, "false", 5));
-}
-
-void sa_line_str_k(struct sa_line *L, const char *k, size_t kn, const char *s)
-{
-	if (!key(L, k, kn))
-		check(L, s ? sa_out_bytes(&L->o, s, strlen(s)) : sa_out_put(&L->o, "null", 4));
-}
-
-void sa_line_addr_k(struct sa_line *L, const char *k, size_t kn, const struct sockaddr *sa, socklen_t len)
-{
-	if (!key(L, k, kn))
-		check(L, out_addr(&L->o, sa, len));
-}
-
-void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err)
+const char *sa_errno_name(int err, char buf[SA_ERRNO_NAME_MAX])
 {
 	const char *n = strerrorname_np(err);
-	char b[16];
-	int len;
 
-	if (key(L, k, kn))
-		return;
-	if (n) {
-		check(L, sa_out_str(&L->o, n, strlen(n)));
-		return;
-	}
-	len = snprintf(b, sizeof b, "E%d", err);
-	check(L, sa_out_str(&L->o, b, (size_t)len));
-}
-
-void sa_line_opt_k(struct sa_line *L, const char *k, size_t kn, enum sa_optkind kind,
-		   const void *buf, socklen_t len)
-{
-	if (!key(L, k, kn))
-		check(L, sa_opt_out(&L->o, kind, buf, len));
-}
-
-static int out_codes(struct sa_out *o, const struct sa_findings *f)
-{
-	int i;
-
-	if (sa_out_put(o, ",\"findings\":[", 13))
-		return -1;
-	for (i = 0; i < f->n; i++)
-		if ((i && sa_out_put(o, ",", 1)) || sa_out_str(o, f->codes[i], strlen(f->codes[i])))
-			return -1;
-	return sa_out_put(o, "]", 1);
-}
-
-int sa_line_finish(struct sa_line *L, const struct sa_findings *f)
-{
-	struct sa_out *o = &L->o;
-	int has = f && f->n > 0;
-
-	if (!L->over && has)
-		L->over = out_codes(o, f) || sa_out_put(o, ",\"msg\":", 7) ||
-			  sa_out_bytes(o, f->msg, strlen(f->msg));
-	if (!L->over)
-		L->over = sa_out_put(o, "}", 1);
-	if (L->over) {
-		/* Too long (it cannot be, for the fields these events carry):
-		 * the common fields, the codes and "truncated", as event.c does. */
-		o->p = L->core;
-		if ((has && out_codes(o, f)) || sa_out_put(o, ",\"truncated\":true}", 18))
-			return -1;
-	}
-	*o->p++ = '\n';
-	return (int)(o->p - L->buf);
-}
-
-void sa_line_emit(struct sa_line *L, enum sa_level l, const struct sa_findings *f)
-{
-	int i, n;
-
-	sa_event_count(L->event);
-	if (f && f->n > 0) {
-		l = SA_LEVEL_WARN;
-		for (i = 0; i < f->n; i++)
-			sa_findings_count(f->codes[i]);
-	}
-	if (!sa_level_enabled(l))
-		return;
-	n = sa_line_finish(L, f);
-	sa_emit_init_once(L->ts);
-	if (n > 0)
-		sa_sink_write(L->buf, (size_t)n);
+	if (n)
+		return n;
+	snprintf(buf, SA_ERRNO_NAME_MAX, "E%d", err);
+	return buf;
 }

@@ -20,7 +20,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/core.h"
+
 
 #define NSIGS 65
 

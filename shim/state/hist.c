@@ -1,7 +1,5 @@
 /*
- * stats.c: latency histograms with percentiles, and the per-process
- * summary written at exit. Each audit module adds its own part of the
- * summary through its *_summary() function.
+ * hist.c: latency histograms with percentiles.
  *
  * Histograms are fixed arrays of atomic counters (no allocation, no lock),
  * log-spaced at about 4 % per bucket from 1 us to ~70 minutes, so p50/p95/
@@ -10,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "state/state.h"
 
 /* Bucket i covers [base * r^i, base * r^(i+1)) ms. */
 #define H_BASE 0.001
@@ -99,30 +97,4 @@ json_t *sa_hist_json(const struct sa_hist *h)
 void sa_hist_reset(struct sa_hist *h)
 {
 	memset(h, 0, sizeof *h);
-}
-
-void sa_stats_summary(void)
-{
-	json_t *ev = sa_event_new("summary", -1);
-
-	if (!ev)
-		return;
-	sa_accept_summary(ev);
-	sa_connect_summary(ev);
-	sa_quickack_summary(ev);
-	sa_netns_summary(ev);
-	/* Counts last, so they include the listener_stats written above. */
-	json_object_set_new(ev, "counts", sa_event_counts());
-	json_object_set_new(ev, "findings", sa_findings_totals());
-	json_object_set_new(ev, "dropped", json_integer((json_int_t)sa_sink_dropped()));
-	json_object_set_new(ev, "suppressed", json_integer((json_int_t)sa_suppressed_count()));
-	/* Summary-level findings (the object above holds totals, not codes). */
-	sa_event_emit(ev, SA_LEVEL_WARN, NULL);
-}
-
-void sa_stats_reset_after_fork(void)
-{
-	sa_accept_reset();
-	sa_connect_reset();
-	sa_quickack_reset();
 }

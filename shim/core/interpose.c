@@ -1,7 +1,7 @@
 /*
  * interpose.c: the only file that defines libc names. Each wrapper calls
  * the real function, keeps exactly the return value and errno the host
- * must see, hands the facts to hooks.c inside the re-entry guard, and
+ * must see, hands the facts to dispatch.c inside the re-entry guard, and
  * gives the result back. Nothing here may change what the host observes.
  *
  * Wrappers on I/O calls cost one table lookup on fds we do not watch: they
@@ -14,7 +14,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/core.h"
+
 
 /* glibc's _FORTIFY_SOURCE entry points have no public prototypes. */
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "kernel/kernel.h"
 
 struct ktcp_info {
 	uint8_t state, ca_state, retransmits, probes, backoff, options, wscale, app_limited;
@@ -98,19 +98,4 @@ int sa_read_sysctl(const char *path, long *out)
 	buf[n] = '\0';
 	*out = strtol(buf, &end, 10);
 	return end == buf ? -EINVAL : 0;
-}
-
-void sa_sock_fill_kind(int fd, struct sa_sock *s)
-{
-	int v = 0;
-	socklen_t l = sizeof v;
-
-	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) == 0)
-		s->family = (uint16_t)v;
-	l = sizeof v;
-	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) == 0)
-		s->type = (uint16_t)v;
-	l = sizeof v;
-	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &l) == 0)
-		s->protocol = v;
 }

@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "state/state.h"
 
 #define CHUNK_BITS SA_FD_CHUNK_BITS
 #define CHUNK (1u << CHUNK_BITS)
 #define NCHUNKS (SA_FD_MAX / CHUNK)
 #define NLOCKS 64
 
-/* Read by the inline sa_fd_get() in internal.h. */
+/* Read by the inline sa_fd_get() in state.h. */
 struct sa_sock *sa_fd_chunks[NCHUNKS];
 static size_t nchunks_alloc;
 static pthread_mutex_t locks[NLOCKS];
@@ -66,7 +66,7 @@ struct sa_sock *sa_fd_track(int fd)
 	 * the memory model too, not only through the kernel. */
 	(void)__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
 	memset(s, 0, sizeof *s);
-	s->listen_fd = -1;
+	s->acc.listen_fd = -1;
 	__atomic_store_n(&s->flags, SA_F_SOCKET, __ATOMIC_RELEASE);
 	return s;
 }
@@ -148,4 +148,19 @@ void sa_fdtab_atfork_child(void)
 size_t sa_fdtab_bytes(void)
 {
 	return sizeof sa_fd_chunks + __atomic_load_n(&nchunks_alloc, __ATOMIC_RELAXED) * CHUNK * sizeof(struct sa_sock);
+}
+
+void sa_sock_fill_kind(int fd, struct sa_sock *s)
+{
+	int v = 0;
+	socklen_t l = sizeof v;
+
+	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) == 0)
+		s->family = (uint16_t)v;
+	l = sizeof v;
+	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) == 0)
+		s->type = (uint16_t)v;
+	l = sizeof v;
+	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &l) == 0)
+		s->protocol = v;
 }

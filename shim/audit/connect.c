@@ -1,5 +1,5 @@
 /*
- * audit_connect.c: the connecting side: how long connect() took until the
+ * connect.c: the connecting side: how long connect() took until the
  * connection was established or failed, for blocking and non-blocking
  * sockets, and the SYN retransmissions behind a slow connect (a peer whose
  * accept queue overflowed drops SYNs; the client resends them 1 s apart on
@@ -23,7 +23,7 @@
 #include <netinet/tcp.h>
 #include <string.h>
 
-#include "audit_connect.h"
+#include "audit/connect.h"
 
 /* ---- pure decisions --------------------------------------------------------- */
 
@@ -169,18 +169,12 @@ void sa_connect_reset(void)
 
 /* ---- one connect's report ----------------------------------------------------- */
 
-static int is_tcp(const struct sa_sock *s)
-{
-	return (s->family == AF_INET || s->family == AF_INET6) && s->type == SOCK_STREAM &&
-	       (s->protocol == 0 || s->protocol == IPPROTO_TCP);
-}
-
 static const char *proto_name(const struct sa_sock *s)
 {
 	if (s->family == AF_UNIX)
 		return s->type == SOCK_STREAM ? "unix" : s->type == SOCK_DGRAM ? "unix_dgram" : "unix_seqpacket";
 	if (s->family == AF_INET || s->family == AF_INET6) {
-		if (is_tcp(s))
+		if (sa_sock_is_tcp(s))
 			return "tcp";
 		if (s->type == SOCK_DGRAM)
 			return "udp";
@@ -207,8 +201,8 @@ static int defer_of(int fd, const struct sa_sock *s)
 	int v = 0;
 	socklen_t l = sizeof v;
 
-	if (s->defer_accept_s)
-		return s->defer_accept_s;
+	if (s->opt.defer_accept_s)
+		return s->opt.defer_accept_s;
 	/* Read back too: it may have been set before we saw the socket. */
 	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) != 0)
 		return 0;
@@ -218,11 +212,11 @@ static int defer_of(int fd, const struct sa_sock *s)
 static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
 		   const struct conn_done *d)
 {
-	const struct sa_config *cfg = sa_config();
+	const struct sa_config *cfg = sa_cfg();
 	struct sa_findings f;
 	struct sockaddr_storage local;
 	socklen_t llen = sizeof local;
-	int tcp = is_tcp(s), retrans = -1, defer_s = 0;
+	int tcp = sa_sock_is_tcp(s), retrans = -1, defer_s = 0;
 	enum sa_level lvl = d->outcome == SA_CONN_FAILED ? SA_LEVEL_INFO : SA_LEVEL_TRACE;
 	const char *proto = proto_name(s);
 	struct sa_line L;
@@ -245,7 +239,7 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
 				 cfg && cfg->slow_connect_ms > 0 ? cfg->slow_connect_ms : 500,
 				 s->family == AF_UNIX);
 	if (f.n == 0 && !sa_level_enabled(lvl)) {
-		sa_event_count("connect");
+		sa_emit_skip("connect", &f);
 		return;
 	}
 	sa_line_begin(&L, "connect", fd, &f);
@@ -290,9 +284,9 @@ static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t no
 		return;
 	d->nonblocking = 1;
 	if (d->ms < 0)
-		d->ms = now > s->connect_start_ns ? (double)(now - s->connect_start_ns) / 1e6 : 0;
-	memcpy(&peer, s->connect_peer, s->connect_peer_len);
-	report(fd, s, (const struct sockaddr *)&peer, s->connect_peer_len, d);
+		d->ms = now > s->conn.start_ns ? (double)(now - s->conn.start_ns) / 1e6 : 0;
+	memcpy(&peer, s->conn.peer, s->conn.peer_len);
+	report(fd, s, (const struct sockaddr *)&peer, s->conn.peer_len, d);
 }
 
 static void init_done(struct conn_done *d, const char *by)
@@ -332,7 +326,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 		if (d.outcome == SA_CONN_PENDING)
 			return;
 		d.err = e;
-		if (is_tcp(s))
+		if (sa_sock_is_tcp(s))
 			sa_tcpinfo_read(fd, &d.ti);
 		complete(fd, s, &d, t1);
 		return;
@@ -340,12 +334,12 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 	/* The kernel keeps connecting after EINPROGRESS (non-blocking socket,
 	 * or SO_SNDTIMEO ran out) and after EINTR on TCP (inet_wait_for_connect
 	 * leaves the socket in SYN_SENT). */
-	if (ret < 0 && s != &tmp && (err == EINPROGRESS || (err == EINTR && is_tcp(s)))) {
-		s->connect_start_ns = t0;
-		s->connect_peer_len = 0;
-		if (addr && len > 0 && len <= (socklen_t)sizeof s->connect_peer) {
-			memcpy(s->connect_peer, addr, len);
-			s->connect_peer_len = (uint8_t)len;
+	if (ret < 0 && s != &tmp && (err == EINPROGRESS || (err == EINTR && sa_sock_is_tcp(s)))) {
+		s->conn.start_ns = t0;
+		s->conn.peer_len = 0;
+		if (addr && len > 0 && len <= (socklen_t)sizeof s->conn.peer) {
+			memcpy(s->conn.peer, addr, len);
+			s->conn.peer_len = (uint8_t)len;
 		}
 		__atomic_or_fetch(&s->flags, SA_F_CONNECTING | SA_F_WATCH_IO, __ATOMIC_RELEASE);
 		return;
@@ -354,7 +348,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 	d.outcome = ret == 0 ? SA_CONN_OK : SA_CONN_FAILED;
 	d.err = ret == 0 ? 0 : err;
 	d.ms = (double)(t1 - t0) / 1e6;
-	if (is_tcp(s))
+	if (sa_sock_is_tcp(s))
 		sa_tcpinfo_read(fd, &d.ti);
 	report(fd, s, addr, len, &d);
 }
@@ -370,7 +364,7 @@ void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 		return;
 	memcpy(&so_error, val, sizeof so_error);
 	init_done(&d, "getsockopt");
-	if (is_tcp(s))
+	if (sa_sock_is_tcp(s))
 		sa_tcpinfo_read(fd, &d.ti);
 	d.outcome = sa_conn_judge_sockerr(so_error, tcp_state_of(&d.ti), &d.err);
 	if (d.outcome != SA_CONN_PENDING)
@@ -386,7 +380,7 @@ void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, i
 	if (ret < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR))
 		return;
 	init_done(&d, dir == SA_IO_READ ? "read" : "write");
-	if (is_tcp(s))
+	if (sa_sock_is_tcp(s))
 		sa_tcpinfo_read(fd, &d.ti);
 	d.outcome = sa_conn_judge_io(ret, err, tcp_state_of(&d.ti), &e);
 	d.err = e;
@@ -403,7 +397,7 @@ void sa_connect_close(int fd, struct sa_sock *s)
 
 	init_done(&d, "close");
 	d.outcome = SA_CONN_ABANDONED;
-	if (is_tcp(s) && sa_tcpinfo_read(fd, &d.ti) == 0) {
+	if (sa_sock_is_tcp(s) && sa_tcpinfo_read(fd, &d.ti) == 0) {
 		if (d.ti.state == SA_TCP_CLOSE) {
 			/* It failed and the program never asked why. It is closing
 			 * the socket, so reading SO_ERROR here takes nothing from it. */
@@ -419,9 +413,9 @@ void sa_connect_close(int fd, struct sa_sock *s)
 			/* The kernel's clock is jiffies: est can exceed the time
 			 * since connect() by a tick; that means "at once". */
 			if (d.ti.has_data_segs && d.ti.data_segs_in == 0 &&
-			    est <= now - s->connect_start_ns + 20000000u)
-				d.ms = est >= now - s->connect_start_ns ? 0.0
-					: (double)(now - est - s->connect_start_ns) / 1e6;
+			    est <= now - s->conn.start_ns + 20000000u)
+				d.ms = est >= now - s->conn.start_ns ? 0.0
+					: (double)(now - est - s->conn.start_ns) / 1e6;
 		}
 	}
 	complete(fd, s, &d, now);

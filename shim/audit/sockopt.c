@@ -1,5 +1,5 @@
 /*
- * audit_sockopt.c: what a setsockopt means. Reads the value back with
+ * sockopt.c: what a setsockopt means. Reads the value back with
  * getsockopt, names the option, explains known kernel adjustments
  * (TCP_DEFER_ACCEPT rounds, SO_RCVBUF doubling and caps, ...), flags any
  * other difference, and counts repeats instead of logging them again.
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "internal.h"
+#include "audit/audit.h"
 
 static uint32_t fnv(uint32_t h, const void *p, size_t n)
 {
@@ -31,14 +31,14 @@ static int repeated(struct sa_sock *s, int level, int opt, uint32_t hash)
 	int i;
 
 	for (i = 0; i < SA_OPTCACHE; i++) {
-		struct sa_optcache *c = &s->opts[i];
+		struct sa_optcache *c = &s->opt.cache[i];
 		if (c->hash != 0 && c->hash == hash && c->level == level && c->opt == opt) {
 			c->repeats++;
 			return 1;
 		}
 	}
-	s->opts[s->opts_next % SA_OPTCACHE] = (struct sa_optcache){ level, opt, hash, 0 };
-	s->opts_next++;
+	s->opt.cache[s->opt.next % SA_OPTCACHE] = (struct sa_optcache){ level, opt, hash, 0 };
+	s->opt.next++;
 	return 0;
 }
 
@@ -181,22 +181,16 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 	hash = fnv(hash, &err, sizeof err);
 	if (ret == 0 && val && !quickack)
 		hash = fnv(hash, val, len < 64 ? len : 64);
-	if (ret == 0 && quickack && as_int(val, len, &req_i)) {
-		int cur = 0;
-		socklen_t cl = sizeof cur;
-		if (sa_real.getsockopt(fd, level, opt, &cur, &cl) == 0)
-			sa_quickack_audit(fd, s, req_i, cur);
-	}
 	if (s && ret == 0 && level == IPPROTO_TCP && (opt == TCP_NODELAY || opt == TCP_CORK) &&
 	    as_int(val, len, &req_i)) {
 		if (opt == TCP_NODELAY)
-			s->nodelay = req_i != 0;
+			s->opt.nodelay = req_i != 0;
 		else
-			s->cork = req_i != 0;
+			s->opt.cork = req_i != 0;
 	}
 	if (s && repeated(s, level, opt, hash)) {
 		sa_suppressed_add(1);
-		sa_event_count("setsockopt");
+		sa_emit_skip("setsockopt", NULL);
 		return;
 	}
 
@@ -251,7 +245,7 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 
 	/* Deferral on a listener: remember it and check its interplay. */
 	if (s && ret == 0 && level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT) {
-		s->defer_accept_s = have_eff ? eff_i : 0;
+		s->opt.defer_accept_s = have_eff ? eff_i : 0;
 		if (s->flags & SA_F_LISTENER)
 			sa_listen_defer_checks(fd, s, &f);
 	}
@@ -260,12 +254,12 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 	 * (no allocation: warn is the level for hosts that call setsockopt from
 	 * a signal handler, where malloc may be the code that was interrupted). */
 	if (f.n == 0 && !sa_level_enabled(SA_LEVEL_INFO)) {
-		sa_event_count("setsockopt");
+		sa_emit_skip("setsockopt", &f);
 		return;
 	}
 	/* Written straight into a buffer: no allocation at any level. */
 	sa_line_begin(&L, "setsockopt", fd, &f);
-	name_or_number(&L, 0, sa_level_name_of(level), level);
+	name_or_number(&L, 0, sa_sol_name(level), level);
 	name_or_number(&L, 1, d ? d->name : NULL, opt);
 	if (ret == 0)
 		sa_line_opt(&L, "requested", kind, val, len);

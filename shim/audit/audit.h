@@ -1,0 +1,69 @@
+/*
+ * audit.h: the audit floor (shim/audit/): what each socket call means.
+ * One module per call family: sockopt, listen, accept (with its per-
+ * listener stats), connect, quickack. Above state/, below core/, whose
+ * dispatcher calls the entry points below once the real call returned.
+ *
+ * Siblings share only the listener stats (accept.h) and the deferral
+ * checks (sa_listen_defer_checks). A module never reads kernel state a
+ * host may read later (SO_ERROR) and never holds a lock across a call that
+ * can block.
+ */
+#ifndef SA_AUDIT_H
+#define SA_AUDIT_H
+
+#include "state/state.h"
+
+enum sa_io_dir { SA_IO_READ, SA_IO_WRITE };
+
+/* ---- sockopt.c ----------------------------------------------------------- */
+void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
+		      socklen_t len, int ret, int err) SA_HIDDEN;
+
+/* ---- listen.c ------------------------------------------------------------ */
+void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err) SA_HIDDEN;
+/* Deferral interplay on a listener (fastopen, SYN-cookie bypass risk). */
+void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f) SA_HIDDEN;
+
+/* ---- accept.c, listener_stats.c ------------------------------------------- */
+/* After a successful listen(): the listener's stats entry, the netns baseline. */
+void sa_accept_on_listening(int fd, struct sa_sock *s) SA_HIDDEN;
+/* peer may be NULL: then read (getpeername) only for a line. */
+void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
+		     const struct sockaddr *peer, socklen_t peerlen) SA_HIDDEN;
+void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
+void sa_accept_close(int fd, struct sa_sock *s) SA_HIDDEN;
+void sa_accept_summary(json_t *summary) SA_HIDDEN;      /* listeners, final listener_stats */
+void sa_accept_reset(void) SA_HIDDEN;
+
+/* ---- connect.c ------------------------------------------------------------ */
+void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
+		      int ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;
+void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
+			   const void *val, const socklen_t *len, int ret) SA_HIDDEN;
+void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
+void sa_connect_close(int fd, struct sa_sock *s) SA_HIDDEN;
+void sa_connect_summary(json_t *summary) SA_HIDDEN;     /* connect_ms, connect_hist, syn_retrans_total */
+void sa_connect_reset(void) SA_HIDDEN;
+
+/* ---- quickack.c ------------------------------------------------------------ */
+/* A setsockopt(TCP_QUICKACK) the host made (any outcome). */
+void sa_quickack_on_setsockopt(int fd, struct sa_sock *s, const void *val, socklen_t len, int ret) SA_HIDDEN;
+void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective) SA_HIDDEN;
+/* The hot-loop rule (pure): over the last n intervals between sets,
+ * segs_out[] data segments out each, quiet of them in which the program
+ * read nothing. Hot when reasserts >= min_reasserts, the median of
+ * segs_out <= max_segs and quiet*100 >= min_quiet_pct*n (not a turn). */
+#define SA_QA_MIN_QUIET_PCT 25
+struct sa_qa_verdict {
+	int hot;
+	unsigned median_out;        /* upper median of segs_out[0..n) */
+	unsigned quiet_pct;         /* 100 * quiet / n, rounded down */
+};
+void sa_quickack_judge(uint32_t reasserts, const uint16_t *segs_out, unsigned n, unsigned quiet,
+		       int min_reasserts, int max_segs, int min_quiet_pct,
+		       struct sa_qa_verdict *v) SA_HIDDEN;
+void sa_quickack_summary(json_t *summary) SA_HIDDEN;    /* quickack {sets, reasserts, hot_loops, fds} */
+void sa_quickack_reset(void) SA_HIDDEN;
+
+#endif

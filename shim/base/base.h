@@ -1,0 +1,137 @@
+/*
+ * base.h: the ground floor of the shim (shim/base/): the real libc symbols,
+ * the configuration (a pure parse of SOCKAUDIT_*), the process's runtime
+ * state (active or not, pid, tid, comm, the re-entry flag) and the clocks.
+ *
+ * Layers, lowest first: base, out, kernel, state, audit, core. A file calls
+ * only into its own layer and the ones below; a lower layer that needs
+ * something from a higher one gets a registered hook (`make check-layers`
+ * fails on an upward reference). Never installed.
+ *
+ * Every sa_* helper returns 0 or -errno and never exits, aborts or raises
+ * a signal: a wrapper can reach all of them.
+ */
+#ifndef SA_BASE_H
+#define SA_BASE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "sockaudit.h"
+
+#define SA_HIDDEN __attribute__((visibility("hidden")))
+#define SA_EXPORT __attribute__((visibility("default")))
+#define SA_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- real.c: the real libc symbols, resolved once ---------------------- */
+
+struct sa_real_fns {
+	int (*socket)(int, int, int);
+	int (*socketpair)(int, int, int, int[2]);
+	int (*setsockopt)(int, int, int, const void *, socklen_t);
+	int (*getsockopt)(int, int, int, void *, socklen_t *);
+	int (*listen)(int, int);
+	int (*accept)(int, struct sockaddr *, socklen_t *);
+	int (*accept4)(int, struct sockaddr *, socklen_t *, int);
+	int (*connect)(int, const struct sockaddr *, socklen_t);
+	int (*close)(int);
+	int (*close_range)(unsigned int, unsigned int, int);
+	void (*closefrom)(int);
+	int (*dup)(int);
+	int (*dup2)(int, int);
+	int (*dup3)(int, int, int);
+	ssize_t (*read)(int, void *, size_t);
+	ssize_t (*write)(int, const void *, size_t);
+	ssize_t (*recv)(int, void *, size_t, int);
+	ssize_t (*send)(int, const void *, size_t, int);
+	ssize_t (*recvfrom)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
+	ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+	ssize_t (*recvmsg)(int, struct msghdr *, int);
+	ssize_t (*sendmsg)(int, const struct msghdr *, int);
+	ssize_t (*readv)(int, const struct iovec *, int);
+	ssize_t (*writev)(int, const struct iovec *, int);
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	__sighandler_t (*signal)(int, __sighandler_t);
+	ssize_t (*read_chk)(int, void *, size_t, size_t);
+	ssize_t (*recv_chk)(int, void *, size_t, size_t, int);
+	ssize_t (*recvfrom_chk)(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
+};
+extern struct sa_real_fns sa_real SA_HIDDEN;
+/* Resolves every symbol once (dlsym RTLD_NEXT); safe to call repeatedly. */
+void sa_real_init(void) SA_HIDDEN;
+
+/* ---- config.c: SOCKAUDIT_* -> validated config (a pure function) ------- */
+
+enum sa_level { SA_LEVEL_WARN = 0, SA_LEVEL_INFO = 1, SA_LEVEL_TRACE = 2 };
+
+enum sa_sink_kind { SA_SINK_STDERR, SA_SINK_PATH, SA_SINK_FD, SA_SINK_SYSLOG };
+
+#define SA_MAX_WARNINGS 16
+struct sa_config_warning {
+	char var[48];
+	char value[80];
+	char why[200];
+};
+
+struct sa_config {
+	int disable;                 /* SOCKAUDIT_DISABLE=1 */
+	enum sa_level level;         /* SOCKAUDIT_LEVEL */
+	enum sa_sink_kind sink;      /* SOCKAUDIT_LOG */
+	char path[512];              /* path sink, %p already expanded */
+	int sink_fd;                 /* fd:N */
+	int stats_interval;          /* SOCKAUDIT_STATS_INTERVAL, seconds, 0 = exit only */
+	int slow_connect_ms;         /* SOCKAUDIT_SLOW_CONNECT_MS */
+	int quickack_min_reasserts;  /* SOCKAUDIT_QUICKACK_MIN_REASSERTS */
+	int quickack_max_segs;       /* SOCKAUDIT_QUICKACK_MAX_SEGS */
+	char comm[256];              /* SOCKAUDIT_COMM, "" = all */
+	int nwarnings;
+	struct sa_config_warning warnings[SA_MAX_WARNINGS];
+};
+
+typedef char *(*sa_getenv_fn)(const char *name);
+/* Fills *c from the environment read through get(); bad values keep the
+ * default and add a warning. pid expands %p in a path. Never fails. */
+void sa_config_load(struct sa_config *c, sa_getenv_fn get, pid_t pid) SA_HIDDEN;
+/* 1 when comm is in the comma list (or the list is empty). */
+int sa_config_comm_match(const char *list, const char *comm) SA_HIDDEN;
+/* "warn", "info", "trace". */
+const char *sa_level_name(enum sa_level l) SA_HIDDEN;
+
+/* ---- runtime.c: this process's state ------------------------------------ */
+
+/* Per thread: >0 while the shim's own code runs (or a host signal handler
+ * that the trampoline marked); wrappers then pass straight through. */
+extern __thread int sa_in_shim SA_HIDDEN;
+
+enum sa_run_state { SA_RUN_NEW, SA_RUN_INITIALIZING, SA_RUN_ACTIVE, SA_RUN_DISABLED };
+enum sa_run_state sa_run_state(void) SA_HIDDEN;
+void sa_run_set_state(enum sa_run_state st) SA_HIDDEN;
+/* 1 when the shim audits this process (init done, not disabled). Cheap. */
+int sa_active(void) SA_HIDDEN;
+/* The configuration in force, or NULL when the shim is not active. */
+const struct sa_config *sa_cfg(void) SA_HIDDEN;
+/* The one configuration object, for lifecycle code to (re)load. */
+struct sa_config *sa_cfg_slot(void) SA_HIDDEN;
+
+pid_t sa_pid(void) SA_HIDDEN;
+void sa_set_pid(pid_t pid) SA_HIDDEN;
+pid_t sa_tid(void) SA_HIDDEN;
+void sa_tid_forget(void) SA_HIDDEN;          /* in a forked child */
+const char *sa_comm(void) SA_HIDDEN;
+unsigned sa_comm_gen(void) SA_HIDDEN;        /* changes when sa_comm() does */
+void sa_comm_read(void) SA_HIDDEN;           /* from /proc/self/comm */
+/* Tests: make the shim active with this config and program name. */
+void sa_runtime_configure(const struct sa_config *c, const char *comm) SA_HIDDEN;
+
+/* 1 when [p, p + n) is in this thread's stack above our own frame (the
+ * host's locals): readable without a fault. */
+int sa_stack_holds(const void *p, size_t n) SA_HIDDEN;
+
+double sa_now_wall(void) SA_HIDDEN;             /* Unix seconds */
+uint64_t sa_now_ns(void) SA_HIDDEN;             /* CLOCK_MONOTONIC */
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * runtime.c: what this process is to the shim: whether it audits (the run
+ * state), the configuration in force, its pid, tids, program name, the
+ * per-thread re-entry flag, the stack probe and the clocks.
+ *
+ * Owns only plain values: no lock, no allocation, nothing a signal handler
+ * or a forked child could find half-changed. Setting them up (init, fork)
+ * is the lifecycle's job in shim/core/.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+static __thread pid_t tid_cache __attribute__((tls_model("initial-exec")));
+
+static int state = SA_RUN_NEW;
+static struct sa_config cfg;
+static pid_t pid;
+static char comm[64] = "?";
+static unsigned comm_gen;   /* bumped whenever comm changes */
+
+enum sa_run_state sa_run_state(void)
+{
+	return (enum sa_run_state)__atomic_load_n(&state, __ATOMIC_ACQUIRE);
+}
+
+void sa_run_set_state(enum sa_run_state st)
+{
+	__atomic_store_n(&state, (int)st, __ATOMIC_RELEASE);
+}
+
+int sa_active(void)
+{
+	return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == SA_RUN_ACTIVE;
+}
+
+const struct sa_config *sa_cfg(void)
+{
+	return sa_active() ? &cfg : NULL;
+}
+
+struct sa_config *sa_cfg_slot(void)
+{
+	return &cfg;
+}
+
+pid_t sa_pid(void)
+{
+	return pid;
+}
+
+void sa_set_pid(pid_t p)
+{
+	pid = p;
+}
+
+pid_t sa_tid(void)
+{
+	if (SA_UNLIKELY(!tid_cache))
+		tid_cache = (pid_t)syscall(SYS_gettid);
+	return tid_cache;
+}
+
+void sa_tid_forget(void)
+{
+	tid_cache = 0;
+}
+
+const char *sa_comm(void)
+{
+	return comm;
+}
+
+unsigned sa_comm_gen(void)
+{
+	return __atomic_load_n(&comm_gen, __ATOMIC_ACQUIRE);
+}
+
+void sa_comm_read(void)
+{
+	ssize_t n;
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	n = sa_real.read(fd, comm, sizeof comm - 1);
+	sa_real.close(fd);
+	if (n <= 0)
+		return;
+	comm[n] = '\0';
+	if (comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
+	__atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
+}
+
+void sa_runtime_configure(const struct sa_config *c, const char *name)
+{
+	cfg = *c;
+	pid = getpid();
+	tid_cache = 0;
+	if (strcmp(comm, name) != 0) {
+		snprintf(comm, sizeof comm, "%s", name);
+		__atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
+	}
+	sa_run_set_state(SA_RUN_ACTIVE);
+}
+
+/*
+ * Whether [p, p + n) lies in this thread's stack, between our own frame and
+ * the stack's top: frames of our callers, so mapped, and readable without a
+ * fault. Lets accept's wrapper read the host's addrlen before the call
+ * (nginx keeps it in a local) and take the peer from the host's buffer
+ * after it, instead of a getpeername() per line (1 % of an nginx worker at
+ * trace level, bench/profile.sh). Not on a signal stack, a coroutine's
+ * stack or anything we cannot place: then 0, and the caller asks the kernel.
+ * The bounds are read once per thread (for the main thread glibc parses
+ * /proc/self/maps).
+ */
+static __thread uintptr_t stack_lo __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t stack_hi __attribute__((tls_model("initial-exec")));
+
+int sa_stack_holds(const void *p, size_t n)
+{
+	volatile char here = 0;
+	uintptr_t a = (uintptr_t)p, me = (uintptr_t)&here;
+
+	if (SA_UNLIKELY(!stack_hi)) {
+		pthread_attr_t at;
+		void *lo;
+		size_t sz;
+
+		stack_lo = stack_hi = 1;   /* unknown unless glibc tells us */
+		if (pthread_getattr_np(pthread_self(), &at) == 0) {
+			if (pthread_attr_getstack(&at, &lo, &sz) == 0 && sz) {
+				stack_lo = (uintptr_t)lo;
+				stack_hi = (uintptr_t)lo + sz;
+			}
+			pthread_attr_destroy(&at);
+		}
+	}
+	(void)here;
+	return me >= stack_lo && me < stack_hi && a >= me && n <= stack_hi - a && a < stack_hi;
+}
+
+double sa_now_wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000) / 1e6;
+}
+
+uint64_t sa_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

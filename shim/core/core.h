@@ -1,0 +1,47 @@
+/*
+ * core.h: the top floor (shim/core/): interpose.c (the only file that
+ * defines libc names), the signal trampolines, the dispatcher the wrappers
+ * hand their facts to, the summary, and the lifecycle (init, fork,
+ * constructor and destructor, public API). Calls every floor below; none
+ * of them calls here (the init line reaches out/ as a registered hook).
+ */
+#ifndef SA_CORE_H
+#define SA_CORE_H
+
+#include "audit/audit.h"
+
+/* ---- lifecycle.c ---------------------------------------------------------- */
+/* Lazy init from any wrapper; returns sa_active(). */
+int sa_ensure_init(void) SA_HIDDEN;
+
+/* ---- summary.c ------------------------------------------------------------ */
+/* The summary event of this process, written now. */
+void sa_summary_write(void) SA_HIDDEN;
+/* In a forked child: each module forgets the parent's per-process counts. */
+void sa_summary_reset_after_fork(void) SA_HIDDEN;
+
+/* ---- signals.c: the host's signal handlers run in a trampoline -------- */
+extern __thread int sa_in_signal SA_HIDDEN;   /* inside a host signal handler */
+int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact) SA_HIDDEN;
+__sighandler_t sa_sig_signal(int sig, __sighandler_t h) SA_HIDDEN;
+/* 1 when a handler left by longjmp (the guard is then reset). */
+int sa_signal_escaped(void) SA_HIDDEN;
+
+/* ---- dispatch.c: what each wrapper hands over once the real call returned */
+void sa_on_socket(int fd, int domain, int type, int protocol) SA_HIDDEN;
+void sa_on_setsockopt(int fd, int level, int opt, const void *val, socklen_t len,
+		      int ret, int err) SA_HIDDEN;
+void sa_on_getsockopt(int fd, int level, int opt, const void *val, const socklen_t *len,
+		      int ret, int err) SA_HIDDEN;
+void sa_on_listen(int fd, int backlog, int ret, int err) SA_HIDDEN;
+/* peer may be NULL: sa_accept_audit then reads it (getpeername) only for a line. */
+void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
+		  const struct sockaddr *peer, socklen_t peerlen, int flags) SA_HIDDEN;
+void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len,
+		   int ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;
+/* Only for fds with SA_F_WATCH_IO; ret/err of the real call. */
+void sa_on_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
+/* Before the real close of a tracked fd. */
+void sa_on_close(int fd, struct sa_sock *s) SA_HIDDEN;
+
+#endif

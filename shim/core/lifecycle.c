@@ -1,0 +1,188 @@
+/*
+ * lifecycle.c: one-time init, fork handling, the init and warning lines,
+ * the constructor and destructor, and the public API.
+ *
+ * Init is cheap and happens in our constructor (so the stderr we keep is
+ * the one the process started with, before nginx points fd 2 at its
+ * error.log) and again lazily from any wrapper, because another library's
+ * constructor may call socket() before ours runs. The init event is
+ * written with the first line of each process (registered with out/ as
+ * its first-line hook). Must never exit, abort or block the host; after
+ * fork, only the forking thread exists, so the child handler re-creates
+ * every lock instead of unlocking.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "core/core.h"
+
+static int init_emitted;
+static int sink_err;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static json_t *sysctl_json(const char *path)
+{
+	long v;
+
+	return sa_read_sysctl(path, &v) == 0 ? json_integer(v) : json_null();
+}
+
+static void write_warning(const char *var, const char *value, const char *why)
+{
+	json_t *ev = sa_event_new("warning", -1);
+
+	if (!ev)
+		return;
+	json_object_set_new(ev, "severity", json_string("warn"));
+	json_object_set_new(ev, "variable", sa_json_str(var));
+	json_object_set_new(ev, "value", sa_json_str(value));
+	json_object_set_new(ev, "msg", sa_json_str(why));
+	sa_event_count("warning");
+	sa_event_write(ev);
+}
+
+/* The first-line hook: the init line, then one warning per bad SOCKAUDIT_*
+ * value (and an unusable sink), once per process. */
+static void emit_init_once(double ts)
+{
+	const struct sa_config *cfg = sa_cfg_slot();
+	struct utsname u;
+	json_t *ev;
+	int i;
+
+	if (__atomic_exchange_n(&init_emitted, 1, __ATOMIC_ACQ_REL))
+		return;
+	ev = sa_event_new("init", -1);
+	if (!ev)
+		return;
+	/* Same timestamp as the line that made us write it, so init is never
+	 * later than the first event it introduces. */
+	if (ts > 0)
+		json_object_set_new(ev, "ts", json_real(ts));
+	json_object_set_new(ev, "version", json_string(SOCKAUDIT_VERSION_STR));
+	json_object_set_new(ev, "level", json_string(sa_level_name(cfg->level)));
+	json_object_set_new(ev, "sink", sa_json_str(sa_sink_describe()));
+	json_object_set_new(ev, "kernel", uname(&u) == 0 ? sa_json_str(u.release) : json_null());
+	json_object_set_new(ev, "somaxconn", sysctl_json("/proc/sys/net/core/somaxconn"));
+	json_object_set_new(ev, "tcp_syncookies", sysctl_json("/proc/sys/net/ipv4/tcp_syncookies"));
+	json_object_set_new(ev, "tcp_synack_retries", sysctl_json("/proc/sys/net/ipv4/tcp_synack_retries"));
+	json_object_set_new(ev, "tcp_syn_linear_timeouts",
+			    sysctl_json("/proc/sys/net/ipv4/tcp_syn_linear_timeouts"));
+	sa_event_count("init");
+	sa_event_write(ev);
+
+	for (i = 0; i < cfg->nwarnings; i++)
+		write_warning(cfg->warnings[i].var, cfg->warnings[i].value, cfg->warnings[i].why);
+	if (sink_err) {
+		char why[200], value[32], eb[SA_ERRNO_NAME_MAX];
+
+		snprintf(why, sizeof why, "cannot use this log sink (%s); writing to stderr instead",
+			 sa_errno_name(-sink_err, eb));
+		if (cfg->sink == SA_SINK_FD)
+			snprintf(value, sizeof value, "fd:%d", cfg->sink_fd);
+		else
+			snprintf(value, sizeof value, "%s", cfg->sink == SA_SINK_SYSLOG ? "syslog" : "stderr");
+		write_warning(SOCKAUDIT_ENV_LOG, cfg->sink == SA_SINK_PATH ? cfg->path : value, why);
+	}
+}
+
+static void atfork_prepare(void)
+{
+	sa_fdtab_atfork_prepare();
+	sa_sink_atfork_prepare();
+}
+
+static void atfork_parent(void)
+{
+	sa_sink_atfork_parent();
+	sa_fdtab_atfork_parent();
+}
+
+static void atfork_child(void)
+{
+	struct sa_config *cfg = sa_cfg_slot(), c;
+
+	sa_sink_atfork_child();
+	sa_fdtab_atfork_child();
+	sa_tid_forget();
+	sa_set_pid((pid_t)syscall(SYS_getpid));
+	/* A new process: its own init line, its own counts, and its own file
+	 * when the path names the pid (%p). */
+	init_emitted = 0;
+	sa_event_counts_reset();
+	sa_summary_reset_after_fork();
+	sa_config_load(&c, secure_getenv, sa_pid());
+	if (c.sink == SA_SINK_PATH && strcmp(c.path, cfg->path) != 0) {
+		memcpy(cfg->path, c.path, sizeof cfg->path);
+		sa_sink_reopen_path(cfg->path);
+	}
+}
+
+static void do_init(void)
+{
+	struct sa_config *cfg = sa_cfg_slot();
+	int saved = errno;
+
+	sa_in_shim++;
+	sa_run_set_state(SA_RUN_INITIALIZING);
+	sa_real_init();
+	sa_set_pid(getpid());
+	sa_config_load(cfg, secure_getenv, sa_pid());
+	sa_comm_read();
+	if (cfg->disable || !sa_config_comm_match(cfg->comm, sa_comm())) {
+		sa_run_set_state(SA_RUN_DISABLED);
+		sa_in_shim--;
+		errno = saved;
+		return;
+	}
+	sink_err = sa_sink_open(cfg);
+	sa_emit_set_first_line(emit_init_once);
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	sa_run_set_state(SA_RUN_ACTIVE);
+	sa_in_shim--;
+	errno = saved;
+}
+
+int sa_ensure_init(void)
+{
+	enum sa_run_state st = sa_run_state();
+
+	if (SA_LIKELY(st == SA_RUN_ACTIVE))
+		return 1;
+	if (st != SA_RUN_NEW)
+		return 0;   /* disabled, or being set up: pass through */
+	pthread_once(&once, do_init);
+	return sa_active();
+}
+
+__attribute__((constructor)) static void sa_ctor(void)
+{
+	sa_ensure_init();
+}
+
+__attribute__((destructor)) static void sa_dtor(void)
+{
+	/* A process that never made an audited call stays silent. */
+	if (!sa_active() || sa_in_shim || !sa_event_any())
+		return;
+	sa_in_shim++;
+	sa_summary_write();
+	sa_in_shim--;
+}
+
+/* Public API. */
+SA_EXPORT const char *sockaudit_version(void)
+{
+	return SOCKAUDIT_VERSION_STR;
+}
+
+SA_EXPORT int sockaudit_enabled(void)
+{
+	return sa_ensure_init();
+}

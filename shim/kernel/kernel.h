@@ -1,0 +1,124 @@
+/*
+ * kernel.h: the kernel floor (shim/kernel/): what the kernel stores and
+ * how to read it across versions: struct tcp_info, the TCP states, the
+ * network namespace's counters, /proc/sys values, the socket option table
+ * and its decoders, TCP_DEFER_ACCEPT's rounding. Above out/ (decoders write
+ * JSON), below state/.
+ *
+ * Reads only: nothing here changes kernel state a host may read later
+ * (never SO_ERROR, which the kernel clears when it is read).
+ */
+#ifndef SA_KERNEL_H
+#define SA_KERNEL_H
+
+#include "out/out.h"
+
+/* ---- tcpinfo.c: struct tcp_info across kernels ---------------------------- */
+
+/* TCP states as tcp_info reports them (include/net/tcp_states.h). */
+enum sa_tcp_state {
+	SA_TCP_UNKNOWN = -1,        /* not TCP, or TCP_INFO unreadable */
+	SA_TCP_ESTABLISHED = 1,
+	SA_TCP_SYN_SENT = 2,
+	SA_TCP_SYN_RECV = 3,
+	SA_TCP_CLOSE = 7,
+	SA_TCP_CLOSE_WAIT = 8,
+	SA_TCP_LISTEN = 10,
+};
+
+struct sa_tcpinfo {
+	int valid;                  /* getsockopt(TCP_INFO) succeeded */
+	unsigned len;               /* bytes the kernel filled */
+	uint8_t state;              /* enum sa_tcp_state */
+	uint32_t unacked, sacked;   /* on a listener: queue length, backlog */
+	uint32_t total_retrans;
+	uint32_t last_data_sent, last_data_recv, last_ack_recv; /* ms */
+	uint32_t rtt, rto;          /* us */
+	uint32_t data_segs_out, data_segs_in; /* 0 when has_data_segs is 0 */
+	int has_data_segs;
+	uint64_t bytes_received;
+	int has_bytes_received;     /* 4.1+ */
+	uint32_t total_rto;          /* 6.7+, else 0 */
+	int has_total_rto;
+	uint8_t options;
+};
+int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti) SA_HIDDEN;
+/* Reads a /proc/sys integer; returns -errno when absent. */
+int sa_read_sysctl(const char *path, long *out) SA_HIDDEN;
+
+/* ---- netns.c: the namespace's TCP counters --------------------------------- */
+
+enum sa_netns_counter {
+	SA_NS_LISTEN_OVERFLOWS,
+	SA_NS_LISTEN_DROPS,
+	SA_NS_DEFER_ACCEPT_DROP,
+	SA_NS_SYNCOOKIES_SENT,
+	SA_NS_SYNCOOKIES_RECV,
+	SA_NS_SYNCOOKIES_FAILED,
+	SA_NS_REQQ_FULL_DO_COOKIES,
+	SA_NS_REQQ_FULL_DROP,
+	SA_NS_SYN_RETRANS,
+	SA_NS_FASTOPEN_PASSIVE,
+	SA_NS_RETRANS_SEGS,
+	SA_NS_ATTEMPT_FAILS,
+	SA_NS_N
+};
+
+struct sa_netns_snap {
+	int valid;
+	uint32_t present;            /* bit i: counter i exists on this kernel */
+	uint64_t v[SA_NS_N];
+};
+
+/* The counter's name as the kernel spells it ("ListenOverflows"). */
+const char *sa_netns_name(int i) SA_HIDDEN;
+/* Parses /proc/net/netstat or /proc/net/snmp text (header/value line
+ * pairs, "TcpExt: A B" then "TcpExt: 1 2") into snap, adding to what is
+ * there. Counters missing from text stay absent. Pure; returns how many
+ * counters it found. */
+int sa_netns_parse(const char *text, struct sa_netns_snap *snap) SA_HIDDEN;
+/* Reads both files now. 0 or -errno. */
+int sa_netns_read(struct sa_netns_snap *snap) SA_HIDDEN;
+/* b - a for counter i when both have it: 1 and *out set, else 0. */
+int sa_netns_delta(const struct sa_netns_snap *a, const struct sa_netns_snap *b, int i,
+		   uint64_t *out) SA_HIDDEN;
+/* {"ListenOverflows": d, ...}: only counters both snapshots have. */
+json_t *sa_netns_delta_json(const struct sa_netns_snap *a, const struct sa_netns_snap *b) SA_HIDDEN;
+/* Takes the process's baseline once (its first TCP socket(), listen or
+ * accept); cheap after the first call. */
+void sa_netns_baseline(void) SA_HIDDEN;
+/* The baseline, or NULL when not taken yet. */
+const struct sa_netns_snap *sa_netns_base(void) SA_HIDDEN;
+/* In a forked child: forget the baseline; the next accept takes a new one. */
+void sa_netns_reset(void) SA_HIDDEN;
+/* Adds netns_counters (since the baseline) to the summary. */
+void sa_netns_summary(json_t *summary) SA_HIDDEN;
+
+/* ---- sockopt.c: known options: names, decoders, adjustments ------------ */
+
+enum sa_optkind {
+	SA_OPT_INT, SA_OPT_BOOL, SA_OPT_LINGER, SA_OPT_TIMEVAL, SA_OPT_STRING, SA_OPT_OPAQUE
+};
+struct sa_optdesc {
+	int level, opt;
+	const char *name;
+	enum sa_optkind kind;
+};
+/* The descriptor for (level, opt), or NULL when unknown. */
+const struct sa_optdesc *sa_opt_lookup(int level, int opt) SA_HIDDEN;
+/* The protocol level's name: "SOL_SOCKET", "IPPROTO_TCP", ... or NULL. */
+const char *sa_sol_name(int level) SA_HIDDEN;
+/* An option value of kind k from buf[0..len) (never beyond len), written as
+ * JSON: an int, {"onoff","linger"}, {"sec","usec"}, a string, or {"bytes":
+ * n} for anything we cannot name; NULL buf or short len -> null. Returns 0,
+ * or -1 when it does not fit. */
+int sa_optval_write(struct sa_out *o, enum sa_optkind k, const void *buf, socklen_t len) SA_HIDDEN;
+#define sa_line_opt(L, key, kind, buf, len) sa_line_opt_k((L), SA_LINE_K(key), (kind), (buf), (len))
+void sa_line_opt_k(struct sa_line *L, const char *k, size_t kn, enum sa_optkind kind,
+		   const void *buf, socklen_t len) SA_HIDDEN;
+/* TCP_DEFER_ACCEPT: seconds -> rounds, rounds -> seconds (kernel's own
+ * secs_to_retrans / retrans_to_secs with 1 s initial and 120 s max). */
+int sa_defer_rounds(int seconds) SA_HIDDEN;
+int sa_defer_secs(int rounds) SA_HIDDEN;
+
+#endif

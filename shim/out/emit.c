@@ -1,0 +1,64 @@
+/*
+ * emit.c: the one emit path. Every line the shim writes passes here:
+ * counted (event and findings), checked against the level (findings make
+ * a line warn), preceded by the process's init line the first time, and
+ * handed to the sink whole.
+ *
+ * The init line is written by the lifecycle (shim/core/), which registers
+ * it here: this floor never calls up.
+ */
+#include "out/out.h"
+
+static sa_first_line_fn first_line;
+
+void sa_emit_set_first_line(sa_first_line_fn fn)
+{
+	__atomic_store_n(&first_line, fn, __ATOMIC_RELEASE);
+}
+
+int sa_level_enabled(enum sa_level l)
+{
+	const struct sa_config *c = sa_cfg();
+
+	return c && l <= c->level;
+}
+
+static void count(const char *event, const struct sa_findings *f)
+{
+	int i;
+
+	sa_event_count(event);
+	if (f)
+		for (i = 0; i < f->n; i++)
+			sa_findings_count(f->codes[i]);
+}
+
+void sa_emit_skip(const char *event, const struct sa_findings *f)
+{
+	count(event, f);
+	if (f && f->n > 0)
+		sa_suppressed_add(1);
+}
+
+void sa_line_write(struct sa_line *L, const struct sa_findings *f)
+{
+	int n = sa_line_finish(L, f);
+
+	if (n > 0)
+		sa_sink_write(L->buf, (size_t)n);
+}
+
+void sa_line_emit(struct sa_line *L, enum sa_level l, const struct sa_findings *f)
+{
+	sa_first_line_fn fn;
+
+	count(L->event, f);
+	if (f && f->n > 0)
+		l = SA_LEVEL_WARN;
+	if (!sa_level_enabled(l))
+		return;
+	fn = __atomic_load_n(&first_line, __ATOMIC_ACQUIRE);
+	if (fn)
+		fn(L->ts);
+	sa_line_write(L, f);
+}

@@ -1,0 +1,190 @@
+/*
+ * line.c: an event line built field by field into a buffer the caller
+ * owns (on its stack), with no allocation: the common fields (ts, event,
+ * schema, pid, tid, comm, severity, fd), then the caller's fields in its
+ * order, then findings and msg. Every line of the shim is built here; the
+ * jansson path (event.c) walks its object into the same builder.
+ *
+ * Pure: no system call but the clock (and gettid once per thread).
+ */
+#include <string.h>
+
+#include "out/out.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define SCHEMA_PID ",\"schema\":" STR(SOCKAUDIT_SCHEMA) ",\"pid\":"
+
+/* k is ,"name": already (the macros in out.h compose it). */
+int sa_line_key_k(struct sa_line *L, const char *k, size_t kn)
+{
+	if (L->over)
+		return -1;
+	if ((size_t)(L->o.end - L->o.p) < kn) {
+		L->over = 1;
+		return -1;
+	}
+	memcpy(L->o.p, k, kn);
+	L->o.p += kn;
+	return 0;
+}
+
+void sa_line_check(struct sa_line *L, int r)
+{
+	if (r)
+		L->over = 1;
+}
+
+/* ,"schema":1,"pid":P,"tid":T,"comm":"C","severity": is the same on every
+ * line of a thread: written once per thread (and again after fork, or when
+ * the program's name changes). */
+static __thread struct {
+	pid_t pid, tid;
+	unsigned gen;
+	unsigned short len;
+	char s[448];
+} ident;
+
+static int out_ident(struct sa_out *o)
+{
+	pid_t pid = sa_pid(), tid = sa_tid();
+	unsigned gen = sa_comm_gen();
+	const char *comm;
+	struct sa_out w;
+
+	if (SA_UNLIKELY(ident.pid != pid || ident.tid != tid || ident.gen != gen || !ident.len)) {
+		comm = sa_comm();
+		w.p = ident.s;
+		w.end = ident.s + sizeof ident.s;
+		ident.len = 0;
+		if (sa_out_put(&w, SCHEMA_PID, sizeof SCHEMA_PID - 1) || sa_out_int(&w, pid) ||
+		    sa_out_put(&w, ",\"tid\":", 7) || sa_out_int(&w, tid) ||
+		    sa_out_put(&w, ",\"comm\":", 8) ||
+		    (comm ? sa_out_bytes(&w, comm, strlen(comm)) : sa_out_put(&w, "null", 4)) ||
+		    sa_out_put(&w, ",\"severity\":", 12))
+			return -1;
+		ident.pid = pid;
+		ident.tid = tid;
+		ident.gen = gen;
+		ident.len = (unsigned short)(w.p - ident.s);
+	}
+	return sa_out_put(o, ident.s, ident.len);
+}
+
+void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, double ts)
+{
+	struct sa_out *o = &L->o;
+	int r;
+
+	L->o.p = L->buf;
+	L->o.end = L->buf + sizeof L->buf - 1;   /* room for the newline */
+	L->over = 0;
+	L->event = event;
+	L->ts = ts > 0 ? ts : sa_now_wall();
+	r = sa_out_put(o, "{\"ts\":", 6) || sa_out_real(o, L->ts) ||
+	    sa_out_put(o, ",\"event\":", 9) || sa_out_str(o, event, strlen(event)) ||
+	    out_ident(o) ||
+	    (warn ? sa_out_put(o, "\"warn\"", 6) : sa_out_put(o, "\"info\"", 6));
+	if (!r && fd >= 0)
+		r = sa_out_put(o, ",\"fd\":", 6) || sa_out_int(o, fd);
+	sa_line_check(L, r);
+	L->core = L->o.p;
+}
+
+void sa_line_begin(struct sa_line *L, const char *event, int fd, const struct sa_findings *f)
+{
+	sa_line_begin_at(L, event, fd, f && f->n > 0, 0);
+}
+
+int sa_line_key(struct sa_line *L, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (L->over)
+		return -1;
+	if (sa_out_put(&L->o, ",", 1) || sa_out_str(&L->o, key, n) || sa_out_put(&L->o, ":", 1)) {
+		L->over = 1;
+		return -1;
+	}
+	return 0;
+}
+
+void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, long long v)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, sa_out_int(&L->o, v));
+}
+
+void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, sa_out_real(&L->o, v));
+}
+
+void sa_line_null_k(struct sa_line *L, const char *k, size_t kn)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, sa_out_put(&L->o, "null", 4));
+}
+
+void sa_line_bool_k(struct sa_line *L, const char *k, size_t kn, int v)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, v ? sa_out_put(&L->o, "true", 4) : sa_out_put(&L->o, "false", 5));
+}
+
+void sa_line_str_k(struct sa_line *L, const char *k, size_t kn, const char *s)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, s ? sa_out_bytes(&L->o, s, strlen(s)) : sa_out_put(&L->o, "null", 4));
+}
+
+void sa_line_addr_k(struct sa_line *L, const char *k, size_t kn, const struct sockaddr *sa, socklen_t len)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, sa_out_addr(&L->o, sa, len));
+}
+
+void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err)
+{
+	char b[SA_ERRNO_NAME_MAX];
+	const char *n;
+
+	if (sa_line_key_k(L, k, kn))
+		return;
+	n = sa_errno_name(err, b);
+	sa_line_check(L, sa_out_str(&L->o, n, strlen(n)));
+}
+
+static int out_codes(struct sa_out *o, const struct sa_findings *f)
+{
+	int i;
+
+	if (sa_out_put(o, ",\"findings\":[", 13))
+		return -1;
+	for (i = 0; i < f->n; i++)
+		if ((i && sa_out_put(o, ",", 1)) || sa_out_str(o, f->codes[i], strlen(f->codes[i])))
+			return -1;
+	return sa_out_put(o, "]", 1);
+}
+
+int sa_line_finish(struct sa_line *L, const struct sa_findings *f)
+{
+	struct sa_out *o = &L->o;
+	int has = f && f->n > 0;
+
+	if (!L->over && has)
+		L->over = out_codes(o, f) || sa_out_put(o, ",\"msg\":", 7) ||
+			  sa_out_bytes(o, f->msg, strlen(f->msg));
+	if (!L->over)
+		L->over = sa_out_put(o, "}", 1);
+	if (L->over) {
+		/* Too long (it cannot be, for the fields these events carry):
+		 * the common fields, the codes and "truncated", as event.c does. */
+		o->p = L->core;
+		if ((has && out_codes(o, f)) || sa_out_put(o, ",\"truncated\":true}", 18))
+			return -1;
+	}
+	*o->p++ = '\n';
+	return (int)(o->p - L->buf);
+}

@@ -1,0 +1,183 @@
+/*
+ * out.h: the output floor (shim/out/): the JSON writer, findings and the
+ * counters of what was emitted, the line builder, the one emit path and the
+ * sink. Above base/, below everything else.
+ *
+ * A line is built whole in a buffer on the caller's stack and handed to the
+ * sink in one call; nothing here holds a lock across a call that can block,
+ * be cancelled or be interrupted (see sink.c). The jansson path (event.c)
+ * serializes through the same builder, so the common fields, truncation,
+ * counting, the level check and the sink hand-off exist once.
+ */
+#ifndef SA_OUT_H
+#define SA_OUT_H
+
+#include <stdarg.h>
+#include <jansson.h>
+
+#include "base/base.h"
+
+#define SA_LINE_MAX 4096
+#define SA_MAX_FINDINGS 8
+
+/* ---- json.c: JSON written straight into a buffer -------------------------- */
+
+/* Writers: each returns 0, or -1 when the bytes do not fit before end. */
+struct sa_out {
+	char *p, *end;
+};
+int sa_out_put(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;
+int sa_out_u64(struct sa_out *o, uint64_t v) SA_HIDDEN;
+int sa_out_int(struct sa_out *o, long long v) SA_HIDDEN;
+int sa_out_real(struct sa_out *o, double v) SA_HIDDEN;
+int sa_out_str(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;   /* valid UTF-8 */
+/* Any bytes: valid UTF-8 kept, every other byte as the characters \xNN. */
+int sa_out_bytes(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;
+/* An address as sa_addr_text() spells it, or null. */
+int sa_out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len) SA_HIDDEN;
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+size_t sa_utf8_seq(const unsigned char *s, size_t n) SA_HIDDEN;
+/* "a.b.c.d:port", "[v6]:port", an AF_UNIX path ("@name" when abstract,
+ * "unnamed" when empty) into out (cap >= SA_ADDR_TEXT_MAX), AF_UNIX bytes
+ * as they are (not yet escaped); returns its length, or -1 for null. */
+#define SA_ADDR_TEXT_MAX 128
+int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap) SA_HIDDEN;
+/* "ECONNREFUSED"; "E<n>" for a number glibc cannot name (into buf). */
+#define SA_ERRNO_NAME_MAX 16
+const char *sa_errno_name(int err, char buf[SA_ERRNO_NAME_MAX]) SA_HIDDEN;
+
+/* ---- findings.c: findings and the counters of what was emitted ------------ */
+
+/* Findings collected while auditing one call; msg is sentences joined. */
+struct sa_findings {
+	int n;
+	const char *codes[SA_MAX_FINDINGS];
+	char msg[1536];
+};
+/* Empties f. On the per-connection paths use this, not "= { 0 }", which
+ * zeroes all 1.6 kB of msg on every call (bench/callgrind.sh: ~200
+ * instructions of a 481-instruction EAGAIN accept). */
+static inline void sa_findings_init(struct sa_findings *f)
+{
+	f->n = 0;
+	f->msg[0] = '\0';
+}
+void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4))) SA_HIDDEN;
+
+/* Counters for the summary, indexed by common/names.h. */
+void sa_findings_count(const char *code) SA_HIDDEN;
+json_t *sa_findings_totals(void) SA_HIDDEN;
+void sa_event_count(const char *event) SA_HIDDEN;
+json_t *sa_event_counts(void) SA_HIDDEN;
+int sa_event_any(void) SA_HIDDEN;                  /* anything audited yet? */
+void sa_event_counts_reset(void) SA_HIDDEN;
+uint64_t sa_suppressed_count(void) SA_HIDDEN;
+void sa_suppressed_add(uint64_t n) SA_HIDDEN;
+
+/* ---- sink.c: where lines go; never blocks or kills the host ------------ */
+
+/* Opens the sink the config names. On failure falls back to the stderr
+ * sink and returns -errno so the caller can warn once. */
+int sa_sink_open(const struct sa_config *c) SA_HIDDEN;
+/* Writes one complete line (ending in \n) with one write(2). Drops and
+ * counts it when the sink is broken, full or gone. */
+void sa_sink_write(const char *line, size_t len) SA_HIDDEN;
+/* The host is about to close/dup2 over fd (or close a range): if it is
+ * ours, move our sink out of the way first. Never changes the host call. */
+void sa_sink_before_close(int fd) SA_HIDDEN;
+void sa_sink_before_close_range(unsigned int first, unsigned int last) SA_HIDDEN;
+int sa_sink_fd(void) SA_HIDDEN;       /* our current fd, -1 if none */
+const char *sa_sink_describe(void) SA_HIDDEN;
+uint64_t sa_sink_dropped(void) SA_HIDDEN;
+/* After fork, when the child's path (%p) differs: reopen there lazily. */
+void sa_sink_reopen_path(const char *newpath) SA_HIDDEN;
+void sa_sink_atfork_prepare(void) SA_HIDDEN;
+void sa_sink_atfork_parent(void) SA_HIDDEN;
+void sa_sink_atfork_child(void) SA_HIDDEN;
+
+/* ---- line.c: an event line built field by field, no allocation ---------- */
+
+/*   struct sa_line L;
+ *   sa_line_begin(&L, "accept", fd, &f);   -- ts .. severity, fd
+ *   sa_line_int(&L, "listen_fd", lfd); ...
+ *   sa_line_emit(&L, SA_LEVEL_TRACE, &f);  -- counts, level check, write */
+struct sa_line {
+	struct sa_out o;
+	char *core;          /* end of the common fields */
+	int over;            /* a field did not fit */
+	const char *event;
+	double ts;
+	char buf[SA_LINE_MAX];
+};
+void sa_line_begin(struct sa_line *L, const char *event, int fd, const struct sa_findings *f) SA_HIDDEN;
+/* The same with the time and severity given (ts <= 0: now). */
+void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, double ts) SA_HIDDEN;
+/* KEY must be a string literal: ,"KEY": is composed at compile time. */
+#define SA_LINE_K(key) ",\"" key "\":", sizeof(",\"" key "\":") - 1
+#define sa_line_int(L, key, v) sa_line_int_k((L), SA_LINE_K(key), (v))
+#define sa_line_real(L, key, v) sa_line_real_k((L), SA_LINE_K(key), (v))
+#define sa_line_null(L, key) sa_line_null_k((L), SA_LINE_K(key))
+#define sa_line_bool(L, key, v) sa_line_bool_k((L), SA_LINE_K(key), (v))
+#define sa_line_str(L, key, s) sa_line_str_k((L), SA_LINE_K(key), (s))   /* any bytes; NULL -> null */
+#define sa_line_addr(L, key, sa, len) sa_line_addr_k((L), SA_LINE_K(key), (sa), (len))
+#define sa_line_errno(L, key, err) sa_line_errno_k((L), SA_LINE_K(key), (err))
+void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, long long v) SA_HIDDEN;
+void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v) SA_HIDDEN;
+void sa_line_null_k(struct sa_line *L, const char *k, size_t kn) SA_HIDDEN;
+void sa_line_bool_k(struct sa_line *L, const char *k, size_t kn, int v) SA_HIDDEN;
+void sa_line_str_k(struct sa_line *L, const char *k, size_t kn, const char *s) SA_HIDDEN;
+void sa_line_addr_k(struct sa_line *L, const char *k, size_t kn, const struct sockaddr *sa, socklen_t len) SA_HIDDEN;
+void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err) SA_HIDDEN;
+/* ,"key": for a key known only at run time (the jansson path); then a
+ * value written with the sa_out_* writers on &L->o, checked with
+ * sa_line_check(). Returns 0 when the key fitted. */
+int sa_line_key(struct sa_line *L, const char *key) SA_HIDDEN;
+void sa_line_check(struct sa_line *L, int r) SA_HIDDEN;
+/* A field whose key the caller spelled (,"key": already composed). */
+int sa_line_key_k(struct sa_line *L, const char *k, size_t kn) SA_HIDDEN;
+/* Closes the line (findings and msg when f has any) into L->buf with its
+ * newline; returns the length. Pure. */
+int sa_line_finish(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;
+
+/* ---- emit.c: the one emit path -------------------------------------------- */
+
+/* Whether events visible at level l are written at the configured level. */
+int sa_level_enabled(enum sa_level l) SA_HIDDEN;
+/* Counts the event and its findings; writes the line when level l is
+ * enabled (findings make it warn); the first line of a process is preceded
+ * by what the first-line hook writes. */
+void sa_line_emit(struct sa_line *L, enum sa_level l, const struct sa_findings *f) SA_HIDDEN;
+/* Writes the line as it is: no count, no level check (init, warnings). */
+void sa_line_write(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;
+/* An event not written at this level: counted as if it were (its findings
+ * too), and as suppressed when it carried findings. */
+void sa_emit_skip(const char *event, const struct sa_findings *f) SA_HIDDEN;
+/* Registered by the lifecycle (shim/core/): writes the init line once per
+ * process, with the time of the line that triggers it. */
+typedef void (*sa_first_line_fn)(double ts);
+void sa_emit_set_first_line(sa_first_line_fn fn) SA_HIDDEN;
+
+/* ---- event.c: events built as jansson objects (rare lines) ----------------- */
+
+/* A new event object with "event" set (and "fd" when fd >= 0). The common
+ * fields are the line builder's; "ts" and "severity" set on the object
+ * replace the builder's own. */
+json_t *sa_event_new(const char *event, int fd) SA_HIDDEN;
+/* Adds the findings, counts, checks the level and writes. Steals ev. */
+void sa_event_emit(json_t *ev, enum sa_level l, const struct sa_findings *f) SA_HIDDEN;
+/* Writes ev as it is (no level check, no counting). Steals ev. */
+void sa_event_write(json_t *ev) SA_HIDDEN;
+/* Formats ev into buf as one line with a trailing \n, at most cap (<=
+ * SA_LINE_MAX) bytes: overlong strings are shortened and "truncated":true
+ * added. Returns the length, or -1. Pure. */
+int sa_event_format(json_t *ev, char *buf, size_t cap) SA_HIDDEN;
+/* A JSON string from arbitrary bytes: valid UTF-8 kept, every other byte
+ * written as the four characters \xNN. Never NULL (json_null on OOM). */
+json_t *sa_json_bytes(const char *s, size_t n) SA_HIDDEN;
+json_t *sa_json_str(const char *s) SA_HIDDEN;
+json_t *sa_json_addr(const struct sockaddr *sa, socklen_t len) SA_HIDDEN;
+json_t *sa_json_errno(int err) SA_HIDDEN;       /* "ECONNREFUSED" */
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * state.h: the state floor (shim/state/): what the shim remembers per fd
+ * (the fd table, one entry per socket, in per-module parts) and latency
+ * histograms. Above kernel/, below audit/.
+ *
+ * Lookups are lock-free; an entry is zeroed when a new socket takes the
+ * number, so a stale entry from a close the shim did not see cannot leak
+ * into a new socket.
+ */
+#ifndef SA_STATE_H
+#define SA_STATE_H
+
+#include <netinet/in.h>
+
+#include "kernel/kernel.h"
+
+/* ---- fdtab.c: fd -> what we know about that socket, O(1) --------------- */
+
+#define SA_F_SOCKET      0x01u  /* created by socket()/accept() */
+#define SA_F_LISTENER    0x02u  /* listen() succeeded on it */
+#define SA_F_ACCEPTED    0x04u  /* returned by accept()/accept4() */
+#define SA_F_WATCH_IO    0x08u  /* the I/O wrappers report to sa_on_io */
+#define SA_F_CONNECTING  0x10u  /* non-blocking connect in progress */
+
+#define SA_OPTCACHE 8
+struct sa_optcache {            /* last value logged per option, for repeats */
+	int level, opt;
+	uint32_t hash;
+	uint32_t repeats;
+};
+
+struct sa_listener;             /* audit/accept.h */
+
+/* audit/sockopt.c */
+struct sa_sock_opts {
+	struct sa_optcache cache[SA_OPTCACHE];
+	uint8_t next;
+	uint8_t nodelay;            /* TCP_NODELAY as last read back */
+	uint8_t cork;               /* TCP_CORK as last read back */
+	int defer_accept_s;         /* TCP_DEFER_ACCEPT read back, seconds */
+};
+
+/* audit/listen.c, audit/accept.c: a listening socket */
+struct sa_sock_listen {
+	int backlog_effective;
+	struct sa_listener *listener;
+};
+
+/* audit/accept.c: an accepted connection */
+struct sa_sock_accepted {
+	int listen_fd;
+	uint8_t first_speaker;      /* 0 not decided, 1 client, 2 server, 3 neither (EOF/error/close first) */
+};
+
+/* audit/connect.c: a connect in progress */
+struct sa_sock_connect {
+	uint64_t start_ns;
+	uint8_t peer_len;           /* bytes of peer in use */
+	uint8_t peer[28];           /* pending connect's address (sockaddr_in/in6 fit) */
+};
+
+/* audit/quickack.c */
+#define SA_QA_WINDOW 32
+struct sa_sock_quickack {
+	uint32_t sets;              /* successful setsockopt(TCP_QUICKACK) */
+	uint32_t reported_at;       /* reasserts when the last event went out, 0 = none */
+	uint32_t last_out;          /* tcpi_data_segs_out at the last set */
+	uint32_t last_read;         /* bytes the program had read (low 32 bits) at the last set */
+	uint32_t quiet;             /* bit i: the program read nothing in interval i */
+	uint8_t have_last;          /* last_* hold a sample */
+	uint8_t win_n;              /* intervals in the window (<= SA_QA_WINDOW) */
+	uint8_t win_next;           /* ring position of the next interval */
+	uint16_t out[SA_QA_WINDOW]; /* data segments out per interval, capped at 65535 */
+};
+
+struct sa_sock {
+	uint32_t flags;
+	uint16_t family;
+	uint16_t type;              /* SOCK_STREAM ... without flags */
+	int protocol;
+	struct sa_sock_opts opt;
+	struct sa_sock_listen lsn;
+	struct sa_sock_accepted acc;
+	struct sa_sock_connect conn;
+	struct sa_sock_quickack qa;
+};
+
+/* TCP over IPv4 or IPv6: the sockets tcp_info and the TCP findings are for. */
+static inline int sa_sock_is_tcp(const struct sa_sock *s)
+{
+	return s && (s->family == AF_INET || s->family == AF_INET6) && s->type == SOCK_STREAM &&
+	       (s->protocol == 0 || s->protocol == IPPROTO_TCP);
+}
+
+/* The fd table is chunked (see fdtab.c); the lookup is inline because every
+ * I/O wrapper makes it on every call, tracked fd or not. */
+#define SA_FD_MAX (1 << 20)                    /* fds at or above are not tracked */
+#define SA_FD_CHUNK_BITS 8
+extern struct sa_sock *sa_fd_chunks[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
+/* The entry for fd, or NULL when fd is not a socket we track. Lock-free. */
+static inline struct sa_sock *sa_fd_get(int fd)
+{
+	struct sa_sock *c, *s;
+
+	if (SA_UNLIKELY((unsigned int)fd >= SA_FD_MAX))
+		return NULL;
+	c = __atomic_load_n(&sa_fd_chunks[(unsigned int)fd >> SA_FD_CHUNK_BITS], __ATOMIC_ACQUIRE);
+	if (!c)
+		return NULL;
+	s = &c[(unsigned int)fd & ((1u << SA_FD_CHUNK_BITS) - 1)];
+	/* Acquire: pairs with the release store in sa_fd_track() (fdtab.c). */
+	return __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) ? s : NULL;
+}
+/* A fresh, zeroed entry for fd (a new socket with this number); NULL if
+ * fd is out of range or memory is short. */
+struct sa_sock *sa_fd_track(int fd) SA_HIDDEN;
+/* Fills family, type and protocol of a socket we meet late (inherited). */
+void sa_sock_fill_kind(int fd, struct sa_sock *s) SA_HIDDEN;
+/* Forget fd (called before the real close). */
+void sa_fd_forget(int fd) SA_HIDDEN;
+/* Copy oldfd's entry to newfd (dup), or forget newfd if oldfd untracked. */
+void sa_fd_dup(int oldfd, int newfd) SA_HIDDEN;
+/* Visit every tracked fd (summary at exit). */
+void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg) SA_HIDDEN;
+/* Striped locks for updates to an entry shared between threads. */
+void sa_fd_lock(int fd) SA_HIDDEN;
+void sa_fd_unlock(int fd) SA_HIDDEN;
+void sa_fdtab_atfork_prepare(void) SA_HIDDEN;
+void sa_fdtab_atfork_parent(void) SA_HIDDEN;
+void sa_fdtab_atfork_child(void) SA_HIDDEN;
+size_t sa_fdtab_bytes(void) SA_HIDDEN;          /* memory held, for bench */
+
+/* ---- hist.c: latency histograms -------------------------------------------- */
+
+/* Fixed arrays of atomic counters (no allocation, no lock), log-spaced at
+ * about 4 % per bucket from 1 us to ~70 minutes. */
+#define SA_HIST_BUCKETS 400
+struct sa_hist {
+	uint64_t n;
+	uint64_t max_bits;           /* a double's bits; compare as integers */
+	uint64_t b[SA_HIST_BUCKETS];
+};
+void sa_hist_add(struct sa_hist *h, double ms) SA_HIDDEN;
+double sa_hist_pct(const struct sa_hist *h, double pct) SA_HIDDEN;
+double sa_hist_max(const struct sa_hist *h) SA_HIDDEN;
+json_t *sa_hist_json(const struct sa_hist *h) SA_HIDDEN;   /* {n,p50,p95,p99,max} */
+void sa_hist_reset(struct sa_hist *h) SA_HIDDEN;
+
+#endif
