@@ -11,6 +11,7 @@ LIBDIR  ?= $(PREFIX)/lib
 BINDIR  ?= $(PREFIX)/bin
 INCDIR  ?= $(PREFIX)/include
 PKGDIR  ?= $(LIBDIR)/pkgconfig
+MANDIR  ?= $(PREFIX)/share/man
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
@@ -89,10 +90,13 @@ demo:
 	@demo/run.sh
 
 install: all
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
 	install -m 0755 libsockaudit.so $(DESTDIR)$(LIBDIR)/libsockaudit.so
 	install -m 0755 sockaudit $(DESTDIR)$(BINDIR)/sockaudit
 	install -m 0644 include/sockaudit.h $(DESTDIR)$(INCDIR)/sockaudit.h
+	install -m 0644 docs/man/sockaudit.1 $(DESTDIR)$(MANDIR)/man1/sockaudit.1
+	install -m 0644 docs/man/libsockaudit.7 $(DESTDIR)$(MANDIR)/man7/libsockaudit.7
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 		sockaudit.pc.in > $(DESTDIR)$(PKGDIR)/sockaudit.pc
 
