@@ -1,7 +1,7 @@
 #!/bin/bash
 # demo/run.sh: `make demo`. Replays the reference studies' scenarios under the
 # shim, one after another, then shows the report of the whole run.
-#   demo/run.sh            all six scenarios
+#   demo/run.sh            all seven scenarios
 #   demo/run.sh 2 5        only scenarios 2 and 5
 #   DEMO_KEEP=/tmp/logs demo/run.sh    keep the JSON lines in /tmp/logs
 # Exit status: 0 when every scenario showed its finding, 1 otherwise.
@@ -33,13 +33,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo; echo "demo interrupted"; exit 130' INT TERM
 
-all=(01-defer-table 02-silent-client 03-syncookies 04-nginx-backlog 05-nginx-upstream 06-quickack)
+all=(01-defer-table 02-silent-client 03-syncookies 04-nginx-backlog 05-nginx-upstream 06-quickack 07-syn-drops)
 pick=()
 if [ $# -gt 0 ]; then
 	for n in "$@"; do
 		for s in "${all[@]}"; do [ "${s%%-*}" = "0${n#0}" ] && pick+=("$s"); done
 	done
-	[ ${#pick[@]} -gt 0 ] || { echo "usage: demo/run.sh [1-6 ...]" >&2; exit 2; }
+	[ ${#pick[@]} -gt 0 ] || { echo "usage: demo/run.sh [1-7 ...]" >&2; exit 2; }
 else
 	pick=("${all[@]}")
 fi

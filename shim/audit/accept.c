@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 
 #include "audit/accept.h"
+#include "syn_schedule.h"
 
 #define TCPI_OPT_TFO_CHILD 128
 /* A backlog-0 queue holds one connection: call it full only when that one
@@ -210,6 +211,36 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
 	sa_line_emit(&L, SA_LEVEL_INFO, &f);
 }
 
+/* accept_queue_full: what this line measured (the queue's depth after
+ * this accept, this child's wait and SYN-ACK resends), what a full queue
+ * can do to a client on this kernel, and the counters that tell which
+ * happened. Runs only for a full queue; the sysctls are read once. */
+static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *lti, int backlog,
+			   const struct sa_tcpinfo *ti, int need)
+{
+	const struct sa_syn_sched *k = sa_syn_sched();
+	char child[160] = "";
+
+	if (ti)
+		snprintf(child, sizeof child, " This connection waited %u ms in the queue and got %u SYN-ACK %s.",
+			 ti->last_data_sent, ti->total_retrans,
+			 sa_plural(ti->total_retrans, "resend", "resends"));
+	/* tcp_conn_request() drops a SYN while sk_acceptq_is_full();
+	 * tcp_v4_syn_recv_sock() drops the final ACK, and tcp_check_req()
+	 * keeps the request (acked = 1) unless tcp_abort_on_overflow, so the
+	 * client's next segment or the SYN-ACK timer completes it later. */
+	if (k->abort_on_overflow)
+		sa_findings_add(f, "accept_queue_full",
+			"The accept queue was full when accept() ran: %u %s still waiting after this one, room for %d (backlog %d).%s While it is full the kernel drops new SYNs (their clients resend after 1 s) and, with net.ipv4.tcp_abort_on_overflow=%ld, answers a final handshake ACK with a reset (the client sees ECONNRESET). This line does not see whether any arrived meanwhile: check TcpExtListenOverflows and TcpExtListenDrops with nstat here, TcpExtTCPSynRetrans on the clients. A backlog of at least %d (and net.core.somaxconn to match), or accepting faster, keeps the queue from filling.",
+			lti->unacked, sa_plural(lti->unacked, "connection", "connections"), backlog + 1, backlog,
+			child, k->abort_on_overflow, need);
+	else
+		sa_findings_add(f, "accept_queue_full",
+			"The accept queue was full when accept() ran: %u %s still waiting after this one, room for %d (backlog %d).%s While it is full the kernel drops new SYNs (their clients resend after 1 s, so connect() takes 1 s or more) and final handshake ACKs (net.ipv4.tcp_abort_on_overflow=0: connect() returns at once, and the handshake completes when the client's data or its ACK to a SYN-ACK resent at 1, 3, 7 s finds room, so the delay goes from milliseconds to seconds). This line does not see whether either happened: check TcpExtListenOverflows with nstat here (drops) and TcpExtTCPSynRetrans on the clients (SYN resends), or the clients' own times. A backlog of at least %d (and net.core.somaxconn to match), or accepting faster, keeps the queue from filling.",
+			lti->unacked, sa_plural(lti->unacked, "connection", "connections"), backlog + 1, backlog,
+			child, need);
+}
+
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		     const struct sockaddr *peer, socklen_t peerlen)
 {
@@ -323,17 +354,15 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	}
 	if (cause == SA_EMPTY_DEFER_EXPIRED)
 		sa_findings_add(&f, "empty_accept_defer_expired",
-			"This connection arrived with no data after the TCP_DEFER_ACCEPT window of %d s expired (the kernel resent its SYN-ACK %u time(s) and delivered it anyway): deferral is a delay, not a filter, so handle empty connections; if clients of this port are slow to speak or the server speaks first, turn deferral off.",
-			defer_s, ti.total_retrans);
+			"This connection arrived with no data (FIONREAD 0) on a listener with TCP_DEFER_ACCEPT=%d s, after %u SYN-ACK %s (tcpi_total_retrans): the kernel resends the SYN-ACK once when the window runs out and then accepts the connection empty. Deferral is a delay, not a filter, so handle empty connections; if clients of this port are slow to speak or the server speaks first, turn deferral off.",
+			defer_s, ti.total_retrans, sa_plural(ti.total_retrans, "resend", "resends"));
 	else if (cause == SA_EMPTY_SYNCOOKIE)
 		sa_findings_add(&f, "empty_accept_syncookie",
-			"This connection arrived with no data and no SYN-ACK resend although TCP_DEFER_ACCEPT is %d s: the SYN queue (bounded by the backlog, %d) was full, so SYN cookies made the connection and it skipped deferral. If you rely on deferral, raise the backlog above the number of clients that connect within %d s.",
+			"This connection arrived with no data and no SYN-ACK resend although TCP_DEFER_ACCEPT is %d s, which only a connection made by a SYN cookie does (it never waits at the deferral gate): the SYN queue, bounded by the backlog (%d), was probably full; TcpExtSyncookiesRecv in listener_stats.netns_counters (or nstat) confirms it. If you rely on deferral, raise the backlog above the number of clients that connect within %d s.",
 			defer_s, backlog, defer_s);
 	if (full)
-		sa_findings_add(&f, "accept_queue_full",
-			"The accept queue was full when accept() ran (%u more waiting, room for %d with backlog %d): new SYNs were dropped and those clients retransmitted them after 1 s or more. Use a backlog of at least %d (and net.core.somaxconn to match), or accept faster.",
-			lti.unacked, backlog + 1, backlog,
-			sa_needed_backlog(l ? __atomic_load_n(&l->peak_waiting, __ATOMIC_RELAXED) : lti.unacked + 1, backlog));
+		queue_full_msg(&f, &lti, backlog, have_ti ? &ti : NULL,
+			       sa_needed_backlog(l ? __atomic_load_n(&l->peak_waiting, __ATOMIC_RELAXED) : lti.unacked + 1, backlog));
 
 	/* Who speaks first: data already here means the client; otherwise the
 	 * first read or write decides (sa_accept_io). */
@@ -419,7 +448,7 @@ static void decided(int fd, struct sa_sock *s, int who)
 	n = ADD(l->first_server, 1);
 	if (__atomic_load_n(&l->defer_s, __ATOMIC_RELAXED) > 0)
 		sa_findings_add(&f, "server_speaks_first_deferred",
-			"The server wrote first on a listener with TCP_DEFER_ACCEPT=%d s: the client waits for the server's greeting (SMTP-like), so nobody speaks and every connection sits out the whole deferral window before accept() sees it. Turn TCP_DEFER_ACCEPT (nginx deferred) off on this port.",
+			"The server wrote first on a listener with TCP_DEFER_ACCEPT=%d s: no client byte had arrived (FIONREAD 0 at the write). A client that waits for a greeting (SMTP-like) sends nothing, so its connection reaches accept() only when the deferral window runs out (the accept line's syn_ack_retrans >= 1 and queue time show it). Turn TCP_DEFER_ACCEPT (nginx deferred) off on this port.",
 			l->defer_s);
 	if (!sa_level_enabled(SA_LEVEL_TRACE) && !(f.n && worth_reporting(n))) {
 		if (f.n) {

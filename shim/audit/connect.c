@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "audit/connect.h"
+#include "syn_schedule.h"
 
 /* ---- pure decisions --------------------------------------------------------- */
 
@@ -94,14 +95,28 @@ enum sa_conn_outcome sa_conn_judge_reconnect(int ret, int err, int *errout)
 }
 
 void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double connect_ms,
-		      int syn_retrans, int defer_s, int slow_ms, int is_unix)
+		      int syn_retrans, int defer_s, int slow_ms, int is_unix,
+		      const struct sa_syn_sched *k)
 {
-	if (syn_retrans > 0)
+	static const struct sa_syn_sched defaults = SA_SYN_SCHED_DEFAULTS;
+	char when[160];
+
+	if (!k)
+		k = &defaults;
+	if (syn_retrans > 0) {
+		/* Shown up to the 10th: enough for every default-kernel connect. */
+		int shown = syn_retrans > 10 ? 10 : syn_retrans;
+
+		sa_syn_schedule_str(when, sizeof when, shown, k->linear, k->rto_max_ms);
 		sa_findings_add(f, "syn_retransmitted",
-				"%d SYN%s %s retransmitted%s, so the peer's accept queue was probably full or SYNs were lost; this wait is invisible in the server's own logs. Each retransmission adds about 1 s (1, 1, 1, 1 s then doubling with tcp_syn_linear_timeouts on Linux 6.5+; 1, 2, 4 s before): give the server a listen() backlog above its request rate times its longest stall (and net.core.somaxconn to match), or find what stalled it.",
-				syn_retrans, syn_retrans == 1 ? "" : "s", syn_retrans == 1 ? "was" : "were",
-				o == SA_CONN_FAILED ? " before the connect failed" :
-				o == SA_CONN_ABANDONED ? " before the program gave up" : "");
+				"%d SYN %s on this connect (tcpi_total_retrans) and it %s after %.0f ms: the first %s got no SYN-ACK in time. This kernel resends an unanswered SYN at %s%s after the first (net.ipv4.tcp_syn_linear_timeouts=%ld, tcp_syn_retries=%ld, TCP_RTO_MAX_MS=%ld on this socket; it gives up at %ld s), so the resends account for about %.1f s of the wait. Not measured here is why: the server's accept queue may have been full (check TcpExtListenOverflows with nstat on the server and its listen backlog) or packets were lost (a capture on both ends); the server's own logs do not show this wait.",
+				syn_retrans, sa_plural((unsigned)syn_retrans, "retransmission", "retransmissions"),
+				o == SA_CONN_FAILED ? "failed" : o == SA_CONN_ABANDONED ? "was given up" : "completed",
+				connect_ms, syn_retrans == 1 ? "SYN" : "SYNs", when, syn_retrans > shown ? " ..." : "",
+				k->linear, k->syn_retries, k->rto_max_ms,
+				sa_syn_give_up_ms(k->linear, k->syn_retries, k->rto_max_ms) / 1000,
+				sa_syn_retrans_at_ms(syn_retrans, k->linear, k->rto_max_ms) / 1000.0);
+	}
 	if (connect_ms >= slow_ms) {
 		if (o == SA_CONN_ABANDONED)
 			sa_findings_add(f, "slow_connect",
@@ -110,8 +125,8 @@ void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double conn
 		else
 			sa_findings_add(f, "slow_connect", "The connect took %.0f ms (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d).%s",
 					connect_ms, slow_ms,
-					is_unix ? " An AF_UNIX connect blocks while the listener's backlog is full: the server is not accepting fast enough." :
-					syn_retrans == 0 ? " No SYN was retransmitted: the time went to the round trip, a slow SYN-ACK, or the program noticed the completion late." : "");
+					is_unix ? " unix_stream_connect() blocks only while the listener's queue (backlog + 1) is full, so it was full for most of that time: compare the listener's queue_capacity with `ss -xl` Recv-Q, or accept faster." :
+					syn_retrans == 0 ? " No SYN was retransmitted (tcpi_total_retrans 0), so no SYN was dropped: the time went to a slow SYN-ACK, the round trip (ss -ti shows rtt), or, for a non-blocking connect, the program looking late (see completed_by)." : "");
 	}
 	if (defer_s > 0)
 		sa_findings_add(f, "defer_on_client_socket",
@@ -234,10 +249,19 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
 		add(&buckets[sa_conn_bucket(d->ms)], 1);
 	}
 	/* UDP and AF_UNIX datagram connects only set a default address. */
-	if (s->type != SOCK_DGRAM)
-		sa_conn_findings(&f, d->outcome, d->ms, retrans, defer_s,
-				 cfg && cfg->slow_connect_ms > 0 ? cfg->slow_connect_ms : 500,
-				 s->family == AF_UNIX);
+	if (s->type != SOCK_DGRAM) {
+		int slow = cfg && cfg->slow_connect_ms > 0 ? cfg->slow_connect_ms : 500;
+		struct sa_syn_sched k = SA_SYN_SCHED_DEFAULTS;
+
+		/* The schedule only for a connect that retransmitted: no reads on
+		 * the common path. The socket's own TCP_RTO_MAX_MS caps its SYN
+		 * backoff (tcp_retransmit_timer(), 6.15+). */
+		if (tcp && retrans > 0) {
+			k = *sa_syn_sched();
+			k.rto_max_ms = sa_sock_rto_max_ms(fd, k.rto_max_ms);
+		}
+		sa_conn_findings(&f, d->outcome, d->ms, retrans, defer_s, slow, s->family == AF_UNIX, &k);
+	}
 	if (f.n == 0 && !sa_level_enabled(lvl)) {
 		sa_emit_skip("connect", &f);
 		return;

@@ -28,9 +28,12 @@ enum sa_conn_outcome sa_conn_judge_io(ssize_t ret, int err, int tcp_state, int *
 enum sa_conn_outcome sa_conn_judge_reconnect(int ret, int err, int *errout) SA_HIDDEN;
 
 /* Findings for one finished connect. syn_retrans < 0 means unknown (not
- * TCP); defer_s is TCP_DEFER_ACCEPT as read back on the connecting socket. */
+ * TCP); defer_s is TCP_DEFER_ACCEPT as read back on the connecting socket;
+ * k is the kernel's SYN schedule (NULL: Linux's defaults). */
+struct sa_syn_sched;
 void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double connect_ms,
-		      int syn_retrans, int defer_s, int slow_ms, int is_unix) SA_HIDDEN;
+		      int syn_retrans, int defer_s, int slow_ms, int is_unix,
+		      const struct sa_syn_sched *k) SA_HIDDEN;
 
 /* The summary histogram: coarse buckets whose edges split the 1, 2 and
  * 3 s SYN-retransmission clusters. */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "audit/accept.h"
+#include "syn_schedule.h"
 
 /* A process with more listeners than this gets no stats for the rest
  * (each one holds two histograms, ~7 KB). */
@@ -125,8 +126,9 @@ int sa_listener_advice(const struct sa_advice_in *in, json_t *arr)
 			advise(arr, &n, "The client speaks first and %d%% of accepts already had data: TCP_DEFER_ACCEPT would gain little on this port.",
 			       100 - empty_pct);
 	} else if (in->first_client > 0 && in->defer_s > 0 && in->first_server == 0) {
-		advise(arr, &n, "The client speaks first (%llu connections): TCP_DEFER_ACCEPT=%d s suits this port.",
-		       (unsigned long long)in->first_client, in->defer_s);
+		advise(arr, &n, "The client speaks first (%llu %s): TCP_DEFER_ACCEPT=%d s suits this port.",
+		       (unsigned long long)in->first_client, sa_plural(in->first_client, "connection", "connections"),
+		       in->defer_s);
 	}
 	/* 4. The window expires and the connection arrives anyway. */
 	if (in->defer_s > 0 && (in->defer_expired || in->syncookie))
@@ -135,8 +137,9 @@ int sa_listener_advice(const struct sa_advice_in *in, json_t *arr)
 		       (unsigned long long)in->defer_expired, (unsigned long long)in->syncookie);
 	/* 5. Under load the queue, bounded by the backlog, fills. */
 	if (in->queue_full_seen > 0) {
-		advise(arr, &n, "The accept queue was full %llu times: backlog %d (room for %d) is below the peak of %u connections waiting; use a backlog of at least %d (and net.core.somaxconn to match), or accept faster.",
-		       (unsigned long long)in->queue_full_seen, in->backlog, in->backlog + 1, in->peak_waiting,
+		advise(arr, &n, "The accept queue was seen full at %llu %s (room for %d, backlog %d; peak %u waiting). Whether clients waited for it shows in ListenOverflows here (drops) and TCPSynRetrans on the clients (SYNs resent after 1 s); a backlog of at least %d (and net.core.somaxconn to match), or accepting faster, keeps it from filling.",
+		       (unsigned long long)in->queue_full_seen, sa_plural(in->queue_full_seen, "accept", "accepts"),
+		       in->backlog + 1, in->backlog, in->peak_waiting,
 		       sa_needed_backlog(in->peak_waiting, in->backlog));
 		if (in->defer_s > 0)
 			advise(arr, &n, "Deferred connections wait in the SYN queue, which the same backlog bounds: once it fills, SYN cookies accept new clients without deferral.");
@@ -144,10 +147,10 @@ int sa_listener_advice(const struct sa_advice_in *in, json_t *arr)
 	/* 6. The kernel's counters tell whether deferral engaged at all. */
 	if (in->ns_valid && in->defer_s > 0 && in->accepts > 0) {
 		if (in->has_defer_drop && in->defer_drop == 0)
-			advise(arr, &n, "TCPDeferAcceptDrop did not rise in this network namespace (a namespace-wide counter): deferral never engaged for these connections.");
+			advise(arr, &n, "TCPDeferAcceptDrop did not rise in this network namespace (a namespace-wide counter): deferral held back no handshake ACK, so it saved no wake-up for these connections.");
 		if (in->has_cookies_recv && in->cookies_recv > 0)
-			advise(arr, &n, "SyncookiesRecv rose by %llu in this network namespace (a namespace-wide counter) while this listener defers: under load deferral was bypassed.",
-			       (unsigned long long)in->cookies_recv);
+			advise(arr, &n, "SyncookiesRecv rose by %llu in this network namespace (a namespace-wide counter) while this listener defers: connections made by SYN cookies skip deferral, so up to %llu of them did (another listener in the namespace may account for some).",
+			       (unsigned long long)in->cookies_recv, (unsigned long long)in->cookies_recv);
 	}
 	return n;
 }
@@ -214,10 +217,22 @@ void sa_listener_emit(struct sa_listener *l)
 		/* Per interval: did ListenOverflows rise since this listener's
 		 * previous line, while its own queue was seen full? */
 		if (sa_netns_delta(l->ns_prev.valid ? &l->ns_prev : base, &now, SA_NS_LISTEN_OVERFLOWS, &d) &&
-		    d > 0 && qfull > l->queue_full_prev)
+		    d > 0 && qfull > l->queue_full_prev) {
+			uint64_t synr = 0;
+			char retr[300] = "";
+
+			if (sa_netns_delta(l->ns_prev.valid ? &l->ns_prev : base, &now, SA_NS_SYN_RETRANS, &synr))
+				snprintf(retr, sizeof retr, synr == 0 ?
+					" TCPSynRetrans did not rise here over the same time: no SYN-ACK was resent and no client in this namespace resent a SYN; clients elsewhere show theirs in their own TcpExtTCPSynRetrans." :
+					" TCPSynRetrans rose by %llu here over the same time (SYNs and SYN-ACKs resent by any socket in this namespace; clients elsewhere count theirs in their own TcpExtTCPSynRetrans).",
+					(unsigned long long)synr);
 			sa_findings_add(&f, "listen_overflows",
-				"ListenOverflows rose by %llu in this network namespace (a namespace-wide kernel counter, not only this process) while this listener's accept queue (room for %d) was full: the kernel dropped SYNs or handshake ACKs and those clients waited 1 s or more per retransmission. Raise the backlog to at least %d or accept faster.",
-				(unsigned long long)d, in.backlog + 1, sa_needed_backlog(in.peak_waiting, in.backlog));
+				"ListenOverflows rose by %llu in this network namespace (a namespace-wide kernel counter, not only this process) while this listener's accept queue (room for %d) was seen full at %llu %s: the kernel dropped that many SYNs or final handshake ACKs.%s A dropped SYN costs its client a resend after 1 s; a dropped final ACK costs little when the client's data soon finds room, up to seconds when it waits for a SYN-ACK resend (1, 3, 7 s). Raise the backlog to at least %d or accept faster.",
+				(unsigned long long)d, in.backlog + 1,
+				(unsigned long long)(qfull - l->queue_full_prev),
+				sa_plural(qfull - l->queue_full_prev, "accept", "accepts"), retr,
+				sa_needed_backlog(in.peak_waiting, in.backlog));
+		}
 		l->ns_prev = now;
 	}
 	l->queue_full_prev = qfull;

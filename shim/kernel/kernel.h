@@ -45,6 +45,12 @@ struct sa_tcpinfo {
 int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti) SA_HIDDEN;
 /* Reads a /proc/sys integer; returns -errno when absent. */
 int sa_read_sysctl(const char *path, long *out) SA_HIDDEN;
+/* This kernel's SYN/SYN-ACK retransmission settings, read from /proc/sys
+ * once per process on first use (only when a message needs them). */
+struct sa_syn_sched;
+const struct sa_syn_sched *sa_syn_sched(void) SA_HIDDEN;
+/* The socket's TCP_RTO_MAX_MS (6.15+), or fallback where it has none. */
+long sa_sock_rto_max_ms(int fd, long fallback) SA_HIDDEN;
 
 /* ---- netns.c: the namespace's TCP counters --------------------------------- */
 

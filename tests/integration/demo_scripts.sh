@@ -18,4 +18,18 @@ if [ $rc = 0 ] && grep -q '^PASS  1 defer table' "$T/s1.out"; then ok "scenario 
 else fail "scenario 1 passes" "status $rc"; sed 's/^/# /' "$T/s1.out" | tail -20; fi
 check "scenario 1 output has no colour codes when piped" bash -c "! grep -q $'\e' '$T/s1.out'"
 check "scenario 1 left no temporary file or directory" test -z "$(ls -A "$T/tmp")"
+# Scenario 7 (issue 18): shim connect lines vs the client's own times by
+# local port, summary syn_retrans_total vs nstat TCPSynRetrans in a fresh
+# namespace, SO_LINGER read-back. Needs root for the namespace.
+if [ "$(id -u)" = 0 ]; then
+	NO_COLOR=1 DEMO_NO_BUILD=1 TMPDIR=$T/tmp timeout 60 "$TOP/demo/run.sh" 7 >"$T/s7.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && grep -q 'summary syn_retrans_total ([1-9][0-9]*) equals nstat TcpExtTCPSynRetrans' "$T/s7.out"; then
+		ok "scenario 7: connect lines match the client by port, syn_retrans_total equals nstat"
+	else fail "scenario 7: connect lines match the client by port, syn_retrans_total equals nstat" "status $rc"
+		sed 's/^/# /' "$T/s7.out" | grep -E 'MISS|FAIL|port ' | head -20; fi
+	check "scenario 7 left no temporary file or directory" test -z "$(ls -A "$T/tmp")"
+else
+	ok "scenario 7 # SKIP needs root for a network namespace"
+fi
 finish

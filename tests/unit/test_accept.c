@@ -174,7 +174,8 @@ static void advice(void **state)
 	in.accepts = 8; in.queue_full_seen = 12; in.backlog = 3; in.peak_waiting = 4;
 	a = json_array();
 	sa_listener_advice(&in, a);
-	assert_true(any_matches(a, "full 12 times: backlog 3 (room for 4)"));
+	assert_true(any_matches(a, "seen full at 12 accepts (room for 4, backlog 3; peak 4 waiting)"));
+	assert_true(any_matches(a, "TCPSynRetrans on the clients"));
 	assert_true(any_matches(a, "at least 8"));
 	json_decref(a);
 
