@@ -13,8 +13,11 @@
  *     it) and once to B (the main thread accepts it). B had 1 accept.
  *     Prints "# ports A B".
  *   life_unseen dupread
- *     A client connects and speaks first; the server accepts, dup()s the
- *     accepted socket and reads through the copy only. Prints "# port P".
+ *     A client connects; the server accepts (nothing to read yet) and dup()s
+ *     the accepted socket; the client then speaks first and the server
+ *     reads through the copy only. Prints "# port P".
+ *   life_unseen dupclose
+ *     The same, with the accepted socket closed before the read.
  */
 #include <pthread.h>
 #include <sys/socket.h>
@@ -98,7 +101,7 @@ static int relisten(void)
 	return 0;
 }
 
-static int dupread(void)
+static int dupread(int closefirst)
 {
 	int port, l = life_listener(16, &port), c, a, d;
 	char buf[16];
@@ -106,14 +109,17 @@ static int dupread(void)
 
 	fprintf(stderr, "# port %d\n", port);
 	c = conn_to(port, 0);
-	if (write(c, "hello", 5) != 5)
-		return 1;
-	a = accept(l, NULL, NULL);
+	a = accept(l, NULL, NULL);              /* nothing to read yet */
 	d = dup(a);
+	if (closefirst)
+		close(a);
+	if (write(c, "hello", 5) != 5)          /* the client speaks first */
+		return 1;
 	n = read(d, buf, sizeof buf);
 	printf("read through the dup: %zd\n", n);
 	close(d);
-	close(a);
+	if (!closefirst)
+		close(a);
 	close(c);
 	close(l);
 	return 0;
@@ -127,6 +133,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "relisten"))
 		return relisten();
 	if (!strcmp(argv[1], "dupread"))
-		return dupread();
+		return dupread(0);
+	if (!strcmp(argv[1], "dupclose"))
+		return dupread(1);
 	return unseen_close(argv[1]);
 }
