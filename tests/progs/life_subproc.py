@@ -1,0 +1,30 @@
+"""life_subproc (issue 15, case 4b): CPython's subprocess (vfork, then
+close_range in the child through the shim's wrapper, in shared memory) next to
+a server that accepts one connection per round and sets TCP_NODELAY on it.
+   python3 life_subproc.py ROUNDS
+Prints the fds open at the end and whether a new open() still works."""
+import os
+import socket
+import subprocess
+import sys
+
+rounds = int(sys.argv[1])
+srv = socket.socket()
+srv.bind(("127.0.0.1", 0))
+srv.listen(16)
+port = srv.getsockname()[1]
+for i in range(rounds):
+    subprocess.run(["/bin/true"], check=True)
+    c = socket.create_connection(("127.0.0.1", port))
+    a, _ = srv.accept()
+    a.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    a.close()
+    c.close()
+srv.close()
+try:
+    f = open("/dev/null")
+    f.close()
+    opened = "ok"
+except OSError as e:
+    opened = "errno %d" % e.errno
+print("rounds %d fds_open %d open %s" % (rounds, len(os.listdir("/proc/self/fd")), opened))
