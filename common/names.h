@@ -11,13 +11,13 @@ static const char *const sa_finding_codes[] __attribute__((unused)) = {
 	"backlog_clamped", "option_adjusted", "option_differs", "empty_accept_defer_expired",
 	"empty_accept_syncookie", "accept_queue_full", "accept_fd_limit", "syn_retransmitted",
 	"slow_connect", "quickack_hot_loop", "server_speaks_first_deferred", "listen_overflows",
-	"config_warning", "other",
+	"config_warning", "blind_spot", "other",
 };
 #define SA_NFINDING_CODES (sizeof sa_finding_codes / sizeof sa_finding_codes[0])
 
 static const char *const sa_event_names[] __attribute__((unused)) = {
 	"init", "warning", "setsockopt", "listen", "accept", "connect", "quickack_hot_loop",
-	"listener_stats", "summary", "first_speaker", "other",
+	"listener_stats", "summary", "first_speaker", "blind_spot", "other",
 };
 #define SA_NEVENT_NAMES (sizeof sa_event_names / sizeof sa_event_names[0])
 

@@ -46,6 +46,10 @@ void sa_connect_close(int fd, struct sa_sock *s) SA_HIDDEN;
 void sa_connect_summary(json_t *summary) SA_HIDDEN;     /* connect_ms, connect_hist, syn_retrans_total */
 void sa_connect_reset(void) SA_HIDDEN;
 
+/* ---- blind.c --------------------------------------------------------------- */
+/* A call made through syscall() that the shim would have audited. */
+void sa_blind_raw_syscall(long n) SA_HIDDEN;
+
 /* ---- quickack.c ------------------------------------------------------------ */
 /* A setsockopt(TCP_QUICKACK) the host made (any outcome). */
 void sa_quickack_on_setsockopt(int fd, struct sa_sock *s, const void *val, socklen_t len, int ret) SA_HIDDEN;

@@ -34,7 +34,7 @@ static struct sa_listener *head;
 static int nlisteners;
 /* Serialises listener_stats lines (rare: each interval and at exit), so a
  * listener's previous-line snapshot is read and replaced by one thread. */
-static pthread_mutex_t emit_lock = PTHREAD_MUTEX_INITIALIZER;
+static int emit_lock;   /* sa_trylock: a busy line is written at the next tick */
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
@@ -195,10 +195,13 @@ void sa_listener_emit(struct sa_listener *l)
 	uint64_t accepts, qfull, eagain, errors, fd_limit, d;
 	int have_now;
 
-	ev = sa_event_new("listener_stats", -1);
-	if (!ev)
+	if (!sa_trylock(&emit_lock))
 		return;
-	pthread_mutex_lock(&emit_lock);
+	ev = sa_event_new("listener_stats", -1);
+	if (!ev) {
+		sa_unlock(&emit_lock);
+		return;
+	}
 	sa_netns_baseline();
 	base = sa_netns_base();
 	have_now = base && sa_netns_read(&now) == 0;
@@ -236,7 +239,7 @@ void sa_listener_emit(struct sa_listener *l)
 		l->ns_prev = now;
 	}
 	l->queue_full_prev = qfull;
-	pthread_mutex_unlock(&emit_lock);
+	sa_unlock(&emit_lock);
 
 	json_object_set_new(ev, "listen_fd", json_integer(l->listen_fd));
 	json_object_set_new(ev, "local", l->local[0] ? json_string(l->local) : json_null());
@@ -281,7 +284,12 @@ void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 	/* One thread claims this interval's line. */
 	if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, now_ns, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
-	sa_listener_emit(l);
+	{
+		sigset_t old;   /* jansson allocates: no handler may jump out of it */
+		sa_signals_hold(&old);
+		sa_listener_emit(l);
+		sa_signals_release(&old);
+	}
 }
 
 static int active(const struct sa_listener *l)
@@ -327,7 +335,7 @@ void sa_accept_reset(void)
 	uint64_t now = sa_now_ns();
 
 	/* Another thread of the parent may have held it at fork time. */
-	pthread_mutex_init(&emit_lock, NULL);
+	emit_lock = 0;
 	for (l = head; l; l = l->next) {
 		l->accepts = l->eagain = l->errors = 0;
 		l->empty_accepts = l->with_data = 0;

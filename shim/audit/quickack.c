@@ -171,7 +171,10 @@ void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective)
 		ti.valid = 0;
 	read_total = (uint32_t)ti.bytes_received - (uint32_t)unread;
 
-	sa_fd_lock(fd);
+	/* Two threads setting it on one fd at once: one samples, the other
+	 * is only counted (no lock a handler or a fork could meet held). */
+	if (!sa_trylock(&s->qa.busy))
+		return;
 	sets = ++s->qa.sets;
 	if (ti.valid && s->qa.have_last) {
 		uint32_t out = ti.data_segs_out - s->qa.last_out;   /* u32 wrap is fine */
@@ -210,7 +213,7 @@ void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective)
 			report = 1;
 		}
 	}
-	sa_fd_unlock(fd);
+	sa_unlock(&s->qa.busy);
 
 	if (sets == 1)
 		__atomic_add_fetch(&qa.fds, 1, __ATOMIC_RELAXED);
@@ -218,8 +221,13 @@ void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective)
 		__atomic_add_fetch(&qa.reasserts, 1, __ATOMIC_RELAXED);
 	if (first_hot)
 		__atomic_add_fetch(&qa.hot_loops, 1, __ATOMIC_RELAXED);
-	if (report)
+	if (report) {
+		sigset_t old;   /* jansson allocates: no handler may jump out of it */
+
+		sa_signals_hold(&old);
 		emit(fd, s, sets, &v);
+		sa_signals_release(&old);
+	}
 }
 
 void sa_quickack_summary(json_t *summary)

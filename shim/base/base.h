@@ -59,10 +59,20 @@ struct sa_real_fns {
 	ssize_t (*read_chk)(int, void *, size_t, size_t);
 	ssize_t (*recv_chk)(int, void *, size_t, size_t, int);
 	ssize_t (*recvfrom_chk)(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
+	long (*syscall)(long, ...);
 };
 extern struct sa_real_fns sa_real SA_HIDDEN;
 /* Resolves every symbol once (dlsym RTLD_NEXT); safe to call repeatedly. */
 void sa_real_init(void) SA_HIDDEN;
+/* libc's syscall() (a plain trap: no cancellation point, no other preload's
+ * wrapper), never our own exported syscall(). */
+static inline long (*sa_sysfn(void))(long, ...)
+{
+	if (SA_UNLIKELY(!sa_real.syscall))
+		sa_real_init();
+	return sa_real.syscall;
+}
+#define sa_syscall(...) (sa_sysfn()(__VA_ARGS__))
 
 /* ---- config.c: SOCKAUDIT_* -> validated config (a pure function) ------- */
 
@@ -130,6 +140,18 @@ void sa_runtime_configure(const struct sa_config *c, const char *comm) SA_HIDDEN
 /* 1 when [p, p + n) is in this thread's stack above our own frame (the
  * host's locals): readable without a fault. */
 int sa_stack_holds(const void *p, size_t n) SA_HIDDEN;
+
+/* Every signal held off for this thread across one rare piece of shim work
+ * that allocates (a jansson event, a new listener's state): a host handler
+ * that would siglongjmp or fork must not meet the heap or a lock half-way.
+ * Two rt_sigprocmask calls; never on a per-connection path. */
+void sa_signals_hold(sigset_t *old) SA_HIDDEN;
+void sa_signals_release(const sigset_t *old) SA_HIDDEN;
+/* A lock that is only ever tried, never waited for: 1 when taken. A
+ * holder that a siglongjmp or a cancellation abandoned on this same thread
+ * is taken over; one on another thread makes the caller skip its work. */
+int sa_trylock(int *lock) SA_HIDDEN;
+void sa_unlock(int *lock) SA_HIDDEN;
 
 double sa_now_wall(void) SA_HIDDEN;             /* Unix seconds */
 uint64_t sa_now_ns(void) SA_HIDDEN;             /* CLOCK_MONOTONIC */

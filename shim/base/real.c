@@ -26,7 +26,7 @@ static int resolved;
 static int fallback_close_range(unsigned int first, unsigned int last, int flags)
 {
 #ifdef SYS_close_range
-	return (int)syscall(SYS_close_range, first, last, flags);
+	return (int)sa_syscall(SYS_close_range, first, last, flags);
 #else
 	errno = ENOSYS;
 	return -1;
@@ -58,7 +58,7 @@ static void resolve(void)
 	R(accept); R(accept4); R(connect); R(close); R(close_range); R(closefrom);
 	R(dup); R(dup2); R(dup3); R(read); R(write); R(recv); R(send);
 	R(recvfrom); R(sendto); R(recvmsg); R(sendmsg); R(readv); R(writev);
-	R(sigaction); R(signal);
+	R(sigaction); R(signal); R(syscall);
 #undef R
 	/* _FORTIFY_SOURCE builds call these instead of read/recv/recvfrom. */
 	sa_real.read_chk = (__typeof__(sa_real.read_chk))dlsym(RTLD_NEXT, "__read_chk");

@@ -9,6 +9,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -63,7 +64,7 @@ void sa_set_pid(pid_t p)
 pid_t sa_tid(void)
 {
 	if (SA_UNLIKELY(!tid_cache))
-		tid_cache = (pid_t)syscall(SYS_gettid);
+		tid_cache = (pid_t)sa_syscall(SYS_gettid);
 	return tid_cache;
 }
 
@@ -146,6 +147,33 @@ int sa_stack_holds(const void *p, size_t n)
 	}
 	(void)here;
 	return me >= stack_lo && me < stack_hi && a >= me && n <= stack_hi - a && a < stack_hi;
+}
+
+void sa_signals_hold(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	sa_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
+}
+
+void sa_signals_release(const sigset_t *old)
+{
+	sa_syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+}
+
+int sa_trylock(int *lock)
+{
+	int me = (int)sa_tid(), cur = 0;
+
+	if (__atomic_compare_exchange_n(lock, &cur, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 1;
+	return cur == me;   /* abandoned by this thread: a jump left it held */
+}
+
+void sa_unlock(int *lock)
+{
+	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
 }
 
 double sa_now_wall(void)

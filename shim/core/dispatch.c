@@ -66,15 +66,20 @@ void sa_on_getsockopt(int fd, int level, int opt, const void *val, const socklen
 void sa_on_listen(int fd, int backlog, int ret, int err)
 {
 	struct sa_sock tmp, *s = lazy_track(fd);
+	sigset_t old;
 
 	if (!s) {
 		/* Not a socket (or a bad fd): still say what failed. */
 		memset(&tmp, 0, sizeof tmp);
 		s = &tmp;
 	}
+	/* listen() is rare and its line and the listener's state allocate:
+	 * no host handler may jump out of the heap half-way. */
+	sa_signals_hold(&old);
 	sa_listen_audit(fd, s, backlog, ret, err);
 	if (ret == 0 && s != &tmp)
 		sa_accept_on_listening(fd, s);
+	sa_signals_release(&old);
 }
 
 void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,

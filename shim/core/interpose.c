@@ -9,6 +9,8 @@
  * I/O after a non-blocking connect.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -292,6 +294,58 @@ SA_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	READY(dup3);
 	return do_dup2(oldfd, newfd, flags, 1);
+}
+
+/*
+ * syscall(): a program that closes or duplicates through it (libuv, Go's
+ * cgo runtime, a hand-rolled close-all loop) would otherwise close our log
+ * fd or a tracked socket behind our back. Same checks as the libc calls,
+ * then the call exactly as made. Calls we would audit through libc are
+ * noted once as a blind spot.
+ */
+SA_EXPORT long syscall(long n, ...)
+{
+	va_list ap;
+	long a[6];
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	READY(syscall);
+	if (!sa_in_shim && sa_active()) {
+		switch (n) {
+		case SYS_close:
+			before_close((int)a[0]);
+			break;
+#ifdef SYS_close_range
+		case SYS_close_range:
+			if (!(a[2] & ~6) && !(a[2] & 4) && (unsigned long)a[0] <= (unsigned long)a[1])
+				before_close_range((unsigned int)a[0], (unsigned int)a[1]);
+			break;
+#endif
+#ifdef SYS_dup2
+		case SYS_dup2:
+			if (dup_closes_newfd((int)a[0], (int)a[1], 0, 0))
+				before_close((int)a[1]);
+			break;
+#endif
+		case SYS_dup3:
+			if (dup_closes_newfd((int)a[0], (int)a[1], (int)a[2], 1))
+				before_close((int)a[1]);
+			break;
+		default: {
+			int err = errno;
+			sa_in_shim++;
+			sa_blind_raw_syscall(n);
+			sa_in_shim--;
+			errno = err;
+			break;
+		}
+		}
+	}
+	return sa_real.syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 /* ---- I/O: only fds we watch go further than one lookup ------------------- */

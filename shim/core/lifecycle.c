@@ -7,9 +7,9 @@
  * error.log) and again lazily from any wrapper, because another library's
  * constructor may call socket() before ours runs. The init event is
  * written with the first line of each process (registered with out/ as
- * its first-line hook). Must never exit, abort or block the host; after
- * fork, only the forking thread exists, so the child handler re-creates
- * every lock instead of unlocking.
+ * its first-line hook). Must never exit, abort or block the host. The
+ * shim holds no lock that a fork (even one from a signal handler) could
+ * meet held; the child handler only resets per-process state.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -54,13 +54,21 @@ static void emit_init_once(double ts)
 	const struct sa_config *cfg = sa_cfg_slot();
 	struct utsname u;
 	json_t *ev;
-	int i;
+	sigset_t old;
+	int i, ready;
 
 	if (__atomic_exchange_n(&init_emitted, 1, __ATOMIC_ACQ_REL))
 		return;
+	sa_signals_hold(&old);
+	/* The first line: a path or syslog sink is opened now, not before. */
+	ready = sa_sink_ready();
+	if (ready && !sink_err)
+		sink_err = ready;
 	ev = sa_event_new("init", -1);
-	if (!ev)
+	if (!ev) {
+		sa_signals_release(&old);
 		return;
+	}
 	/* Same timestamp as the line that made us write it, so init is never
 	 * later than the first event it introduces. */
 	if (ts > 0)
@@ -90,18 +98,7 @@ static void emit_init_once(double ts)
 			snprintf(value, sizeof value, "%s", cfg->sink == SA_SINK_SYSLOG ? "syslog" : "stderr");
 		write_warning(SOCKAUDIT_ENV_LOG, cfg->sink == SA_SINK_PATH ? cfg->path : value, why);
 	}
-}
-
-static void atfork_prepare(void)
-{
-	sa_fdtab_atfork_prepare();
-	sa_sink_atfork_prepare();
-}
-
-static void atfork_parent(void)
-{
-	sa_sink_atfork_parent();
-	sa_fdtab_atfork_parent();
+	sa_signals_release(&old);
 }
 
 static void atfork_child(void)
@@ -109,9 +106,8 @@ static void atfork_child(void)
 	struct sa_config *cfg = sa_cfg_slot(), c;
 
 	sa_sink_atfork_child();
-	sa_fdtab_atfork_child();
 	sa_tid_forget();
-	sa_set_pid((pid_t)syscall(SYS_getpid));
+	sa_set_pid((pid_t)sa_syscall(SYS_getpid));
 	/* A new process: its own init line, its own counts, and its own file
 	 * when the path names the pid (%p). */
 	init_emitted = 0;
@@ -143,7 +139,9 @@ static void do_init(void)
 	}
 	sink_err = sa_sink_open(cfg);
 	sa_emit_set_first_line(emit_init_once);
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	/* No prepare handler: the shim holds no lock a fork could meet held
+	 * (fork() from a signal handler runs the prepare handlers). */
+	pthread_atfork(NULL, NULL, atfork_child);
 	sa_run_set_state(SA_RUN_ACTIVE);
 	sa_in_shim--;
 	errno = saved;

@@ -7,10 +7,15 @@
 
 void sa_summary_write(void)
 {
-	json_t *ev = sa_event_new("summary", -1);
+	sigset_t old;
+	json_t *ev;
 
-	if (!ev)
+	sa_signals_hold(&old);
+	ev = sa_event_new("summary", -1);
+	if (!ev) {
+		sa_signals_release(&old);
 		return;
+	}
 	sa_accept_summary(ev);
 	sa_connect_summary(ev);
 	sa_quickack_summary(ev);
@@ -22,6 +27,7 @@ void sa_summary_write(void)
 	json_object_set_new(ev, "suppressed", json_integer((json_int_t)sa_suppressed_count()));
 	/* Summary-level findings (the object above holds totals, not codes). */
 	sa_event_emit(ev, SA_LEVEL_WARN, NULL);
+	sa_signals_release(&old);
 }
 
 void sa_summary_reset_after_fork(void)

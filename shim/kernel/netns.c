@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "kernel/kernel.h"
@@ -154,11 +155,12 @@ int sa_netns_read(struct sa_netns_snap *snap)
 {
 	/* /proc/net/netstat is ~4 KB on 6.x; leave room for kernels to come. */
 	size_t cap = 64 * 1024;
-	char *buf = malloc(cap);
+	/* Not the heap: this runs inside wrappers a host handler may jump out of. */
+	char *buf = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int r1, r2;
 
 	memset(snap, 0, sizeof *snap);
-	if (!buf)
+	if (buf == MAP_FAILED)
 		return -ENOMEM;
 	r1 = read_file("/proc/net/netstat", buf, cap);
 	if (r1 == 0)
@@ -166,7 +168,7 @@ int sa_netns_read(struct sa_netns_snap *snap)
 	r2 = read_file("/proc/net/snmp", buf, cap);
 	if (r2 == 0)
 		sa_netns_parse(buf, snap);
-	free(buf);
+	munmap(buf, cap);
 	return snap->valid ? 0 : (r1 ? r1 : -ENOENT);
 }
 

@@ -7,6 +7,8 @@
  * The init line is written by the lifecycle (shim/core/), which registers
  * it here: this floor never calls up.
  */
+#include <stdio.h>
+
 #include "out/out.h"
 
 static sa_first_line_fn first_line;
@@ -40,12 +42,36 @@ void sa_emit_skip(const char *event, const struct sa_findings *f)
 		sa_suppressed_add(1);
 }
 
+/* Lines the sink could not write are said out loud on the next line it
+ * can: one warning with how many and why (and in the summary's dropped). */
+static void report_drops(void)
+{
+	struct sa_line W;
+	const char *why;
+	char msg[256];
+	uint64_t n = sa_sink_take_unreported(&why);
+	int len;
+
+	if (!n)
+		return;
+	snprintf(msg, sizeof msg, "%llu line%s could not be written: %s.", (unsigned long long)n,
+		 n == 1 ? "" : "s", why ? why : "the log destination failed");
+	sa_line_begin_at(&W, "warning", -1, 1, 0);
+	sa_line_str(&W, "variable", SOCKAUDIT_ENV_LOG);
+	sa_line_int(&W, "dropped", (long long)n);
+	sa_line_str(&W, "msg", msg);
+	sa_event_count("warning");
+	len = sa_line_finish(&W, NULL);
+	if (len > 0)
+		sa_sink_write(W.buf, (size_t)len);
+}
+
 void sa_line_write(struct sa_line *L, const struct sa_findings *f)
 {
 	int n = sa_line_finish(L, f);
 
-	if (n > 0)
-		sa_sink_write(L->buf, (size_t)n);
+	if (n > 0 && sa_sink_write(L->buf, (size_t)n))
+		report_drops();
 }
 
 void sa_line_emit(struct sa_line *L, enum sa_level l, const struct sa_findings *f)

@@ -76,26 +76,48 @@ void sa_event_counts_reset(void) SA_HIDDEN;
 uint64_t sa_suppressed_count(void) SA_HIDDEN;
 void sa_suppressed_add(uint64_t n) SA_HIDDEN;
 
-/* ---- sink.c: where lines go; never blocks or kills the host ------------ */
+/* ---- sink.c: where lines go; never blocks, stops or harms the host ------- */
 
-/* Opens the sink the config names. On failure falls back to the stderr
- * sink and returns -errno so the caller can warn once. */
+/* Takes the destination the config names; opens nothing (a path or
+ * syslog is opened at the first line). -errno when fd:N is unusable: then
+ * stderr is used and the caller warns once. */
 int sa_sink_open(const struct sa_config *c) SA_HIDDEN;
-/* Writes one complete line (ending in \n) with one write(2). Drops and
- * counts it when the sink is broken, full or gone. */
-void sa_sink_write(const char *line, size_t len) SA_HIDDEN;
+/* Before the first line of a process: opens a path/syslog sink now; on
+ * failure falls back to stderr and returns -errno (the caller warns). */
+int sa_sink_ready(void) SA_HIDDEN;
+/* Writes one complete line (ending in \n) in one call, whole or not at
+ * all; returns 1 when written, 0 when dropped (counted, with a reason).
+ * Holds no lock; safe in any thread at any time. */
+int sa_sink_write(const char *line, size_t len) SA_HIDDEN;
+/* Lines dropped since the last call, and why the last one was. */
+uint64_t sa_sink_take_unreported(const char **why) SA_HIDDEN;
 /* The host is about to close/dup2 over fd (or close a range): if it is
- * ours, move our sink out of the way first. Never changes the host call. */
+ * ours, move our sink out of the way first; if it is the host fd we write
+ * through, look at it again before the next line. Never changes the host
+ * call. */
 void sa_sink_before_close(int fd) SA_HIDDEN;
 void sa_sink_before_close_range(unsigned int first, unsigned int last) SA_HIDDEN;
-int sa_sink_fd(void) SA_HIDDEN;       /* our current fd, -1 if none */
+int sa_sink_fd(void) SA_HIDDEN;       /* the fd lines go to now, -1 if none */
 const char *sa_sink_describe(void) SA_HIDDEN;
 uint64_t sa_sink_dropped(void) SA_HIDDEN;
-/* After fork, when the child's path (%p) differs: reopen there lazily. */
+/* After fork, when the child's path (%p) differs: its own file. */
 void sa_sink_reopen_path(const char *newpath) SA_HIDDEN;
-void sa_sink_atfork_prepare(void) SA_HIDDEN;
-void sa_sink_atfork_parent(void) SA_HIDDEN;
 void sa_sink_atfork_child(void) SA_HIDDEN;
+
+/* ---- sink_io.c: one whole line to one fd (sink.c's tools) --------------- */
+
+long sa_sinkio_now_s(void) SA_HIDDEN;                 /* CLOCK_MONOTONIC_COARSE seconds */
+void sa_sinkio_drop(const char *why) SA_HIDDEN;        /* count a line not written */
+ssize_t sa_sinkio_write_raw(int fd, const char *p, size_t n) SA_HIDDEN;
+int sa_sinkio_close(int fd) SA_HIDDEN;
+int sa_sinkio_identify(int fd, dev_t *dev, ino_t *ino, mode_t *mode) SA_HIDDEN;
+int sa_sinkio_move_high(int fd) SA_HIDDEN;             /* high, close-on-exec */
+int sa_sinkio_tty_writable(int fd) SA_HIDDEN;          /* no SIGTTOU from writing */
+int sa_sinkio_reopen_nonblock(int fd) SA_HIDDEN;       /* own O_NONBLOCK description, or -errno */
+ssize_t sa_sinkio_write_pipe(int fd, const char *line, size_t len) SA_HIDDEN;
+int sa_sinkio_write_file(int fd, const char *line, size_t len) SA_HIDDEN;    /* 1 written */
+int sa_sinkio_write_stream(int fd, const char *line, size_t len) SA_HIDDEN;  /* 1 written */
+void sa_sinkio_atfork_child(void) SA_HIDDEN;
 
 /* ---- line.c: an event line built field by field, no allocation ---------- */
 

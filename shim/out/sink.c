@@ -1,150 +1,205 @@
 /*
- * sink.c: where our JSON lines go: stderr, a path, fd:N or syslog.
+ * sink.c: where our JSON lines go: stderr (the default), fd:N, a path, or
+ * syslog.
  *
- * Owns our one log fd. It must never block the host, kill it with SIGPIPE,
- * take a low fd number from it, or write into an fd that has become the
- * host's. Lines that cannot be written are dropped and counted. Our fd sits
- * high (F_DUPFD_CLOEXEC); when the host closes or dup2s over it we move out
- * of the way first, and a path sink is reopened when it was lost.
+ * The host's rules, and how each is kept:
+ * - Never block or stop the host: no lock anywhere on this path; a pipe or
+ *   tty the host shares is written through a per-line O_NONBLOCK reopen
+ *   (its own file description), and dropped (counted) when that is not
+ *   possible; a tty only from the foreground process group; files are
+ *   written with O_APPEND semantics and never wait on a reader.
+ * - Hold nothing across a call that can block, be cancelled or be
+ *   interrupted: a line is built on the caller's stack and written with one
+ *   raw write (syscall(), not a cancellation point); shared state changes
+ *   by compare-and-swap only. A signal handler, a siglongjmp or a
+ *   cancellation can leave at most one line unwritten.
+ * - Never write where the host's peer reads: the default never writes
+ *   into a socket on fd 2 (inetd, systemd Accept=yes); only an explicit
+ *   fd:N may name a socket.
+ * - Hold no descriptor the host can see while there is nothing to write,
+ *   and never keep the caller's pipe or tty open: stderr and fd:N are the
+ *   host's own fds, never duplicated; a path (or syslog) sink is opened at
+ *   the first line, high and close-on-exec.
+ * - Never open with privilege what the user could not: a setuid process
+ *   (AT_SECURE) does not reopen anything through /proc.
+ * - Whole lines only: a line is written in one call or not at all; a short
+ *   write to a file leaves a flag so the next line starts on a new line;
+ *   a stream socket keeps its unsent tail and sends it before anything
+ *   else.
+ * - Never silent: every line not written is counted (sa_sink_dropped) with
+ *   the reason, which the emit path reports on the next line it writes.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "out/out.h"
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int sink_fd = -1;            /* read without the lock by sa_sink_fd() */
+/* What the host fd (fd 2 or fd:N) is, as last looked at. */
+enum cls { CL_UNKNOWN, CL_FILE, CL_NULL, CL_PIPE, CL_TTY, CL_STREAM, CL_DGRAM, CL_JOURNAL, CL_NONE };
+
 static enum sa_sink_kind kind = SA_SINK_STDERR;
+static int host_fd = 2;             /* stderr and fd:N: the host's own fd */
+static int explicit_fd;             /* fd:N: the user named it (sockets allowed) */
+static int cls = CL_UNKNOWN;        /* atomic */
+static int cls_nonblock;            /* host fd already O_NONBLOCK */
+static long cls_checked;            /* coarse second of the last look */
+static const char *cls_reason;      /* why the host fd is not used */
+static dev_t host_dev;
+static ino_t host_ino;
+
+static int own_fd = -1;             /* path or syslog: ours, opened at the first line; atomic */
+static int own_failed;              /* errno of the last failed open */
+static long own_checked;            /* coarse second of the last identity check */
+static long own_retry;              /* coarse second of the last failed open */
+static dev_t own_dev;
+static ino_t own_ino;
 static char path[512];
-static dev_t sink_dev;
-static ino_t sink_ino;
-static int sink_is_fifo, sink_is_socket;
-static uint64_t dropped;
-static time_t last_reopen;
-static int retry_reopen;            /* the host freed an fd since a failed reopen */
-static char describe[560] = "stderr";
 static char pending_path[512];      /* a forked child's own %p path */
+static char describe[560] = "stderr";
 
-static int high_fd_base(void)
+static int writers;                 /* lines being written now */
+static __thread int in_write __attribute__((tls_model("initial-exec")));
+static __thread int stale_fd __attribute__((tls_model("initial-exec"))) = -1;
+
+
+/* ---- the host's fd (stderr, fd:N) --------------------------------------- */
+
+/* A socket on fd 2 is the journal only when JOURNAL_STREAM names it. */
+static int is_journal(dev_t dev, ino_t ino)
 {
-	struct rlimit rl;
-	rlim_t base = 900;
+	const char *js = secure_getenv("JOURNAL_STREAM");
+	unsigned long long d, i;
 
-	/* Stay well above the fds a host uses, below what select() can see
-	 * would not matter for us, and inside the soft limit. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-		/* A small limit: still the top, leaving one number above us to
-		 * move to when the host closes or dup2s over ours. Taking 3 would
-		 * shift every fd number the host gets afterwards. */
-		if (rl.rlim_cur <= 32)
-			return rl.rlim_cur >= 6 ? (int)rl.rlim_cur - 2 : 3;
-		if (base > rl.rlim_cur - 16)
-			base = rl.rlim_cur - 16;
-	}
-	return (int)base;
+	return js && sscanf(js, "%llu:%llu", &d, &i) == 2 && d == (unsigned long long)dev &&
+	       i == (unsigned long long)ino;
 }
 
-/* Moves fd to a high number with close-on-exec; closes the original. */
-static int move_high(int fd, int min)
-{
-	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, min > 3 ? min : high_fd_base());
-
-	if (nfd < 0)
-		nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (nfd < 0)
-		return fd;
-	sa_real.close(fd);
-	return nfd;
-}
-
-/*
- * The identity (device, inode, type) of an open fd, without asking for its
- * times. fstat() asks for mtime and ctime, and on a file system with
- * multigrain timestamps (ext4, xfs, btrfs, tmpfs since 6.13) a queried
- * ctime makes the next write stamp a fine-grained time and dirty the
- * inode: with an fstat before every line, every line paid an ext4 journal
- * update (file_update_time was 3 % of an nginx worker at trace level,
- * bench/profile.sh). statx() for STATX_TYPE | STATX_INO queries neither.
- */
-static int identify(int fd, dev_t *dev, ino_t *ino, mode_t *mode)
-{
-	struct statx sx;
-	struct stat st;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO, &sx) == 0 &&
-	    (sx.stx_mask & (STATX_TYPE | STATX_INO)) == (STATX_TYPE | STATX_INO)) {
-		*dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-		*ino = (ino_t)sx.stx_ino;
-		*mode = sx.stx_mode;
-		return 0;
-	}
-	if (errno != ENOSYS && errno != EPERM && errno != EINVAL)
-		return -1;   /* EBADF: not open; ENOSYS/EPERM: old kernel or a seccomp filter */
-	if (fstat(fd, &st) != 0)
-		return -1;
-	*dev = st.st_dev;
-	*ino = st.st_ino;
-	*mode = st.st_mode;
-	return 0;
-}
-
-static void remember(int fd)
+static enum cls classify(void)
 {
 	dev_t dev;
 	ino_t ino;
-	mode_t mode;
+	mode_t mode = 0;
+	int fl = -1, type = 0;
+	socklen_t tl = sizeof type;
+	enum cls c;
 
-	if (identify(fd, &dev, &ino, &mode) != 0) {
-		sa_real.close(fd);
-		sink_fd = -1;
-		return;
-	}
-	sink_dev = dev;
-	sink_ino = ino;
-	sink_is_fifo = S_ISFIFO(mode);
-	sink_is_socket = S_ISSOCK(mode);
-	__atomic_store_n(&sink_fd, fd, __ATOMIC_RELEASE);
+	if (sa_sinkio_identify(host_fd, &dev, &ino, &mode) != 0 || (fl = fcntl(host_fd, F_GETFL)) < 0 ||
+	    (fl & O_ACCMODE) == O_RDONLY)
+		c = CL_NONE;
+	else if (S_ISREG(mode))
+		c = CL_FILE;
+	else if (S_ISCHR(mode))
+		c = isatty(host_fd) ? CL_TTY : (major(dev) == 1 && minor(dev) == 3) ? CL_NULL : CL_FILE;
+	else if (S_ISFIFO(mode))
+		c = CL_PIPE;
+	else if (S_ISSOCK(mode)) {
+		if (sa_real.getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0)
+			c = CL_NONE;
+		else if (!explicit_fd)
+			c = is_journal(dev, ino) ? CL_JOURNAL : CL_NONE;   /* inetd: never */
+		else
+			c = type == SOCK_STREAM ? CL_STREAM : CL_DGRAM;
+
+	} else
+		c = CL_FILE;
+	cls_reason = c == CL_NONE && S_ISSOCK(mode) ? "stderr is a socket (inetd-style): never written; set SOCKAUDIT_LOG" : NULL;
+	cls_nonblock = fl >= 0 && (fl & O_NONBLOCK);
+	host_dev = dev;
+	host_ino = ino;
+	__atomic_store_n(&cls_checked, sa_sinkio_now_s(), __ATOMIC_RELAXED);
+	__atomic_store_n(&cls, (int)c, __ATOMIC_RELEASE);
+	return c;
 }
 
-/* Our own copy of a host fd. A pipe gets a new open file description
- * (reopened through /proc) so O_NONBLOCK on it never touches the host's. */
-static int own_copy(int src)
+static int write_shared(const char *line, size_t len, int tty)
 {
-	struct stat st;
-	char proc[64];
+	ssize_t n;
 	int fd;
 
-	if (fstat(src, &st) != 0)
-		return -errno;
-	if (S_ISFIFO(st.st_mode)) {
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", src);
-		fd = open(proc, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-		if (fd >= 0)
-			return move_high(fd, 0);
+	if (tty && !sa_sinkio_tty_writable(host_fd)) {
+		sa_sinkio_drop("a background job on a tty with tostop");
+		return 0;
 	}
-	fd = fcntl(src, F_DUPFD_CLOEXEC, high_fd_base());
-	if (fd < 0)
-		fd = fcntl(src, F_DUPFD_CLOEXEC, 3);
-	return fd < 0 ? -errno : fd;
+	if (!tty && cls_nonblock)
+		return sa_sinkio_write_pipe(host_fd, line, len) == (ssize_t)len ? 1 : (sa_sinkio_drop("the pipe is full or closed"), 0);
+	fd = sa_sinkio_reopen_nonblock(host_fd);
+	if (fd < 0) {
+		sa_sinkio_drop(fd == -ENXIO ? "the pipe has no reader" : "the pipe or tty cannot be reopened non-blocking");
+		return 0;
+	}
+	/* If a handler jumps out of the write, the next line closes it. */
+	stale_fd = fd;
+	n = tty ? sa_sinkio_write_raw(fd, line, len) : sa_sinkio_write_pipe(fd, line, len);
+	stale_fd = -1;
+	sa_sinkio_close(fd);
+	if (n != (ssize_t)len) {
+		sa_sinkio_drop(tty ? "the tty is not taking output" : "the pipe is full or closed");
+		return 0;
+	}
+	return 1;
 }
+
+static int open_syslog(void);
+
+static int write_host(const char *line, size_t len)
+{
+	int c = __atomic_load_n(&cls, __ATOMIC_ACQUIRE);
+
+	/* Looked at again when the host closed or replaced the fd (seen by
+	 * our wrappers), and once a second for changes we cannot see
+	 * (daemon()'s internal dup2, sa_syscall(SYS_dup2)). */
+	if (c == CL_UNKNOWN || sa_sinkio_now_s() != __atomic_load_n(&cls_checked, __ATOMIC_RELAXED))
+		c = classify();
+	switch (c) {
+	case CL_FILE:
+		return sa_sinkio_write_file(host_fd, line, len);
+	case CL_PIPE:
+		return write_shared(line, len, 0);
+	case CL_TTY:
+		return write_shared(line, len, 1);
+	case CL_STREAM:
+		return sa_sinkio_write_stream(host_fd, line, len);
+	case CL_DGRAM:
+		if (sa_syscall(SYS_sendto, host_fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0) == (long)len)
+			return 1;
+		sa_sinkio_drop("the log socket is full or closed");
+		return 0;
+	case CL_NULL:
+		sa_sinkio_drop("stderr is /dev/null");
+		return 0;
+	case CL_JOURNAL:
+		return -1;           /* the caller sends it to syslog */
+	default:
+		sa_sinkio_drop(explicit_fd ? "the log fd is closed or not writable" : cls_reason ? cls_reason : "stderr is closed or not writable");
+		return 0;
+	}
+}
+
+/* ---- our own fd (a path, syslog) ---------------------------------------- */
 
 static int open_path(void)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY,
-		      0600);
+	int fd = (int)sa_syscall(SYS_openat, AT_FDCWD, path,
+			      O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
 
-	return fd < 0 ? -errno : move_high(fd, 0);
+	return fd < 0 ? -errno : sa_sinkio_move_high(fd);
 }
 
 static int open_syslog(void)
@@ -156,96 +211,61 @@ static int open_syslog(void)
 		return -errno;
 	if (sa_real.connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
 		int err = errno;
-		sa_real.close(fd);
+		sa_sinkio_close(fd);
 		return -err;
 	}
-	return move_high(fd, 0);
+	return sa_sinkio_move_high(fd);
 }
 
-int sa_sink_open(const struct sa_config *c)
+/* Our fd, opened at the first line (and again when lost, once a second):
+ * a process with nothing to say opens nothing. */
+static int own(void)
 {
-	int fd, err = 0;
-
-	pthread_mutex_lock(&lock);
-	kind = c->sink;
-	switch (kind) {
-	case SA_SINK_PATH:
-		snprintf(path, sizeof path, "%s", c->path);
-		snprintf(describe, sizeof describe, "%s", path);
-		fd = open_path();
-		break;
-	case SA_SINK_FD:
-		snprintf(describe, sizeof describe, "fd:%d", c->sink_fd);
-		fd = fcntl(c->sink_fd, F_GETFL);
-		if (fd >= 0 && (fd & O_ACCMODE) == O_RDONLY)
-			fd = -EBADF;        /* not writable: say so, fall back */
-		else
-			fd = own_copy(c->sink_fd);
-		break;
-	case SA_SINK_SYSLOG:
-		snprintf(describe, sizeof describe, "syslog");
-		fd = open_syslog();
-		break;
-	default:
-		snprintf(describe, sizeof describe, "stderr");
-		fd = own_copy(2);
-		break;
-	}
-	if (fd < 0 && kind != SA_SINK_STDERR) {
-		/* Fall back to stderr; the caller writes one warning there. */
-		err = fd;
-		kind = SA_SINK_STDERR;
-		snprintf(describe, sizeof describe, "stderr");
-		fd = own_copy(2);
-	}
-	if (fd >= 0)
-		remember(fd);
-	else
-		err = err ? err : fd;
-	pthread_mutex_unlock(&lock);
-	return err;
-}
-
-/* Is our fd still the file we opened? A host may have closed it behind
- * our back (syscall(), __close_nocancel) and got the number again. */
-static int still_ours(int fd)
-{
+	int fd = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE), nfd, expected = -1;
 	dev_t dev;
 	ino_t ino;
 	mode_t mode;
+	long now = sa_sinkio_now_s();
 
-	return identify(fd, &dev, &ino, &mode) == 0 && dev == sink_dev && ino == sink_ino;
-}
-
-static ssize_t write_fifo(int fd, const char *line, size_t len)
-{
-	sigset_t pipe_set, old, pending;
-	int was_pending, err;
-	ssize_t n;
-
-	/* Block SIGPIPE for this thread while writing; if our write raised it
-	 * (and it was not already pending for the host), consume it. */
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	sigpending(&pending);
-	was_pending = sigismember(&pending, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	n = sa_real.write(fd, line, len);
-	err = errno;
-	if (n < 0 && err == EPIPE && !was_pending) {
-		struct timespec zero = { 0, 0 };
-		sigtimedwait(&pipe_set, NULL, &zero);
+	if (fd >= 0 && now == __atomic_load_n(&own_checked, __ATOMIC_RELAXED))
+		return fd;
+	if (fd >= 0) {
+		/* Once a second: still the file we opened? A host may have
+		 * closed it behind our back (syscall(), __close_nocancel) and got
+		 * the number again: then never write into it, never close it. */
+		__atomic_store_n(&own_checked, now, __ATOMIC_RELAXED);
+		if (sa_sinkio_identify(fd, &dev, &ino, &mode) == 0 && dev == own_dev && ino == own_ino)
+			return fd;
+		__atomic_compare_exchange_n(&own_fd, &fd, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = err;
-	return n;
+	if (own_failed && now == __atomic_load_n(&own_retry, __ATOMIC_RELAXED))
+		return -own_failed;
+	nfd = kind == SA_SINK_SYSLOG ? open_syslog() : open_path();
+	if (nfd < 0) {
+		own_failed = -nfd;
+		__atomic_store_n(&own_retry, now, __ATOMIC_RELAXED);
+		return nfd;
+	}
+	own_failed = 0;
+	if (sa_sinkio_identify(nfd, &dev, &ino, &mode) == 0) {
+		own_dev = dev;
+		own_ino = ino;
+	}
+	if (!__atomic_compare_exchange_n(&own_fd, &expected, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		sa_sinkio_close(nfd);      /* another thread opened it first */
+		return expected;
+	}
+	__atomic_store_n(&own_checked, now, __ATOMIC_RELAXED);
+	return nfd;
 }
 
-/* A forked child moves to its own file when it can create it. */
+/* A forked child moves to its own file (%p) when it can create it; until
+ * then, and if it may not (nginx workers drop to nobody), the inherited
+ * fd stays. */
 static void switch_to_pending(void)
 {
 	char old[sizeof path];
-	int fd;
+	int fd, cur;
 
 	memcpy(old, path, sizeof old);
 	memcpy(path, pending_path, sizeof path);
@@ -255,109 +275,191 @@ static void switch_to_pending(void)
 		memcpy(path, old, sizeof path);
 		return;
 	}
-	if (sink_fd >= 0 && still_ours(sink_fd))
-		sa_real.close(sink_fd);
-	remember(fd);
+	cur = __atomic_exchange_n(&own_fd, fd, __ATOMIC_ACQ_REL);
+	if (cur >= 0)
+		sa_sinkio_close(cur);
+	{
+		dev_t dev;
+		ino_t ino;
+		mode_t mode;
+		if (sa_sinkio_identify(fd, &dev, &ino, &mode) == 0) {
+			own_dev = dev;
+			own_ino = ino;
+		}
+	}
 	snprintf(describe, sizeof describe, "%s", path);
 }
 
-void sa_sink_write(const char *line, size_t len)
+static int write_syslog(int fd, const char *line, size_t len)
 {
-	int saved = errno;
-	ssize_t n = -1;
-	int fd;
+	char buf[SA_LINE_MAX + 64];
+	int hl = snprintf(buf, sizeof buf, "<14>sockaudit[%ld]: ", (long)sa_pid());
 
-	pthread_mutex_lock(&lock);
-	if (SA_UNLIKELY(pending_path[0]))
-		switch_to_pending();
-	fd = sink_fd;
-	if (fd >= 0 && !still_ours(fd)) {
-		/* Not ours any more: never write into it, never close it. */
-		__atomic_store_n(&sink_fd, -1, __ATOMIC_RELEASE);
-		fd = -1;
+	if (hl <= 0 || (size_t)hl + len > sizeof buf) {
+		sa_sinkio_drop("the line is too long for syslog");
+		return 0;
 	}
-	if (fd < 0 && kind == SA_SINK_PATH) {
-		time_t now = time(NULL);
-		/* One attempt a second, or right after the host closed an fd: a
-		 * reopen that failed with EMFILE can work now. */
-		if (now != last_reopen || __atomic_exchange_n(&retry_reopen, 0, __ATOMIC_RELAXED)) {
-			last_reopen = now;
-			fd = open_path();
-			if (fd >= 0)
-				remember(fd);
-			fd = sink_fd;
-		}
-	}
-	if (fd >= 0) {
-		if (kind == SA_SINK_SYSLOG) {
-			char buf[SA_LINE_MAX + 64];
-			int hl = snprintf(buf, sizeof buf, "<14>sockaudit[%ld]: ", (long)sa_pid());
-			if (hl > 0 && (size_t)hl + len <= sizeof buf) {
-				memcpy(buf + hl, line, len - 1);   /* no newline in syslog */
-				n = sa_real.send(fd, buf, (size_t)hl + len - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-			}
-		} else if (sink_is_socket) {
-			n = sa_real.send(fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-		} else if (sink_is_fifo) {
-			n = write_fifo(fd, line, len);
-		} else {
-			n = sa_real.write(fd, line, len);
-		}
-	}
-	if (n != (ssize_t)len)
-		__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&lock);
-	errno = saved;
+	memcpy(buf + hl, line, len - 1);   /* no newline in syslog */
+	if (sa_syscall(SYS_sendto, fd, buf, (size_t)hl + len - 1, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0) ==
+	    (long)((size_t)hl + len - 1))
+		return 1;
+	sa_sinkio_drop("syslog is not taking messages");
+	return 0;
 }
 
-static void relocate_above(unsigned int last)
+/* ---- the interface ---------------------------------------------------------- */
+
+int sa_sink_open(const struct sa_config *c)
 {
-	int fd = sink_fd, nfd = -1;
+	int fl;
+
+	kind = c->sink;
+	explicit_fd = 0;
+	host_fd = 2;
+	__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
+	switch (kind) {
+	case SA_SINK_PATH:
+		snprintf(path, sizeof path, "%s", c->path);
+		snprintf(describe, sizeof describe, "%s", path);
+		return 0;
+	case SA_SINK_SYSLOG:
+		snprintf(describe, sizeof describe, "syslog");
+		return 0;
+	case SA_SINK_FD:
+		fl = fcntl(c->sink_fd, F_GETFL);
+		if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) {
+			host_fd = c->sink_fd;
+			explicit_fd = 1;
+			snprintf(describe, sizeof describe, "fd:%d", c->sink_fd);
+			return 0;
+		}
+		/* Closed or not writable: say so (on stderr), and use stderr. */
+		kind = SA_SINK_STDERR;
+		snprintf(describe, sizeof describe, "stderr");
+		return -EBADF;
+	default:
+		snprintf(describe, sizeof describe, "stderr");
+		return 0;
+	}
+}
+
+int sa_sink_ready(void)
+{
+	int fd;
+
+	if (kind != SA_SINK_PATH && kind != SA_SINK_SYSLOG)
+		return 0;
+	fd = own();
+	if (fd >= 0)
+		return 0;
+	/* Unusable: fall back to stderr; the caller writes one warning there. */
+	kind = SA_SINK_STDERR;
+	host_fd = 2;
+	explicit_fd = 0;
+	snprintf(describe, sizeof describe, "stderr");
+	return fd;
+}
+
+int sa_sink_write(const char *line, size_t len)
+{
+	int saved = errno, ok, fd;
+
+	if (SA_UNLIKELY(stale_fd >= 0)) {
+		sa_sinkio_close(stale_fd);   /* a jump out of a write on this thread left it */
+		stale_fd = -1;
+	}
+	in_write++;
+	__atomic_add_fetch(&writers, 1, __ATOMIC_ACQ_REL);
+	if (SA_UNLIKELY(pending_path[0]) && kind == SA_SINK_PATH)
+		switch_to_pending();
+	if (kind == SA_SINK_PATH || kind == SA_SINK_SYSLOG) {
+		fd = own();
+		if (fd < 0) {
+			sa_sinkio_drop(kind == SA_SINK_PATH ? "the log file cannot be opened" : "syslog cannot be reached");
+			ok = 0;
+		} else {
+			ok = kind == SA_SINK_SYSLOG ? write_syslog(fd, line, len) : sa_sinkio_write_file(fd, line, len);
+		}
+	} else {
+		ok = write_host(line, len);
+		if (ok < 0) {        /* the journal's stream on fd 2: its datagram socket instead */
+			fd = own_fd >= 0 ? own_fd : open_syslog();
+			if (fd >= 0 && own_fd < 0) {
+				int expected = -1;
+				if (!__atomic_compare_exchange_n(&own_fd, &expected, fd, 0, __ATOMIC_ACQ_REL,
+								 __ATOMIC_ACQUIRE)) {
+					sa_sinkio_close(fd);
+					fd = expected;
+				}
+			}
+			ok = fd >= 0 ? write_syslog(fd, line, len) : (sa_sinkio_drop("the journal cannot be reached"), 0);
+		}
+	}
+	__atomic_sub_fetch(&writers, 1, __ATOMIC_ACQ_REL);
+	in_write--;
+	errno = saved;
+	return ok;
+}
+
+/* Lines other threads are writing now through a number the host is about
+ * to close: let them finish (they write to files or non-blocking fds, so
+ * briefly), unless this thread is one of them (a handler). */
+static void wait_writers(void)
+{
+	int i;
+
+	if (in_write)
+		return;
+	for (i = 0; i < 1000 && __atomic_load_n(&writers, __ATOMIC_ACQUIRE) > 0; i++)
+		sched_yield();
+}
+
+static void relocate_above(int fd, unsigned int last)
+{
+	int nfd = -1;
 
 	if (last < (unsigned int)INT32_MAX - 1)
 		nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)last + 1);
-	if (nfd >= 0) {
-		__atomic_store_n(&sink_fd, nfd, __ATOMIC_RELEASE);
-		/* The host's own call closes the old number: not us. */
-	} else {
-		/* Nowhere to go: the host's call will close it; a path sink is
-		 * reopened on the next line. */
-		__atomic_store_n(&sink_fd, -1, __ATOMIC_RELEASE);
+	if (!__atomic_compare_exchange_n(&own_fd, &fd, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+		if (nfd >= 0)
+			sa_sinkio_close(nfd);
+		return;
 	}
+	/* The host's own call closes the old number, not us. Nowhere to go
+	 * (nfd -1): the next line reopens a path sink. */
+	wait_writers();
 }
 
 void sa_sink_before_close(int fd)
 {
-	int cur = __atomic_load_n(&sink_fd, __ATOMIC_ACQUIRE);
+	int cur = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE);
 
-	if (cur < 0 && fd >= 0)
-		__atomic_store_n(&retry_reopen, 1, __ATOMIC_RELAXED);
-	if (fd < 0 || fd != cur)
+	if (fd < 0)
 		return;
-	pthread_mutex_lock(&lock);
-	if (fd == sink_fd)
-		relocate_above((unsigned int)fd);
-	pthread_mutex_unlock(&lock);
+	if (fd == host_fd)
+		__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
+	if (fd == cur)
+		relocate_above(cur, (unsigned int)fd);
+	else if (cur < 0 && own_failed)
+		__atomic_store_n(&own_retry, 0, __ATOMIC_RELAXED);   /* an EMFILE reopen can work now */
 }
 
 void sa_sink_before_close_range(unsigned int first, unsigned int last)
 {
-	int fd = __atomic_load_n(&sink_fd, __ATOMIC_ACQUIRE);
+	int cur = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE);
 
-	if (fd < 0)
-		__atomic_store_n(&retry_reopen, 1, __ATOMIC_RELAXED);
-	if (fd < 0 || (unsigned int)fd < first || (unsigned int)fd > last)
-		return;
-	pthread_mutex_lock(&lock);
-	fd = sink_fd;
-	if (fd >= 0 && (unsigned int)fd >= first && (unsigned int)fd <= last)
-		relocate_above(last);
-	pthread_mutex_unlock(&lock);
+	if ((unsigned int)host_fd >= first && (unsigned int)host_fd <= last)
+		__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
+	if (cur >= 0 && (unsigned int)cur >= first && (unsigned int)cur <= last)
+		relocate_above(cur, last);
+	else if (cur < 0 && own_failed)
+		__atomic_store_n(&own_retry, 0, __ATOMIC_RELAXED);
 }
 
 int sa_sink_fd(void)
 {
-	return __atomic_load_n(&sink_fd, __ATOMIC_ACQUIRE);
+	return kind == SA_SINK_PATH || kind == SA_SINK_SYSLOG ? __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE)
+							       : host_fd;
 }
 
 const char *sa_sink_describe(void)
@@ -365,32 +467,23 @@ const char *sa_sink_describe(void)
 	return describe;
 }
 
-uint64_t sa_sink_dropped(void)
-{
-	return __atomic_load_n(&dropped, __ATOMIC_RELAXED);
-}
-
-void sa_sink_atfork_prepare(void)
-{
-	pthread_mutex_lock(&lock);
-}
-
-void sa_sink_atfork_parent(void)
-{
-	pthread_mutex_unlock(&lock);
-}
-
 void sa_sink_atfork_child(void)
 {
-	pthread_mutex_init(&lock, NULL);
-	dropped = 0;
+	/* Only the forking thread exists: nobody is writing. */
+	writers = 0;
+	in_write = 0;
+	sa_sinkio_atfork_child();
 }
 
 void sa_sink_reopen_path(const char *newpath)
 {
 	if (kind != SA_SINK_PATH)
 		return;
-	/* Opened lazily by the next line; until then, and if the child may not
-	 * create it (nginx workers drop to nobody), the inherited fd stays. */
+	if (__atomic_load_n(&own_fd, __ATOMIC_ACQUIRE) < 0) {
+		/* Nothing opened yet: the child simply opens its own. */
+		snprintf(path, sizeof path, "%s", newpath);
+		snprintf(describe, sizeof describe, "%s", path);
+		return;
+	}
 	snprintf(pending_path, sizeof pending_path, "%s", newpath);
 }

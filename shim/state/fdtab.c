@@ -7,7 +7,7 @@
  * to 2^30). Entries are zeroed when a new socket takes the number, so a
  * stale entry from a close we did not see cannot leak into a new socket.
  */
-#include <pthread.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,22 +16,10 @@
 #define CHUNK_BITS SA_FD_CHUNK_BITS
 #define CHUNK (1u << CHUNK_BITS)
 #define NCHUNKS (SA_FD_MAX / CHUNK)
-#define NLOCKS 64
 
 /* Read by the inline sa_fd_get() in state.h. */
 struct sa_sock *sa_fd_chunks[NCHUNKS];
 static size_t nchunks_alloc;
-static pthread_mutex_t locks[NLOCKS];
-static pthread_once_t locks_once = PTHREAD_ONCE_INIT;
-
-static void init_locks(void)
-{
-	int i;
-
-	for (i = 0; i < NLOCKS; i++)
-		pthread_mutex_init(&locks[i], NULL);
-}
-
 static struct sa_sock *slot(int fd, int create)
 {
 	struct sa_sock **pp, *c, *expected = NULL;
@@ -41,11 +29,13 @@ static struct sa_sock *slot(int fd, int create)
 	pp = &sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS];
 	c = __atomic_load_n(pp, __ATOMIC_ACQUIRE);
 	if (!c && create) {
-		c = calloc(CHUNK, sizeof *c);
-		if (!c)
+		/* mmap, not the heap: a host handler may siglongjmp out of the
+		 * wrapper that makes the first socket of a chunk. */
+		c = mmap(NULL, CHUNK * sizeof *c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c == MAP_FAILED)
 			return NULL;
 		if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			free(c);
+			munmap(c, CHUNK * sizeof *c);
 			c = expected;
 		} else {
 			__atomic_add_fetch(&nchunks_alloc, 1, __ATOMIC_RELAXED);
@@ -110,39 +100,6 @@ void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
 			if (__atomic_load_n(&c[j].flags, __ATOMIC_ACQUIRE))
 				fn((int)(i * CHUNK + j), &c[j], arg);
 	}
-}
-
-void sa_fd_lock(int fd)
-{
-	pthread_once(&locks_once, init_locks);
-	pthread_mutex_lock(&locks[(unsigned int)fd % NLOCKS]);
-}
-
-void sa_fd_unlock(int fd)
-{
-	pthread_mutex_unlock(&locks[(unsigned int)fd % NLOCKS]);
-}
-
-void sa_fdtab_atfork_prepare(void)
-{
-	int i;
-
-	pthread_once(&locks_once, init_locks);
-	for (i = 0; i < NLOCKS; i++)
-		pthread_mutex_lock(&locks[i]);
-}
-
-void sa_fdtab_atfork_parent(void)
-{
-	int i;
-
-	for (i = 0; i < NLOCKS; i++)
-		pthread_mutex_unlock(&locks[i]);
-}
-
-void sa_fdtab_atfork_child(void)
-{
-	init_locks();
 }
 
 size_t sa_fdtab_bytes(void)

@@ -70,6 +70,7 @@ struct sa_sock_quickack {
 	uint8_t have_last;          /* last_* hold a sample */
 	uint8_t win_n;              /* intervals in the window (<= SA_QA_WINDOW) */
 	uint8_t win_next;           /* ring position of the next interval */
+	int busy;                   /* sa_trylock: one thread updates the window */
 	uint16_t out[SA_QA_WINDOW]; /* data segments out per interval, capped at 65535 */
 };
 
@@ -122,12 +123,6 @@ void sa_fd_forget(int fd) SA_HIDDEN;
 void sa_fd_dup(int oldfd, int newfd) SA_HIDDEN;
 /* Visit every tracked fd (summary at exit). */
 void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg) SA_HIDDEN;
-/* Striped locks for updates to an entry shared between threads. */
-void sa_fd_lock(int fd) SA_HIDDEN;
-void sa_fd_unlock(int fd) SA_HIDDEN;
-void sa_fdtab_atfork_prepare(void) SA_HIDDEN;
-void sa_fdtab_atfork_parent(void) SA_HIDDEN;
-void sa_fdtab_atfork_child(void) SA_HIDDEN;
 size_t sa_fdtab_bytes(void) SA_HIDDEN;          /* memory held, for bench */
 
 /* ---- hist.c: latency histograms -------------------------------------------- */

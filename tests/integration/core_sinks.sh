@@ -11,9 +11,12 @@ check "path sink with %p creates a file named by pid" test -n "$f"
 [ -n "$f" ] && check "log file mode is 0600" test "$(stat -c %a "$f")" = 600
 [ -n "$f" ] && check_jq "pid in the name matches the lines" "$f" ".[0].pid == $(basename "$f" | cut -d. -f2)"
 
-# stderr: the stderr the process started with, even after it dup2s over fd 2.
-SOCKAUDIT_LOG=stderr preload $PY -c "import os; fd=os.open('/dev/null', os.O_WRONLY); os.dup2(fd, 2); $prog" 2>"$T/err"
-check_jq "stderr sink survives the host pointing fd 2 elsewhere" "$T/err" 'any(.[]; .opt=="TCP_DEFER_ACCEPT")'
+# stderr is fd 2 itself, never a copy: when the host points fd 2 at its
+# own file, lines follow it there (as the host's own messages do), and
+# nothing keeps the stderr it started with open.
+SOCKAUDIT_LOG=stderr preload $PY -c "import os; fd=os.open('$T/own.log', os.O_WRONLY|os.O_CREAT|os.O_APPEND); os.dup2(fd, 2); $prog" 2>"$T/err"
+check_jq "stderr sink follows fd 2 to where the host points it" "$T/own.log" 'any(.[]; .opt=="TCP_DEFER_ACCEPT")'
+check "stderr sink: nothing left on the stderr the host let go of" test ! -s "$T/err"
 
 # fd:N
 preload env SOCKAUDIT_LOG=fd:7 $PY -c "$prog" 7>"$T/fd7"

@@ -40,7 +40,7 @@ done
 [ -z "$missing" ] && ok "every name in exports.map is defined" || fail "every name in exports.map is defined" "missing:$missing"
 
 # The core wrappers the contract names are among them.
-need="socket setsockopt listen accept accept4 connect close close_range closefrom dup2 dup3"
+need="socket setsockopt listen accept accept4 connect close close_range closefrom dup2 dup3 syscall"
 miss=""
 for s in $need; do grep -qx "$s" "$T/defined" || miss="$miss $s"; done
 [ -z "$miss" ] && ok "core wrappers exported ($need)" || fail "core wrappers exported" "missing:$miss"

@@ -32,7 +32,7 @@ static void on_alarm(int sig)
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
-	struct itimerval it = { { 0, 1000 }, { 0, 1000 } }, off = { { 0, 0 }, { 0, 0 } };
+	struct itimerval it = { { 0, 5000 }, { 0, 5000 } }, off = { { 0, 0 }, { 0, 0 } };
 	struct sockaddr_in a;
 	long n = 0, odd = 0;
 	double end;

@@ -1,0 +1,252 @@
+/*
+ * sink_io.c: the ways one whole line goes to one fd, for sink.c: raw
+ * writes (syscall(), not cancellation points), O_APPEND files with torn-line
+ * recovery, pipes with SIGPIPE kept from the host, stream sockets with
+ * their unsent tail, and the count of lines that could not be written.
+ *
+ * Holds no lock: the few shared values change by atomic operations only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "out/out.h"
+
+static uint64_t dropped;            /* lines not written, for the summary */
+static uint64_t unreported;         /* dropped since the last line written */
+static const char *drop_reason;     /* atomic: why the last line was dropped */
+static int torn;                    /* a short write left a partial line in a file */
+/* A stream socket named by fd:N: the unsent tail of the last line. */
+static char tail[SA_LINE_MAX + 64];
+static size_t tail_len;
+static pid_t tail_owner;            /* tid writing to the stream now; atomic */
+
+long sa_sinkio_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* vDSO: no system call */
+	return (long)ts.tv_sec;
+}
+
+void sa_sinkio_drop(const char *why)
+{
+	__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&unreported, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&drop_reason, why, __ATOMIC_RELAXED);
+}
+
+ssize_t sa_sinkio_write_raw(int fd, const char *p, size_t n)
+{
+	return sa_syscall(SYS_write, fd, p, n);
+}
+
+int sa_sinkio_close(int fd)
+{
+	return (int)sa_syscall(SYS_close, fd);
+}
+
+/*
+ * The identity (device, inode, type) of an open fd, without asking for its
+ * times: a queried ctime makes the next write to an ext4/xfs/tmpfs file
+ * dirty the inode (multigrain timestamps, 6.13+).
+ */
+int sa_sinkio_identify(int fd, dev_t *dev, ino_t *ino, mode_t *mode)
+{
+	struct statx sx;
+	struct stat st;
+
+	if (sa_syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO, &sx) == 0 &&
+	    (sx.stx_mask & (STATX_TYPE | STATX_INO)) == (STATX_TYPE | STATX_INO)) {
+		*dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+		*ino = (ino_t)sx.stx_ino;
+		*mode = sx.stx_mode;
+		return 0;
+	}
+	if (errno != ENOSYS && errno != EPERM && errno != EINVAL)
+		return -1;
+	if (fstat(fd, &st) != 0)
+		return -1;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	*mode = st.st_mode;
+	return 0;
+}
+
+static int high_fd_base(void)
+{
+	struct rlimit rl;
+	rlim_t base = 900;
+
+	/* Above the fds a host uses and inside the soft limit; with a small
+	 * limit still the top, leaving one number to move to. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		if (rl.rlim_cur <= 32)
+			return rl.rlim_cur >= 6 ? (int)rl.rlim_cur - 2 : 3;
+		if (base > rl.rlim_cur - 16)
+			base = rl.rlim_cur - 16;
+	}
+	return (int)base;
+}
+
+/* Moves fd to a high number with close-on-exec; closes the original. */
+int sa_sinkio_move_high(int fd)
+{
+	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, high_fd_base());
+
+	if (nfd < 0)
+		nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (nfd < 0)
+		return fd;
+	sa_sinkio_close(fd);
+	return nfd;
+}
+
+
+/* Whether a background job may write to the tty without SIGTTOU. */
+int sa_sinkio_tty_writable(int fd)
+{
+	struct termios t;
+	pid_t fg = tcgetpgrp(fd);
+
+	if (fg < 0 || fg == getpgrp())
+		return 1;
+	return tcgetattr(fd, &t) == 0 && !(t.c_lflag & TOSTOP);
+}
+
+/* A pipe or tty the host shares: our own O_NONBLOCK description of it for
+ * this one line, so the host's blocking mode is never touched and a full
+ * pipe or a stopped tty drops the line instead of stopping the host. */
+int sa_sinkio_reopen_nonblock(int fd_)
+{
+	char proc[32];
+	int fd;
+
+	if (getauxval(AT_SECURE))
+		return -EPERM;       /* would open with privileges the user lacks */
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd_);
+	fd = (int)sa_syscall(SYS_openat, AT_FDCWD, proc, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	return fd < 0 ? -errno : fd;
+}
+
+/* SIGPIPE is blocked for this thread while writing to a pipe; one our
+ * write raised (and that was not already pending for the host) is taken. */
+ssize_t sa_sinkio_write_pipe(int fd, const char *line, size_t len)
+{
+	sigset_t pipe_set, old, pending;
+	int was_pending, err;
+	ssize_t n;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigpending(&pending);
+	was_pending = sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	n = sa_sinkio_write_raw(fd, line, len);
+	err = errno;
+	if (n < 0 && err == EPIPE && !was_pending) {
+		/* The raw call: sigtimedwait() is a cancellation point. */
+		struct timespec zero = { 0, 0 };
+		sa_syscall(SYS_rt_sigtimedwait, &pipe_set, NULL, &zero, _NSIG / 8);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = err;
+	return n;
+}
+
+
+/* Files: one write; after a short one, the next line starts afresh. */
+int sa_sinkio_write_file(int fd, const char *line, size_t len)
+{
+	ssize_t n;
+
+	if (__atomic_exchange_n(&torn, 0, __ATOMIC_ACQ_REL)) {
+		struct iovec iov[2] = { { (void *)"\n", 1 }, { (void *)line, len } };
+		n = sa_syscall(SYS_writev, fd, iov, 2);
+		n = n > 0 ? n - 1 : n;
+	} else {
+		n = sa_sinkio_write_raw(fd, line, len);
+	}
+	if (n == (ssize_t)len)
+		return 1;
+	if (n > 0)
+		__atomic_store_n(&torn, 1, __ATOMIC_RELEASE);
+	sa_sinkio_drop(errno == ENOSPC || n > 0 ? "the file system is full" : "the log file cannot be written");
+	return 0;
+}
+
+/* A stream socket named by fd:N: a line goes whole or waits as a tail. */
+int sa_sinkio_write_stream(int fd, const char *line, size_t len)
+{
+	pid_t me = sa_tid(), cur = 0;
+	ssize_t n;
+	int ok = 0;
+
+	if (!__atomic_compare_exchange_n(&tail_owner, &cur, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED) &&
+	    cur != me) {
+		sa_sinkio_drop("another thread is writing to the log socket");
+		return 0;
+	}
+	/* (cur == me: a handler on this thread, or a jump out of a write.) */
+	if (tail_len) {
+		n = sa_syscall(SYS_sendto, fd, tail, tail_len, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+		if (n > 0) {
+			memmove(tail, tail + n, tail_len - (size_t)n);
+			tail_len -= (size_t)n;
+		}
+	}
+	if (tail_len) {
+		sa_sinkio_drop("the log socket is full");
+	} else {
+		n = sa_syscall(SYS_sendto, fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0);
+		if (n >= 0 && (size_t)n < len && len - (size_t)n <= sizeof tail) {
+			memcpy(tail, line + n, len - (size_t)n);
+			tail_len = len - (size_t)n;
+			ok = 1;            /* whole once the tail goes */
+		} else if (n == (ssize_t)len) {
+			ok = 1;
+		} else {
+			sa_sinkio_drop("the log socket is full or closed");
+		}
+	}
+	__atomic_store_n(&tail_owner, 0, __ATOMIC_RELEASE);
+	return ok;
+}
+
+
+uint64_t sa_sink_take_unreported(const char **why)
+{
+	uint64_t n = __atomic_exchange_n(&unreported, 0, __ATOMIC_ACQ_REL);
+
+	if (why)
+		*why = __atomic_load_n(&drop_reason, __ATOMIC_RELAXED);
+	return n;
+}
+
+uint64_t sa_sink_dropped(void)
+{
+	return __atomic_load_n(&dropped, __ATOMIC_RELAXED);
+}
+
+
+void sa_sinkio_atfork_child(void)
+{
+	/* Only the forking thread exists: nobody owns the stream tail. A child
+	 * counts its own drops. */
+	dropped = 0;
+	unreported = 0;
+	tail_owner = 0;
+}
