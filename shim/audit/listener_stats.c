@@ -5,10 +5,12 @@
  * TCP_DEFER_ACCEPT decision frame (who sends the first byte, what deferral
  * would gain, what happens when its window expires or the queue fills).
  *
- * Listeners are never freed: a dup'd or inherited fd, or an accepted
- * socket's back pointer, may still use one. They sit on a push-only list
- * so the summary at exit can visit them. Lines are written from the accept
- * path when the interval passed (no threads of our own) and at exit.
+ * Lifetime: a listener lives while an fd entry names it (the listening fd,
+ * its dups, one inherited across fork); the close of the last writes its
+ * line and puts it back in a pool (see struct sa_listener in accept.h for
+ * why the memory itself is never freed). Lines are written from the
+ * accept path when the interval passed (no threads of our own), when the
+ * listener closes, and at exit.
  */
 #include <arpa/inet.h>
 #include <math.h>
@@ -22,8 +24,8 @@
 #include "audit/accept.h"
 #include "syn_schedule.h"
 
-/* A process with more listeners than this gets no stats for the rest
- * (each one holds two histograms, ~7 KB). */
+/* A process with more listeners open at once than this gets no stats for
+ * the rest (each one holds two histograms, ~7 KB). */
 #define MAX_LISTENERS 4096
 /* Advice about emptiness needs a few accepts to mean anything. */
 #define ADVICE_MIN_ACCEPTS 10
@@ -38,6 +40,78 @@ static pthread_mutex_t emit_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
+static int active(const struct sa_listener *l);
+
+/* One from the pool, or a new one. Lock-free: a listen() is rare, and a
+ * lock here could be left held by a handler that siglongjmp()s away. */
+static struct sa_listener *claim(void)
+{
+	struct sa_listener *l, *next;
+	uint32_t zero, inc;
+
+	for (l = __atomic_load_n(&head, __ATOMIC_ACQUIRE); l; l = l->next) {
+		zero = 0;
+		if (__atomic_load_n(&l->in_use, __ATOMIC_RELAXED) ||
+		    !__atomic_compare_exchange_n(&l->in_use, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		next = l->next;
+		inc = __atomic_load_n(&l->inc, __ATOMIC_RELAXED);
+		memset(l, 0, sizeof *l);
+		l->next = next;
+		l->in_use = 1;
+		__atomic_store_n(&l->inc, inc + 1, __ATOMIC_RELEASE);
+		return l;
+	}
+	if (__atomic_add_fetch(&nlisteners, 1, __ATOMIC_RELAXED) > MAX_LISTENERS) {
+		__atomic_sub_fetch(&nlisteners, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	l = calloc(1, sizeof *l);
+	if (!l) {
+		__atomic_sub_fetch(&nlisteners, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	l->in_use = 1;
+	l->next = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+	while (!__atomic_compare_exchange_n(&head, &l->next, l, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+	return l;
+}
+
+static void unclaim(struct sa_listener *l)
+{
+	__atomic_store_n(&l->in_use, 0, __ATOMIC_RELEASE);
+}
+
+static void ref(struct sa_listener *l)
+{
+	__atomic_add_fetch(&l->refs, 1, __ATOMIC_ACQ_REL);
+}
+
+static void unref(struct sa_listener *l)
+{
+	if (__atomic_sub_fetch(&l->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (active(l))
+		sa_listener_emit(l);
+	unclaim(l);
+}
+
+/* Registered before any fd entry can hold a reference (our constructor
+ * runs before main; entries get listeners only after that). */
+__attribute__((constructor)) static void register_hooks(void)
+{
+	sa_fd_set_listener_hooks(ref, unref);
+}
+
+void sa_listener_release(struct sa_sock *s)
+{
+	struct sa_listener *l = __atomic_exchange_n(&s->lsn.listener, NULL, __ATOMIC_ACQ_REL);
+
+	if (l)
+		unref(l);
+}
+
 struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 {
 	struct sa_listener *l = __atomic_load_n(&s->lsn.listener, __ATOMIC_ACQUIRE), *expected = NULL;
@@ -47,11 +121,10 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 
 	if (l)
 		return l;
-	if (__atomic_add_fetch(&nlisteners, 1, __ATOMIC_RELAXED) > MAX_LISTENERS)
-		return NULL;
-	l = calloc(1, sizeof *l);
+	l = claim();
 	if (!l)
 		return NULL;
+	l->refs = 1;                 /* s's */
 	l->listen_fd = fd;
 	l->family = s->family;
 	l->backlog = s->lsn.backlog_effective;
@@ -65,12 +138,9 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 	}
 	/* Two threads meeting a new listener at once: one entry wins. */
 	if (!__atomic_compare_exchange_n(&s->lsn.listener, &expected, l, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		free(l);
+		unclaim(l);
 		return expected;
 	}
-	l->next = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
-	while (!__atomic_compare_exchange_n(&head, &l->next, l, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		;
 	return l;
 }
 
@@ -296,7 +366,7 @@ void sa_accept_summary(json_t *summary)
 	int listed = 0, omitted = 0;
 
 	for (l = __atomic_load_n(&head, __ATOMIC_ACQUIRE); l; l = l->next) {
-		if (!active(l))
+		if (!__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) || !active(l))
 			continue;
 		sa_listener_emit(l);
 		if (listed >= SUMMARY_LISTENERS) {

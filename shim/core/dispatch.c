@@ -25,7 +25,7 @@ static struct sa_sock *lazy_track(int fd)
 		return s;
 	if (fd < 0 || sa_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) != 0)
 		return NULL;
-	s = sa_fd_track(fd);
+	s = sa_fd_adopt(fd);   /* the fd did not change socket: keep its generation */
 	if (s)
 		sa_sock_fill_kind(fd, s);
 	return s;
@@ -78,9 +78,9 @@ void sa_on_listen(int fd, int backlog, int ret, int err)
 }
 
 void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		  const struct sockaddr *peer, socklen_t peerlen, int flags)
+		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t lgen)
 {
-	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen);
+	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen, lgen);
 }
 
 /* Whether connect()'s addr may be read: only when the kernel read it.

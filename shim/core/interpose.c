@@ -109,10 +109,14 @@ static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags, 
 	socklen_t offered = 0, plen = 0;
 	int known = addr && alen && sa_stack_holds(alen, sizeof *alen);
 	uint64_t t0, t1;
+	uint32_t lgen;
 	int ret, err;
 
 	if (known)
 		offered = *alen;
+	/* Which socket fd names now: if another thread closes it while we
+	 * block, the accept is not credited to whatever takes the number. */
+	lgen = sa_fd_gen(fd);
 	t0 = sa_now_ns();
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
 	err = errno;
@@ -123,9 +127,9 @@ static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags, 
 			peer = addr;
 			plen = *alen;
 		}
-		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, peer, plen, flags));
+		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, peer, plen, flags, lgen));
 	} else {
-		HOOK(err, sa_on_accept(fd, ret, err, t0, t1, NULL, 0, flags));
+		HOOK(err, sa_on_accept(fd, ret, err, t0, t1, NULL, 0, flags, lgen));
 	}
 	return ret;
 }
