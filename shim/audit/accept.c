@@ -567,10 +567,10 @@ static void close_duped(int fd, struct sa_sock *s)
 		__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
 }
 
-void sa_accept_close(int fd, struct sa_sock *s)
+void sa_accept_close(int fd, struct sa_sock *s, int defer)
 {
 	if (s->flags & SA_F_LISTENER)
-		sa_listener_release(s);
+		sa_listener_release(s, defer);
 	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) != (SA_F_ACCEPTED | SA_F_WATCH_IO))
 		return;
 	if (s->flags & SA_F_DUPED)

@@ -26,6 +26,7 @@ struct sa_listener {
 	uint32_t in_use;                 /* 0: in the pool, free for the next listen() */
 	uint32_t refs;                   /* fd entries naming it */
 	uint32_t inc;                    /* bumped at each reuse */
+	struct sa_listener *pending_next; /* on the list of lines to write (close_range) */
 	int listen_fd;
 	int family;
 	char local[80];
@@ -49,8 +50,10 @@ struct sa_listener {
  * memory is short or too many listeners are open at once. */
 struct sa_listener *sa_listener_get(int fd, struct sa_sock *s) SA_HIDDEN;
 /* Drops s's reference (the listening fd closes): the last one writes the
- * listener_stats line (if it had accepts) and returns it to the pool. */
-void sa_listener_release(struct sa_sock *s) SA_HIDDEN;
+ * listener_stats line (if it had accepts) and returns it to the pool. With
+ * defer (inside close_range/closefrom, where our sink may be reopened on a
+ * number about to be closed) the line waits for sa_listener_flush(). */
+void sa_listener_release(struct sa_sock *s, int defer) SA_HIDDEN;
 /* From the accept path: writes listener_stats when the interval passed. */
 void sa_listener_tick(struct sa_listener *l, uint64_t now_ns) SA_HIDDEN;
 /* Writes one listener_stats line now. */

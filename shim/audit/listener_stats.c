@@ -88,13 +88,69 @@ static void ref(struct sa_listener *l)
 	__atomic_add_fetch(&l->refs, 1, __ATOMIC_ACQ_REL);
 }
 
-static void unref(struct sa_listener *l)
+static struct sa_listener *pending;   /* closed, line not yet written */
+
+/* What the summary at exit says about listeners already closed: the first
+ * SUMMARY_LISTENERS of them, and how many more. */
+struct closed_rec {
+	int listen_fd;
+	char local[80];
+	uint64_t accepts, empty_accepts, data_checked, queue_full_seen;
+};
+static struct closed_rec closed[SUMMARY_LISTENERS];
+static uint32_t nclosed;
+
+static void remember_closed(const struct sa_listener *l)
+{
+	uint32_t i = __atomic_fetch_add(&nclosed, 1, __ATOMIC_RELAXED);
+	struct closed_rec *r;
+
+	if (i >= SUMMARY_LISTENERS)
+		return;
+	r = &closed[i];
+	r->listen_fd = l->listen_fd;
+	memcpy(r->local, l->local, sizeof r->local);
+	r->accepts = LOAD(l->accepts);
+	r->empty_accepts = LOAD(l->empty_accepts);
+	r->data_checked = LOAD(l->empty_accepts) + LOAD(l->with_data);
+	r->queue_full_seen = LOAD(l->queue_full_seen);
+}
+
+static void retire(struct sa_listener *l)
+{
+	if (active(l)) {
+		sa_listener_emit(l);
+		remember_closed(l);
+	}
+	unclaim(l);
+}
+
+static void unref_maybe_later(struct sa_listener *l, int defer)
 {
 	if (__atomic_sub_fetch(&l->refs, 1, __ATOMIC_ACQ_REL) != 0)
 		return;
-	if (active(l))
-		sa_listener_emit(l);
-	unclaim(l);
+	if (!defer) {
+		retire(l);
+		return;
+	}
+	l->pending_next = __atomic_load_n(&pending, __ATOMIC_ACQUIRE);
+	while (!__atomic_compare_exchange_n(&pending, &l->pending_next, l, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void unref(struct sa_listener *l)
+{
+	unref_maybe_later(l, 0);
+}
+
+void sa_listener_flush(void)
+{
+	struct sa_listener *l = __atomic_exchange_n(&pending, NULL, __ATOMIC_ACQ_REL), *next;
+
+	for (; l; l = next) {
+		next = l->pending_next;
+		retire(l);
+	}
 }
 
 /* Registered before any fd entry can hold a reference (our constructor
@@ -104,12 +160,12 @@ __attribute__((constructor)) static void register_hooks(void)
 	sa_fd_set_listener_hooks(ref, unref);
 }
 
-void sa_listener_release(struct sa_sock *s)
+void sa_listener_release(struct sa_sock *s, int defer)
 {
 	struct sa_listener *l = __atomic_exchange_n(&s->lsn.listener, NULL, __ATOMIC_ACQ_REL);
 
 	if (l)
-		unref(l);
+		unref_maybe_later(l, defer);
 }
 
 struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
@@ -364,7 +420,31 @@ void sa_accept_summary(json_t *summary)
 	struct sa_listener *l;
 	json_t *arr = json_array();
 	int listed = 0, omitted = 0;
+	uint32_t i, nc;
 
+	sa_listener_flush();
+	/* Listeners closed earlier wrote their line then; the summary still
+	 * names them, first the closed ones (in closing order), then the open. */
+	nc = __atomic_load_n(&nclosed, __ATOMIC_RELAXED);
+	for (i = 0; i < nc; i++) {
+		const struct closed_rec *r = &closed[i];
+		json_t *o;
+
+		if (i >= SUMMARY_LISTENERS) {
+			omitted += (int)(nc - i);
+			break;
+		}
+		o = json_object();
+		json_object_set_new(o, "listen_fd", json_integer(r->listen_fd));
+		json_object_set_new(o, "local", r->local[0] ? json_string(r->local) : json_null());
+		json_object_set_new(o, "accepts", json_integer((json_int_t)r->accepts));
+		json_object_set_new(o, "empty_accepts", json_integer((json_int_t)r->empty_accepts));
+		json_object_set_new(o, "data_checked", json_integer((json_int_t)r->data_checked));
+		json_object_set_new(o, "queue_full_seen", json_integer((json_int_t)r->queue_full_seen));
+		json_object_set_new(o, "closed", json_true());
+		json_array_append_new(arr, o);
+		listed++;
+	}
 	for (l = __atomic_load_n(&head, __ATOMIC_ACQUIRE); l; l = l->next) {
 		if (!__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) || !active(l))
 			continue;
@@ -398,6 +478,7 @@ void sa_accept_reset(void)
 
 	/* Another thread of the parent may have held it at fork time. */
 	pthread_mutex_init(&emit_lock, NULL);
+	nclosed = 0;
 	for (l = head; l; l = l->next) {
 		l->accepts = l->eagain = l->errors = 0;
 		l->empty_accepts = l->with_data = 0;

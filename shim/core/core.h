@@ -43,5 +43,7 @@ void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len,
 void sa_on_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 /* Before the real close of a tracked fd. */
 void sa_on_close(int fd, struct sa_sock *s) SA_HIDDEN;
+void sa_on_close_in_range(int fd, struct sa_sock *s) SA_HIDDEN;
+void sa_on_close_range_done(void) SA_HIDDEN;
 
 #endif

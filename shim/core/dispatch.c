@@ -117,5 +117,21 @@ void sa_on_close(int fd, struct sa_sock *s)
 	if (s->flags & SA_F_CONNECTING)
 		sa_connect_close(fd, s);
 	if (s->flags & (SA_F_ACCEPTED | SA_F_LISTENER))
-		sa_accept_close(fd, s);
+		sa_accept_close(fd, s, 0);
+}
+
+/* One fd of a close_range/closefrom about to happen: a listener's line
+ * waits for sa_on_close_range_done(), since writing it now could reopen
+ * our sink on a number the same call is about to close. */
+void sa_on_close_in_range(int fd, struct sa_sock *s)
+{
+	if (s->flags & SA_F_CONNECTING)
+		sa_connect_close(fd, s);
+	if (s->flags & (SA_F_ACCEPTED | SA_F_LISTENER))
+		sa_accept_close(fd, s, 1);
+}
+
+void sa_on_close_range_done(void)
+{
+	sa_listener_flush();
 }
