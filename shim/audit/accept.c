@@ -129,7 +129,7 @@ static struct sa_sock *listener_sock(int lfd)
 		return s;
 	if (sa_real.getsockopt(lfd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) != 0 || !v)
 		return s;
-	if (!s && (s = sa_fd_track(lfd)) == NULL)
+	if (!s && (s = sa_fd_adopt(lfd)) == NULL)
 		return NULL;
 	sa_sock_fill_kind(lfd, s);
 	s->lsn.backlog_effective = -1;
@@ -241,10 +241,16 @@ static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *lti, 
 			child, need);
 }
 
+static uint32_t accept_serial;
+
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		     const struct sockaddr *peer, socklen_t peerlen)
+		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen)
 {
-	struct sa_sock *ls = listener_sock(lfd), *c = NULL;
+	/* The number lfd changed socket while accept() blocked (another thread
+	 * closed the listener, and a new one may hold the number now): this
+	 * accept ran on a socket we can no longer name, so no listener gets it. */
+	int moved = sa_fd_gen(lfd) != lgen;
+	struct sa_sock *ls = moved ? NULL : listener_sock(lfd), *c = NULL;
 	struct sa_listener *l = ls ? sa_listener_get(lfd, ls) : NULL;
 	struct sa_findings f;
 	struct sa_tcpinfo ti, lti;
@@ -278,7 +284,9 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 
 	if ((c = sa_fd_track(ret)) != NULL) {
 		c->acc.listen_fd = lfd;
-		c->lsn.listener = l;   /* on an accepted socket: the listener it came from */
+		c->acc.listener = l;
+		c->acc.listener_inc = l ? __atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) : 0;
+		c->acc.serial = __atomic_add_fetch(&accept_serial, 1, __ATOMIC_RELAXED);
 		__atomic_or_fetch(&c->flags, SA_F_ACCEPTED, __ATOMIC_RELEASE);
 		if (ls) {
 			c->family = ls->family;
@@ -423,9 +431,39 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	sa_listener_tick(l, t1);
 }
 
+/* The listener an accepted socket came from, while it is still that
+ * listener: once it closed (its line is written) or was reused, NULL. */
+static struct sa_listener *origin(const struct sa_sock *s)
+{
+	struct sa_listener *l = s->acc.listener;
+
+	if (!l || !__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) != s->acc.listener_inc)
+		return NULL;
+	return l;
+}
+
+struct settle {
+	const struct sa_sock *by;
+	int who;
+};
+
+static void settle_copy(int fd, struct sa_sock *c, void *arg)
+{
+	const struct settle *st = arg;
+	uint8_t expected = 0;
+
+	if (c == st->by || !(c->flags & SA_F_DUPED) || c->acc.serial != st->by->acc.serial ||
+	    c->acc.listener != st->by->acc.listener)
+		return;
+	__atomic_compare_exchange_n(&c->acc.first_speaker, &expected, (uint8_t)st->who, 0,
+				    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	__atomic_and_fetch(&c->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
+}
+
 static void decided(int fd, struct sa_sock *s, int who)
 {
-	struct sa_listener *l = s->lsn.listener;
+	struct sa_listener *l = origin(s);
 	struct sa_findings f;
 	uint8_t expected = 0;
 	uint64_t n;
@@ -435,7 +473,17 @@ static void decided(int fd, struct sa_sock *s, int who)
 	__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
 	/* Two threads doing the first I/O at once: count it once. */
 	if (!__atomic_compare_exchange_n(&s->acc.first_speaker, &expected, (uint8_t)who, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED) || !l)
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	/* The socket has other numbers (dup): settle them too, so the host's
+	 * first I/O through any of them is not counted again. Rare: a table
+	 * walk only for sockets dup'd before anyone spoke. */
+	if (s->flags & SA_F_DUPED) {
+		struct settle st = { s, who };
+
+		sa_fd_foreach(settle_copy, &st);
+	}
+	if (!l)
 		return;
 	if (who == SPEAKER_CLIENT) {
 		ADD(l->first_client, 1);
@@ -493,8 +541,40 @@ void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, in
 		decided(fd, s, SPEAKER_SERVER);
 }
 
-void sa_accept_close(int fd, struct sa_sock *s)
+/* An undecided socket with other numbers is closing on this one: the
+ * socket may live on. TCP_INFO (a read; rare: only dup'd sockets) tells
+ * whether someone already spoke through another number; if nobody did,
+ * the copies stay watched and decide later. */
+static void close_duped(int fd, struct sa_sock *s)
 {
-	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO))
+	struct sa_tcpinfo ti;
+	uint64_t in;
+	uint32_t out;
+
+	if (sa_tcpinfo_read(fd, &ti) != 0 || !ti.has_bytes_received || !ti.has_data_segs) {
+		__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
+		return;
+	}
+	in = ti.bytes_received;
+	out = ti.data_segs_out;
+	if (in > 0 && out == 0)
+		decided(fd, s, SPEAKER_CLIENT);
+	else if (in == 0 && out > 0)
+		decided(fd, s, SPEAKER_SERVER);
+	else if (in > 0 && out > 0)
+		decided(fd, s, SPEAKER_UNKNOWN);   /* both spoke, order unseen */
+	else
+		__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
+}
+
+void sa_accept_close(int fd, struct sa_sock *s, int defer)
+{
+	if (s->flags & SA_F_LISTENER)
+		sa_listener_release(s, defer);
+	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) != (SA_F_ACCEPTED | SA_F_WATCH_IO))
+		return;
+	if (s->flags & SA_F_DUPED)
+		close_duped(fd, s);
+	else
 		decided(fd, s, SPEAKER_UNKNOWN);
 }

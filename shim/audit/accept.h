@@ -13,11 +13,20 @@
 
 /* ---- listener_stats.c: per-listener state and the listener_stats line ------ */
 
-/* Counters are updated with relaxed atomics from any thread; the struct is
- * never freed (dup'd and inherited fds may share it), so a pointer to it
- * stays valid for the process's life. */
+/* Counters are updated with relaxed atomics from any thread. Every fd
+ * entry that names it as its listener (the listening fd and its dups)
+ * holds one reference; when the last goes (the last of those fds closes)
+ * its listener_stats line is written and it goes back to a pool for the
+ * next listen(). Its memory is never given back to malloc: the accept path
+ * reads it without a lock, and a pointer read just before the close stays
+ * a valid sa_listener (type-stable memory), at worst one already reused,
+ * which inc tells. Memory is bounded by the most listeners open at once. */
 struct sa_listener {
-	struct sa_listener *next;        /* push-only list of every listener */
+	struct sa_listener *next;        /* push-only list of every struct made */
+	uint32_t in_use;                 /* 0: in the pool, free for the next listen() */
+	uint32_t refs;                   /* fd entries naming it */
+	uint32_t inc;                    /* bumped at each reuse */
+	struct sa_listener *pending_next; /* on the list of lines to write (close_range) */
 	int listen_fd;
 	int family;
 	char local[80];
@@ -38,8 +47,13 @@ struct sa_listener {
 };
 
 /* The listener for s (a listening socket), created on first use. NULL when
- * memory is short or too many listeners exist. */
+ * memory is short or too many listeners are open at once. */
 struct sa_listener *sa_listener_get(int fd, struct sa_sock *s) SA_HIDDEN;
+/* Drops s's reference (the listening fd closes): the last one writes the
+ * listener_stats line (if it had accepts) and returns it to the pool. With
+ * defer (inside close_range/closefrom, where our sink may be reopened on a
+ * number about to be closed) the line waits for sa_listener_flush(). */
+void sa_listener_release(struct sa_sock *s, int defer) SA_HIDDEN;
 /* From the accept path: writes listener_stats when the interval passed. */
 void sa_listener_tick(struct sa_listener *l, uint64_t now_ns) SA_HIDDEN;
 /* Writes one listener_stats line now. */

@@ -30,9 +30,10 @@ void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f) SA
 void sa_accept_on_listening(int fd, struct sa_sock *s) SA_HIDDEN;
 /* peer may be NULL: then read (getpeername) only for a line. */
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		     const struct sockaddr *peer, socklen_t peerlen) SA_HIDDEN;
+		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen) SA_HIDDEN;
 void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
-void sa_accept_close(int fd, struct sa_sock *s) SA_HIDDEN;
+void sa_accept_close(int fd, struct sa_sock *s, int defer) SA_HIDDEN;
+void sa_listener_flush(void) SA_HIDDEN;   /* lines of listeners closed by close_range */
 void sa_accept_summary(json_t *summary) SA_HIDDEN;      /* listeners, final listener_stats */
 void sa_accept_reset(void) SA_HIDDEN;
 

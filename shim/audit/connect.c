@@ -10,12 +10,31 @@
  * marked SA_F_CONNECTING (getsockopt reports to us) and SA_F_WATCH_IO (the
  * I/O wrappers report to us); the first of these that proves the outcome
  * completes it: the program's getsockopt(SO_ERROR), its first read/write,
- * a second connect(), or close() (abandoned). Both flags are cleared then,
- * so later I/O costs one table lookup again.
+ * a second connect(), or close() (abandoned, or failed if TCP_INFO says the
+ * socket is already closed). Both flags are cleared then, so later I/O
+ * costs one table lookup again.
  *
- * Must never read SO_ERROR on a socket the program still uses (that read
- * clears the error the program is waiting for) and never change what a
- * call returns.
+ * A blocking connect interrupted by a signal (EINTR: wget's
+ * --connect-timeout, alarm()) is reported at once as "interrupted", with
+ * its time and SYN retransmissions, and counted as such. The kernel keeps
+ * connecting (inet_wait_for_connect leaves SYN_SENT), so the socket stays
+ * watched: if the program goes on waiting, the final outcome gets a second
+ * line (after_interrupt: true); a close adds nothing.
+ *
+ * Contract, for anyone who touches this file:
+ * - Never read SO_ERROR (or anything else that changes kernel state) on a
+ *   socket: the read clears the error, and the program, or a dup of the fd
+ *   we do not know about (F_DUPFD, SCM_RIGHTS, a forked child), may read it
+ *   later. What the program itself sees comes to us through its own
+ *   getsockopt(SO_ERROR) (sa_connect_getsockopt). Where we must judge
+ *   alone (close), TCP_INFO's state is the only read: a socket in CLOSE is
+ *   "failed", errno "unknown".
+ * - Never attribute a fact to a socket the fd no longer refers to: a close
+ *   we did not see (fclose(fdopen()), syscall(SYS_close), io_uring) leaves
+ *   our entry behind and the number may now be a pipe. The completion path
+ *   already reads TCP_INFO; ENOTSOCK/EBADF there, or a socket in LISTEN,
+ *   means the entry is stale: it is dropped without a line.
+ * - Never change what a call returns.
  */
 #include <errno.h>
 #include <math.h>
@@ -34,6 +53,7 @@ const char *sa_conn_outcome_name(enum sa_conn_outcome o)
 	case SA_CONN_OK: return "ok";
 	case SA_CONN_FAILED: return "failed";
 	case SA_CONN_ABANDONED: return "abandoned";
+	case SA_CONN_INTERRUPTED: return "interrupted";
 	default: return "pending";
 	}
 }
@@ -111,7 +131,8 @@ void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double conn
 		sa_findings_add(f, "syn_retransmitted",
 				"%d SYN %s on this connect (tcpi_total_retrans) and it %s after %.0f ms: the first %s got no SYN-ACK in time. This kernel resends an unanswered SYN at %s%s after the first (net.ipv4.tcp_syn_linear_timeouts=%ld, tcp_syn_retries=%ld, TCP_RTO_MAX_MS=%ld on this socket; it gives up at %ld s), so the resends account for about %.1f s of the wait. Not measured here is why: the server's accept queue may have been full (check TcpExtListenOverflows with nstat on the server and its listen backlog) or packets were lost (a capture on both ends); the server's own logs do not show this wait.",
 				syn_retrans, sa_plural((unsigned)syn_retrans, "retransmission", "retransmissions"),
-				o == SA_CONN_FAILED ? "failed" : o == SA_CONN_ABANDONED ? "was given up" : "completed",
+				o == SA_CONN_FAILED ? "failed" : o == SA_CONN_ABANDONED ? "was given up" :
+				o == SA_CONN_INTERRUPTED ? "was interrupted by a signal" : "completed",
 				connect_ms, syn_retrans == 1 ? "SYN" : "SYNs", when, syn_retrans > shown ? " ..." : "",
 				k->linear, k->syn_retries, k->rto_max_ms,
 				sa_syn_give_up_ms(k->linear, k->syn_retries, k->rto_max_ms) / 1000,
@@ -121,6 +142,10 @@ void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double conn
 		if (o == SA_CONN_ABANDONED)
 			sa_findings_add(f, "slow_connect",
 					"The connect waited %.0f ms and was closed unfinished (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d).",
+					connect_ms, slow_ms);
+		else if (o == SA_CONN_INTERRUPTED)
+			sa_findings_add(f, "slow_connect",
+					"The connect waited %.0f ms and was interrupted by a signal (EINTR) before it finished (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d): a connect timeout built on alarm() or a timer ran out.",
 					connect_ms, slow_ms);
 		else
 			sa_findings_add(f, "slow_connect", "The connect took %.0f ms (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d).%s",
@@ -138,7 +163,7 @@ void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double conn
 
 static struct sa_hist hist;                  /* TCP connects that succeeded */
 static uint64_t buckets[SA_CONN_NBUCKETS];
-static uint64_t n_ok, n_failed, n_abandoned, retrans_total;
+static uint64_t n_ok, n_failed, n_abandoned, n_interrupted, retrans_total;
 
 static void add(uint64_t *c, uint64_t n)
 {
@@ -163,6 +188,7 @@ void sa_connect_summary(json_t *summary)
 	json_object_set_new(c, "ok", json_integer((json_int_t)get(&n_ok)));
 	json_object_set_new(c, "failed", json_integer((json_int_t)get(&n_failed)));
 	json_object_set_new(c, "abandoned", json_integer((json_int_t)get(&n_abandoned)));
+	json_object_set_new(c, "interrupted", json_integer((json_int_t)get(&n_interrupted)));
 	json_object_set_new(summary, "connects", c);
 }
 
@@ -178,7 +204,7 @@ void sa_connect_reset(void)
 {
 	sa_hist_reset(&hist);
 	memset(buckets, 0, sizeof buckets);
-	n_ok = n_failed = n_abandoned = retrans_total = 0;
+	n_ok = n_failed = n_abandoned = n_interrupted = retrans_total = 0;
 	sa_fd_foreach(forget_pending, NULL);
 }
 
@@ -201,6 +227,7 @@ struct conn_done {
 	enum sa_conn_outcome outcome;
 	int err;                    /* final errno when failed, 0 if unknown */
 	int nonblocking;            /* completed after the call returned */
+	int after_interrupt;        /* a blocking connect that went on after EINTR */
 	const char *by;             /* what proved the outcome */
 	double ms;
 	struct sa_tcpinfo ti;       /* read once at completion (TCP only) */
@@ -241,7 +268,8 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
 		retrans = (int)d->ti.total_retrans;
 	if (tcp)
 		defer_s = defer_of(fd, s);
-	add(d->outcome == SA_CONN_OK ? &n_ok : d->outcome == SA_CONN_FAILED ? &n_failed : &n_abandoned, 1);
+	add(d->outcome == SA_CONN_OK ? &n_ok : d->outcome == SA_CONN_FAILED ? &n_failed :
+	    d->outcome == SA_CONN_INTERRUPTED ? &n_interrupted : &n_abandoned, 1);
 	if (retrans > 0)
 		add(&retrans_total, (uint64_t)retrans);
 	if (tcp && d->outcome == SA_CONN_OK) {
@@ -274,6 +302,8 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
 	sa_line_bool(&L, "nonblocking", d->nonblocking);
 	sa_line_str(&L, "outcome", sa_conn_outcome_name(d->outcome));
 	sa_line_str(&L, "completed_by", d->by);
+	if (d->after_interrupt)
+		sa_line_bool(&L, "after_interrupt", 1);
 	sa_line_real(&L, "connect_ms", round(d->ms * 1000.0) / 1000.0);
 	if (tcp) {
 		if (retrans >= 0)
@@ -287,7 +317,7 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
 	}
 	if (d->outcome == SA_CONN_OK) {
 		sa_line_int(&L, "ret", 0);
-	} else if (d->outcome == SA_CONN_FAILED) {
+	} else if (d->outcome == SA_CONN_FAILED || d->outcome == SA_CONN_INTERRUPTED) {
 		sa_line_int(&L, "ret", -1);
 		if (d->err)
 			sa_line_errno(&L, "errno", d->err);
@@ -306,7 +336,14 @@ static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t no
 
 	if (!(old & SA_F_CONNECTING))
 		return;
-	d->nonblocking = 1;
+	if (s->conn.interrupted) {
+		/* Already reported as interrupted: a close adds nothing. */
+		if (d->outcome == SA_CONN_ABANDONED)
+			return;
+		d->after_interrupt = 1;
+	} else {
+		d->nonblocking = 1;
+	}
 	if (d->ms < 0)
 		d->ms = now > s->conn.start_ns ? (double)(now - s->conn.start_ns) / 1e6 : 0;
 	memcpy(&peer, s->conn.peer, s->conn.peer_len);
@@ -318,6 +355,21 @@ static void init_done(struct conn_done *d, const char *by)
 	memset(d, 0, sizeof *d);
 	d->by = by;
 	d->ms = -1;
+}
+
+/* Whether the entry no longer describes what fd refers to (a close we did
+ * not see, then a pipe or another socket took the number): TCP_INFO, read
+ * anyway on this path, fails with ENOTSOCK on a non-socket, and our
+ * connecting socket is never a listener. A stale entry is forgotten. */
+static int stale(int fd, struct sa_sock *s, int tcpinfo_ret, const struct sa_tcpinfo *ti)
+{
+	if (tcpinfo_ret == -ENOTSOCK || tcpinfo_ret == -EBADF ||
+	    (tcpinfo_ret == 0 && ti->state == SA_TCP_LISTEN)) {
+		__atomic_and_fetch(&s->flags, ~(SA_F_CONNECTING | SA_F_WATCH_IO), __ATOMIC_ACQ_REL);
+		sa_fd_forget(fd);
+		return 1;
+	}
+	return 0;
 }
 
 /* ---- hooks -------------------------------------------------------------------- */
@@ -355,10 +407,21 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 		complete(fd, s, &d, t1);
 		return;
 	}
+	/* A blocking connect interrupted by a signal (a non-blocking one never
+	 * waits, so EINTR means blocking): its outcome is "interrupted", now. */
+	if (ret < 0 && err == EINTR && sa_sock_is_tcp(s)) {
+		init_done(&d, "call");
+		d.outcome = SA_CONN_INTERRUPTED;
+		d.err = EINTR;
+		d.ms = (double)(t1 - t0) / 1e6;
+		sa_tcpinfo_read(fd, &d.ti);
+		report(fd, s, addr, len, &d);
+	}
 	/* The kernel keeps connecting after EINPROGRESS (non-blocking socket,
 	 * or SO_SNDTIMEO ran out) and after EINTR on TCP (inet_wait_for_connect
 	 * leaves the socket in SYN_SENT). */
 	if (ret < 0 && s != &tmp && (err == EINPROGRESS || (err == EINTR && sa_sock_is_tcp(s)))) {
+		s->conn.interrupted = err == EINTR;
 		s->conn.start_ns = t0;
 		s->conn.peer_len = 0;
 		if (addr && len > 0 && len <= (socklen_t)sizeof s->conn.peer) {
@@ -404,8 +467,8 @@ void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, i
 	if (ret < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR))
 		return;
 	init_done(&d, dir == SA_IO_READ ? "read" : "write");
-	if (sa_sock_is_tcp(s))
-		sa_tcpinfo_read(fd, &d.ti);
+	if (sa_sock_is_tcp(s) && stale(fd, s, sa_tcpinfo_read(fd, &d.ti), &d.ti))
+		return;
 	d.outcome = sa_conn_judge_io(ret, err, tcp_state_of(&d.ti), &e);
 	d.err = e;
 	if (d.outcome != SA_CONN_PENDING)
@@ -416,18 +479,19 @@ void sa_connect_close(int fd, struct sa_sock *s)
 {
 	struct conn_done d;
 	uint64_t now = sa_now_ns(), est;
-	int so_error = 0;
-	socklen_t l = sizeof so_error;
+	int r;
 
 	init_done(&d, "close");
 	d.outcome = SA_CONN_ABANDONED;
-	if (sa_sock_is_tcp(s) && sa_tcpinfo_read(fd, &d.ti) == 0) {
+	if (sa_sock_is_tcp(s) && stale(fd, s, r = sa_tcpinfo_read(fd, &d.ti), &d.ti))
+		return;
+	if (sa_sock_is_tcp(s) && r == 0) {
 		if (d.ti.state == SA_TCP_CLOSE) {
-			/* It failed and the program never asked why. It is closing
-			 * the socket, so reading SO_ERROR here takes nothing from it. */
+			/* It failed and the program never asked why. Closing this
+			 * fd need not close the socket (a dup, F_DUPFD, a forked
+			 * child may hold it and read SO_ERROR later), so the error
+			 * is not read here: failed, errno unknown. */
 			d.outcome = SA_CONN_FAILED;
-			if (sa_real.getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &l) == 0)
-				d.err = so_error;
 		} else if (!handshaking(d.ti.state)) {
 			/* Established, but the program only polled for it. Before
 			 * any data, tcpi_last_data_recv counts from the handshake's

@@ -16,6 +16,7 @@ enum sa_conn_outcome {
 	SA_CONN_OK,
 	SA_CONN_FAILED,
 	SA_CONN_ABANDONED,          /* closed before the handshake finished */
+	SA_CONN_INTERRUPTED,        /* a blocking connect returned EINTR (a signal) */
 };
 
 /* The program read SO_ERROR and got so_error; tcp_state is the socket's

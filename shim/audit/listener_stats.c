@@ -5,10 +5,12 @@
  * TCP_DEFER_ACCEPT decision frame (who sends the first byte, what deferral
  * would gain, what happens when its window expires or the queue fills).
  *
- * Listeners are never freed: a dup'd or inherited fd, or an accepted
- * socket's back pointer, may still use one. They sit on a push-only list
- * so the summary at exit can visit them. Lines are written from the accept
- * path when the interval passed (no threads of our own) and at exit.
+ * Lifetime: a listener lives while an fd entry names it (the listening fd,
+ * its dups, one inherited across fork); the close of the last writes its
+ * line and puts it back in a pool (see struct sa_listener in accept.h for
+ * why the memory itself is never freed). Lines are written from the
+ * accept path when the interval passed (no threads of our own), when the
+ * listener closes, and at exit.
  */
 #include <arpa/inet.h>
 #include <math.h>
@@ -18,12 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "audit/accept.h"
 #include "syn_schedule.h"
 
-/* A process with more listeners than this gets no stats for the rest
- * (each one holds two histograms, ~7 KB). */
+/* A process with more listeners open at once than this gets no stats for
+ * the rest (each one holds two histograms, ~7 KB). */
 #define MAX_LISTENERS 4096
 /* Advice about emptiness needs a few accepts to mean anything. */
 #define ADVICE_MIN_ACCEPTS 10
@@ -38,39 +41,163 @@ static int emit_lock;   /* sa_trylock: a busy line is written at the next tick *
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
+static int active(const struct sa_listener *l);
+
+/* One from the pool, or a new one. Lock-free: a listen() is rare, and a
+ * lock here could be left held by a handler that siglongjmp()s away. */
+static struct sa_listener *claim(void)
+{
+	struct sa_listener *l, *next;
+	uint32_t zero, inc;
+
+	for (l = __atomic_load_n(&head, __ATOMIC_ACQUIRE); l; l = l->next) {
+		zero = 0;
+		if (__atomic_load_n(&l->in_use, __ATOMIC_RELAXED) ||
+		    !__atomic_compare_exchange_n(&l->in_use, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		next = l->next;
+		inc = __atomic_load_n(&l->inc, __ATOMIC_RELAXED);
+		memset(l, 0, sizeof *l);
+		l->next = next;
+		l->in_use = 1;
+		__atomic_store_n(&l->inc, inc + 1, __ATOMIC_RELEASE);
+		return l;
+	}
+	if (__atomic_add_fetch(&nlisteners, 1, __ATOMIC_RELAXED) > MAX_LISTENERS) {
+		__atomic_sub_fetch(&nlisteners, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	/* mmap, not the heap: a host handler may jump out of the wrapper. */
+	l = mmap(NULL, sizeof *l, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (l == MAP_FAILED) {
+		__atomic_sub_fetch(&nlisteners, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	l->in_use = 1;
+	l->next = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+	while (!__atomic_compare_exchange_n(&head, &l->next, l, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+	return l;
+}
+
+static void unclaim(struct sa_listener *l)
+{
+	__atomic_store_n(&l->in_use, 0, __ATOMIC_RELEASE);
+}
+
+static void ref(struct sa_listener *l)
+{
+	__atomic_add_fetch(&l->refs, 1, __ATOMIC_ACQ_REL);
+}
+
+static struct sa_listener *pending;   /* closed, line not yet written */
+
+/* What the summary at exit says about listeners already closed: the first
+ * SUMMARY_LISTENERS of them, and how many more. */
+struct closed_rec {
+	int listen_fd;
+	char local[80];
+	uint64_t accepts, empty_accepts, data_checked, queue_full_seen;
+};
+static struct closed_rec closed[SUMMARY_LISTENERS];
+static uint32_t nclosed;
+
+static void remember_closed(const struct sa_listener *l)
+{
+	uint32_t i = __atomic_fetch_add(&nclosed, 1, __ATOMIC_RELAXED);
+	struct closed_rec *r;
+
+	if (i >= SUMMARY_LISTENERS)
+		return;
+	r = &closed[i];
+	r->listen_fd = l->listen_fd;
+	memcpy(r->local, l->local, sizeof r->local);
+	r->accepts = LOAD(l->accepts);
+	r->empty_accepts = LOAD(l->empty_accepts);
+	r->data_checked = LOAD(l->empty_accepts) + LOAD(l->with_data);
+	r->queue_full_seen = LOAD(l->queue_full_seen);
+}
+
+static void retire(struct sa_listener *l)
+{
+	if (active(l)) {
+		sa_listener_emit(l);
+		remember_closed(l);
+	}
+	unclaim(l);
+}
+
+static void unref_maybe_later(struct sa_listener *l, int defer)
+{
+	if (__atomic_sub_fetch(&l->refs, 1, __ATOMIC_ACQ_REL) != 0)
+		return;
+	if (!defer) {
+		retire(l);
+		return;
+	}
+	l->pending_next = __atomic_load_n(&pending, __ATOMIC_ACQUIRE);
+	while (!__atomic_compare_exchange_n(&pending, &l->pending_next, l, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+}
+
+static void unref(struct sa_listener *l)
+{
+	unref_maybe_later(l, 0);
+}
+
+void sa_listener_flush(void)
+{
+	struct sa_listener *l = __atomic_exchange_n(&pending, NULL, __ATOMIC_ACQ_REL), *next;
+
+	for (; l; l = next) {
+		next = l->pending_next;
+		retire(l);
+	}
+}
+
+/* Registered before any fd entry can hold a reference (our constructor
+ * runs before main; entries get listeners only after that). */
+__attribute__((constructor)) static void register_hooks(void)
+{
+	sa_fd_set_listener_hooks(ref, unref);
+}
+
+void sa_listener_release(struct sa_sock *s, int defer)
+{
+	struct sa_listener *l = __atomic_exchange_n(&s->lsn.listener, NULL, __ATOMIC_ACQ_REL);
+
+	if (l)
+		unref_maybe_later(l, defer);
+}
+
 struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 {
 	struct sa_listener *l = __atomic_load_n(&s->lsn.listener, __ATOMIC_ACQUIRE), *expected = NULL;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
-	json_t *addr;
+	char text[SA_ADDR_TEXT_MAX];
+	int n;
 
 	if (l)
 		return l;
-	if (__atomic_add_fetch(&nlisteners, 1, __ATOMIC_RELAXED) > MAX_LISTENERS)
-		return NULL;
-	l = calloc(1, sizeof *l);
+	l = claim();
 	if (!l)
 		return NULL;
+	l->refs = 1;                 /* s's */
 	l->listen_fd = fd;
 	l->family = s->family;
 	l->backlog = s->lsn.backlog_effective;
 	l->defer_s = s->opt.defer_accept_s;
 	l->last_emit_ns = sa_now_ns();
+	/* As text, no allocation; escaped when written (sa_json_str, sa_line_str). */
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
-	    (addr = sa_json_addr((struct sockaddr *)&ss, sl)) != NULL) {
-		if (json_is_string(addr))
-			snprintf(l->local, sizeof l->local, "%s", json_string_value(addr));
-		json_decref(addr);
-	}
+	    (n = sa_addr_text((struct sockaddr *)&ss, sl, text, sizeof text)) > 0)
+		snprintf(l->local, sizeof l->local, "%.*s", n, text);
 	/* Two threads meeting a new listener at once: one entry wins. */
 	if (!__atomic_compare_exchange_n(&s->lsn.listener, &expected, l, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		free(l);
+		unclaim(l);
 		return expected;
 	}
-	l->next = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
-	while (!__atomic_compare_exchange_n(&head, &l->next, l, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		;
 	return l;
 }
 
@@ -185,7 +312,7 @@ static void fill_advice_in(const struct sa_listener *l, struct sa_advice_in *in)
 	in->accepts = LOAD(l->accepts);
 }
 
-void sa_listener_emit(struct sa_listener *l)
+static void emit_line(struct sa_listener *l)
 {
 	const struct sa_netns_snap *base;
 	struct sa_netns_snap now;
@@ -242,7 +369,7 @@ void sa_listener_emit(struct sa_listener *l)
 	sa_unlock(&emit_lock);
 
 	json_object_set_new(ev, "listen_fd", json_integer(l->listen_fd));
-	json_object_set_new(ev, "local", l->local[0] ? json_string(l->local) : json_null());
+	json_object_set_new(ev, "local", l->local[0] ? sa_json_str(l->local) : json_null());
 	json_object_set_new(ev, "backlog", json_integer(in.backlog));
 	json_object_set_new(ev, "defer_accept_s", json_integer(in.defer_s));
 	json_object_set_new(ev, "accepts", json_integer((json_int_t)accepts));
@@ -268,6 +395,18 @@ void sa_listener_emit(struct sa_listener *l)
 	sa_event_emit(ev, SA_LEVEL_WARN, &f);
 }
 
+/* jansson allocates: every signal is held while the line is built, so no
+ * host handler can jump out of the heap half-way (rare: once an interval,
+ * at a listener's close and at exit). */
+void sa_listener_emit(struct sa_listener *l)
+{
+	sigset_t old;
+
+	sa_signals_hold(&old);
+	emit_line(l);
+	sa_signals_release(&old);
+}
+
 void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 {
 	const struct sa_config *c = sa_cfg();
@@ -284,12 +423,7 @@ void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 	/* One thread claims this interval's line. */
 	if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, now_ns, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;
-	{
-		sigset_t old;   /* jansson allocates: no handler may jump out of it */
-		sa_signals_hold(&old);
-		sa_listener_emit(l);
-		sa_signals_release(&old);
-	}
+	sa_listener_emit(l);
 }
 
 static int active(const struct sa_listener *l)
@@ -302,9 +436,33 @@ void sa_accept_summary(json_t *summary)
 	struct sa_listener *l;
 	json_t *arr = json_array();
 	int listed = 0, omitted = 0;
+	uint32_t i, nc;
 
+	sa_listener_flush();
+	/* Listeners closed earlier wrote their line then; the summary still
+	 * names them, first the closed ones (in closing order), then the open. */
+	nc = __atomic_load_n(&nclosed, __ATOMIC_RELAXED);
+	for (i = 0; i < nc; i++) {
+		const struct closed_rec *r = &closed[i];
+		json_t *o;
+
+		if (i >= SUMMARY_LISTENERS) {
+			omitted += (int)(nc - i);
+			break;
+		}
+		o = json_object();
+		json_object_set_new(o, "listen_fd", json_integer(r->listen_fd));
+		json_object_set_new(o, "local", r->local[0] ? json_string(r->local) : json_null());
+		json_object_set_new(o, "accepts", json_integer((json_int_t)r->accepts));
+		json_object_set_new(o, "empty_accepts", json_integer((json_int_t)r->empty_accepts));
+		json_object_set_new(o, "data_checked", json_integer((json_int_t)r->data_checked));
+		json_object_set_new(o, "queue_full_seen", json_integer((json_int_t)r->queue_full_seen));
+		json_object_set_new(o, "closed", json_true());
+		json_array_append_new(arr, o);
+		listed++;
+	}
 	for (l = __atomic_load_n(&head, __ATOMIC_ACQUIRE); l; l = l->next) {
-		if (!active(l))
+		if (!__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) || !active(l))
 			continue;
 		sa_listener_emit(l);
 		if (listed >= SUMMARY_LISTENERS) {
@@ -313,7 +471,7 @@ void sa_accept_summary(json_t *summary)
 		}
 		json_t *o = json_object();
 		json_object_set_new(o, "listen_fd", json_integer(l->listen_fd));
-		json_object_set_new(o, "local", l->local[0] ? json_string(l->local) : json_null());
+		json_object_set_new(o, "local", l->local[0] ? sa_json_str(l->local) : json_null());
 		json_object_set_new(o, "accepts", json_integer((json_int_t)LOAD(l->accepts)));
 		json_object_set_new(o, "empty_accepts", json_integer((json_int_t)LOAD(l->empty_accepts)));
 		json_object_set_new(o, "data_checked",
@@ -336,6 +494,7 @@ void sa_accept_reset(void)
 
 	/* Another thread of the parent may have held it at fork time. */
 	emit_lock = 0;
+	nclosed = 0;
 	for (l = head; l; l = l->next) {
 		l->accepts = l->eagain = l->errors = 0;
 		l->empty_accepts = l->with_data = 0;

@@ -98,6 +98,7 @@ struct sa_config {
 	int quickack_min_reasserts;  /* SOCKAUDIT_QUICKACK_MIN_REASSERTS */
 	int quickack_max_segs;       /* SOCKAUDIT_QUICKACK_MAX_SEGS */
 	char comm[256];              /* SOCKAUDIT_COMM, "" = all */
+	int comm_overflow;           /* SOCKAUDIT_COMM too long: audit no program */
 	int nwarnings;
 	struct sa_config_warning warnings[SA_MAX_WARNINGS];
 };
@@ -106,6 +107,9 @@ typedef char *(*sa_getenv_fn)(const char *name);
 /* Fills *c from the environment read through get(); bad values keep the
  * default and add a warning. pid expands %p in a path. Never fails. */
 void sa_config_load(struct sa_config *c, sa_getenv_fn get, pid_t pid) SA_HIDDEN;
+/* Makes a relative path absolute against dir (an absolute directory; ""
+ * leaves the path as it is), in place. 0, or -ENAMETOOLONG. Pure. */
+int sa_config_absolute(const char *dir, char *path, size_t cap) SA_HIDDEN;
 /* 1 when comm is in the comma list (or the list is empty). */
 int sa_config_comm_match(const char *list, const char *comm) SA_HIDDEN;
 /* "warn", "info", "trace". */

@@ -5,14 +5,30 @@
  * value never stops the host: the default stays and a warning is recorded
  * for the lifecycle (core/lifecycle.c) to write as one "warning" line. Must never allocate, exit or
  * touch a file descriptor.
+ *
+ * Two rules a user relies on:
+ * - Fail closed: a value that limits auditing and cannot be honoured (an
+ *   over-long SOCKAUDIT_COMM) audits nothing, with a warning, rather than
+ *   everything.
+ * - A relative log path is resolved against the directory the process
+ *   started in: the first load (our constructor, before main can chdir)
+ *   records it, and every later load (a forked child naming its own %p
+ *   file) uses that record, not the child's working directory.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "base/base.h"
+
+/* The working directory at the first load ("" when unknown). A fork child
+ * inherits it with the rest of our memory. */
+static char start_dir[512];
+static int start_dir_read;
 
 static void warn(struct sa_config *c, const char *var, const char *value, const char *why)
 {
@@ -97,7 +113,8 @@ static void log_var(struct sa_config *c, sa_getenv_fn get, pid_t pid)
 		return;
 	}
 	if (!strncmp(v, "fd:", 3)) {
-		if (parse_int(v + 3, 0, INT_MAX, &n) == 0) {
+		/* Digits only: strtol would also take "fd: 2" and "fd:+2". */
+		if (v[3] >= '0' && v[3] <= '9' && parse_int(v + 3, 0, INT_MAX, &n) == 0) {
 			c->sink = SA_SINK_FD;
 			c->sink_fd = (int)n;
 		} else {
@@ -109,12 +126,32 @@ static void log_var(struct sa_config *c, sa_getenv_fn get, pid_t pid)
 		warn(c, SOCKAUDIT_ENV_LOG, v, "empty; using stderr");
 		return;
 	}
-	if (expand_path(v, pid, c->path, sizeof c->path) != 0) {
+	if (expand_path(v, pid, c->path, sizeof c->path) != 0 ||
+	    sa_config_absolute(start_dir, c->path, sizeof c->path) != 0) {
 		c->path[0] = '\0';
 		warn(c, SOCKAUDIT_ENV_LOG, v, "path too long; using stderr");
 		return;
 	}
 	c->sink = SA_SINK_PATH;
+}
+
+int sa_config_absolute(const char *dir, char *path, size_t cap)
+{
+	size_t d, p = strlen(path);
+
+	if (path[0] == '/' || !dir || dir[0] != '/')
+		return 0;   /* already absolute, or no directory to resolve against */
+	d = strlen(dir);
+	while (d > 1 && dir[d - 1] == '/')
+		d--;
+	if (d + 1 + p + 1 > cap)
+		return -ENAMETOOLONG;
+	memmove(path + d + 1, path, p + 1);
+	memcpy(path, dir, d);
+	path[d] = '/';
+	if (d == 1)      /* dir is "/" */
+		memmove(path + 1, path + 2, p + 1);
+	return 0;
 }
 
 static void level_var(struct sa_config *c, sa_getenv_fn get)
@@ -137,12 +174,14 @@ static void disable_var(struct sa_config *c, sa_getenv_fn get)
 {
 	const char *v = get(SOCKAUDIT_ENV_DISABLE);
 
-	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false"))
+	if (!v || !*v || !strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||
+	    !strcasecmp(v, "off"))
 		return;
-	if (!strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true"))
+	if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on"))
 		c->disable = 1;
 	else
-		warn(c, SOCKAUDIT_ENV_DISABLE, v, "expected 0 or 1; auditing stays on");
+		warn(c, SOCKAUDIT_ENV_DISABLE, v,
+		     "expected 1, on, yes or true (disable) or 0, off, no or false; auditing stays on");
 }
 
 static void comm_var(struct sa_config *c, sa_getenv_fn get)
@@ -152,7 +191,10 @@ static void comm_var(struct sa_config *c, sa_getenv_fn get)
 	if (!v || !*v)
 		return;
 	if (strlen(v) >= sizeof c->comm) {
-		warn(c, SOCKAUDIT_ENV_COMM, v, "list too long; auditing every program");
+		/* Fail closed: the list was meant to limit auditing, and a cut
+		 * list could name a program it never named. */
+		c->comm_overflow = 1;
+		warn(c, SOCKAUDIT_ENV_COMM, v, "list longer than 255 bytes; auditing no program");
 		return;
 	}
 	snprintf(c->comm, sizeof c->comm, "%s", v);
@@ -169,6 +211,11 @@ void sa_config_load(struct sa_config *c, sa_getenv_fn get, pid_t pid)
 	c->quickack_min_reasserts = 16;
 	c->quickack_max_segs = 2;
 
+	if (!start_dir_read) {
+		start_dir_read = 1;
+		if (!getcwd(start_dir, sizeof start_dir))
+			start_dir[0] = '\0';
+	}
 	disable_var(c, get);
 	level_var(c, get);
 	log_var(c, get, pid);

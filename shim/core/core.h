@@ -36,12 +36,14 @@ void sa_on_getsockopt(int fd, int level, int opt, const void *val, const socklen
 void sa_on_listen(int fd, int backlog, int ret, int err) SA_HIDDEN;
 /* peer may be NULL: sa_accept_audit then reads it (getpeername) only for a line. */
 void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		  const struct sockaddr *peer, socklen_t peerlen, int flags) SA_HIDDEN;
+		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t lgen) SA_HIDDEN;
 void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len,
 		   int ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;
 /* Only for fds with SA_F_WATCH_IO; ret/err of the real call. */
 void sa_on_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 /* Before the real close of a tracked fd. */
 void sa_on_close(int fd, struct sa_sock *s) SA_HIDDEN;
+void sa_on_close_in_range(int fd, struct sa_sock *s) SA_HIDDEN;
+void sa_on_close_range_done(void) SA_HIDDEN;
 
 #endif

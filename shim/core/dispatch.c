@@ -25,7 +25,7 @@ static struct sa_sock *lazy_track(int fd)
 		return s;
 	if (fd < 0 || sa_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) != 0)
 		return NULL;
-	s = sa_fd_track(fd);
+	s = sa_fd_adopt(fd);   /* the fd did not change socket: keep its generation */
 	if (s)
 		sa_sock_fill_kind(fd, s);
 	return s;
@@ -83,9 +83,9 @@ void sa_on_listen(int fd, int backlog, int ret, int err)
 }
 
 void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		  const struct sockaddr *peer, socklen_t peerlen, int flags)
+		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t lgen)
 {
-	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen);
+	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen, lgen);
 }
 
 /* Whether connect()'s addr may be read: only when the kernel read it.
@@ -122,5 +122,21 @@ void sa_on_close(int fd, struct sa_sock *s)
 	if (s->flags & SA_F_CONNECTING)
 		sa_connect_close(fd, s);
 	if (s->flags & (SA_F_ACCEPTED | SA_F_LISTENER))
-		sa_accept_close(fd, s);
+		sa_accept_close(fd, s, 0);
+}
+
+/* One fd of a close_range/closefrom about to happen: a listener's line
+ * waits for sa_on_close_range_done(), since writing it now could reopen
+ * our sink on a number the same call is about to close. */
+void sa_on_close_in_range(int fd, struct sa_sock *s)
+{
+	if (s->flags & SA_F_CONNECTING)
+		sa_connect_close(fd, s);
+	if (s->flags & (SA_F_ACCEPTED | SA_F_LISTENER))
+		sa_accept_close(fd, s, 1);
+}
+
+void sa_on_close_range_done(void)
+{
+	sa_listener_flush();
 }

@@ -111,10 +111,14 @@ static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags, 
 	socklen_t offered = 0, plen = 0;
 	int known = addr && alen && sa_stack_holds(alen, sizeof *alen);
 	uint64_t t0, t1;
+	uint32_t lgen;
 	int ret, err;
 
 	if (known)
 		offered = *alen;
+	/* Which socket fd names now: if another thread closes it while we
+	 * block, the accept is not credited to whatever takes the number. */
+	lgen = sa_fd_gen(fd);
 	t0 = sa_now_ns();
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
 	err = errno;
@@ -125,9 +129,9 @@ static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags, 
 			peer = addr;
 			plen = *alen;
 		}
-		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, peer, plen, flags));
+		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, peer, plen, flags, lgen));
 	} else {
-		HOOK(err, sa_on_accept(fd, ret, err, t0, t1, NULL, 0, flags));
+		HOOK(err, sa_on_accept(fd, ret, err, t0, t1, NULL, 0, flags, lgen));
 	}
 	return ret;
 }
@@ -201,7 +205,7 @@ static void forget_one(int fd, struct sa_sock *s, void *arg)
 
 	if ((unsigned int)fd >= r[0] && (unsigned int)fd <= r[1]) {
 		if (sa_active())
-			sa_on_close(fd, s);
+			sa_on_close_in_range(fd, s);
 		sa_fd_forget(fd);
 	}
 }
@@ -226,9 +230,16 @@ SA_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 	/* CLOSE_RANGE_CLOEXEC (4) only marks fds; nothing is closed now. Flags
 	 * beyond UNSHARE (2) and CLOEXEC make the kernel fail before closing
 	 * anything: then our sink and our table must stay as they are. */
-	if (!sa_in_shim && !(flags & ~6) && !(flags & 4) && first <= last)
+	int ret, err, ours = !sa_in_shim && !(flags & ~6) && !(flags & 4) && first <= last;
+
+	if (ours)
 		before_close_range(first, last);
-	return sa_real.close_range(first, last, flags);
+	ret = sa_real.close_range(first, last, flags);
+	if (ours && sa_active()) {
+		err = errno;
+		HOOK(err, sa_on_close_range_done());
+	}
+	return ret;
 }
 
 /* closefrom() (glibc 2.34) reaches the kernel through glibc's internal
@@ -237,9 +248,15 @@ SA_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 SA_EXPORT void closefrom(int lowfd)
 {
 	READY(closefrom);
-	if (!sa_in_shim)
+	int err, ours = !sa_in_shim;
+
+	if (ours)
 		before_close_range(lowfd > 0 ? (unsigned int)lowfd : 0, ~0U);
 	sa_real.closefrom(lowfd);
+	if (ours && sa_active()) {
+		err = errno;
+		HOOK(err, sa_on_close_range_done());
+	}
 }
 
 SA_EXPORT int dup(int fd)

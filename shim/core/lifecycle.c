@@ -131,7 +131,16 @@ static void do_init(void)
 	sa_set_pid(getpid());
 	sa_config_load(cfg, secure_getenv, sa_pid());
 	sa_comm_read();
-	if (cfg->disable || !sa_config_comm_match(cfg->comm, sa_comm())) {
+	if (cfg->disable || cfg->comm_overflow || !sa_config_comm_match(cfg->comm, sa_comm())) {
+		/* Failed closed on a bad SOCKAUDIT_COMM: audit nothing, but say
+		 * why, with the warnings alone (no init line, no events). */
+		if (cfg->comm_overflow && !cfg->disable) {
+			int i;
+
+			sink_err = sa_sink_open(cfg);
+			for (i = 0; i < cfg->nwarnings; i++)
+				write_warning(cfg->warnings[i].var, cfg->warnings[i].value, cfg->warnings[i].why);
+		}
 		sa_run_set_state(SA_RUN_DISABLED);
 		sa_in_shim--;
 		errno = saved;

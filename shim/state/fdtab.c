@@ -6,6 +6,10 @@
  * with the highest fd in use, never with RLIMIT_NOFILE (containers set it
  * to 2^30). Entries are zeroed when a new socket takes the number, so a
  * stale entry from a close we did not see cannot leak into a new socket.
+ *
+ * Each entry keeps a generation (gen) across that zeroing: a wrapper that
+ * blocks (accept) reads it before and compares after, so a fact learned
+ * after the number changed socket under it is not credited to the new one.
  */
 #include <sys/mman.h>
 #include <stdlib.h>
@@ -44,9 +48,30 @@ static struct sa_sock *slot(int fd, int create)
 	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
 }
 
-struct sa_sock *sa_fd_track(int fd)
+static void (*listener_ref)(struct sa_listener *);
+static void (*listener_unref)(struct sa_listener *);
+
+void sa_fd_set_listener_hooks(void (*ref)(struct sa_listener *), void (*unref)(struct sa_listener *))
+{
+	listener_ref = ref;
+	listener_unref = unref;
+}
+
+/* An entry about to be overwritten may still hold a listener reference:
+ * the close that should have dropped it was not seen (syscall(SYS_close),
+ * a close inside a signal handler that only forgot the number). */
+static void drop_listener(struct sa_sock *s)
+{
+	struct sa_listener *l = __atomic_exchange_n(&s->lsn.listener, NULL, __ATOMIC_ACQ_REL);
+
+	if (l && listener_unref)
+		listener_unref(l);
+}
+
+static struct sa_sock *fresh(int fd, int bump)
 {
 	struct sa_sock *s = slot(fd, 1);
+	uint32_t gen;
 
 	if (!s)
 		return NULL;
@@ -55,23 +80,47 @@ struct sa_sock *sa_fd_track(int fd)
 	 * acquire pairs with sa_fd_forget's release so the reuse is ordered in
 	 * the memory model too, not only through the kernel. */
 	(void)__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
+	drop_listener(s);
+	gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
 	memset(s, 0, sizeof *s);
+	__atomic_store_n(&s->gen, gen + (bump ? 1 : 0), __ATOMIC_RELAXED);
 	s->acc.listen_fd = -1;
 	__atomic_store_n(&s->flags, SA_F_SOCKET, __ATOMIC_RELEASE);
 	return s;
+}
+
+struct sa_sock *sa_fd_track(int fd)
+{
+	return fresh(fd, 1);
+}
+
+struct sa_sock *sa_fd_adopt(int fd)
+{
+	return fresh(fd, 0);
+}
+
+uint32_t sa_fd_gen(int fd)
+{
+	struct sa_sock *s = slot(fd, 0);
+
+	return s ? __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) : 0;
 }
 
 void sa_fd_forget(int fd)
 {
 	struct sa_sock *s = slot(fd, 0);
 
-	if (s)
+	if (s) {
+		__atomic_add_fetch(&s->gen, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->flags, 0, __ATOMIC_RELEASE);
+	}
 }
 
 void sa_fd_dup(int oldfd, int newfd)
 {
 	struct sa_sock *o = sa_fd_get(oldfd), *n;
+	struct sa_listener *l;
+	uint32_t gen, keep;
 
 	if (oldfd == newfd)
 		return;
@@ -83,9 +132,27 @@ void sa_fd_dup(int oldfd, int newfd)
 	if (!n)
 		return;
 	(void)__atomic_load_n(&n->flags, __ATOMIC_ACQUIRE);   /* as in sa_fd_track */
+	drop_listener(n);
+	/* The copy's reference is taken before it exists, so a close of the
+	 * original racing with this dup cannot drop the last one first. */
+	l = __atomic_load_n(&o->lsn.listener, __ATOMIC_ACQUIRE);
+	if (l && listener_ref)
+		listener_ref(l);
+	gen = __atomic_load_n(&n->gen, __ATOMIC_RELAXED);
 	memcpy(n, o, sizeof *n);
-	/* A duplicate shares the socket, not our per-call bookkeeping. */
-	__atomic_store_n(&n->flags, o->flags & ~(SA_F_WATCH_IO | SA_F_CONNECTING), __ATOMIC_RELEASE);
+	n->lsn.listener = l;
+	__atomic_store_n(&n->gen, gen + 1, __ATOMIC_RELAXED);
+	/* A duplicate shares the socket, not our per-call bookkeeping; but an
+	 * accepted socket nobody has spoken on yet stays watched on both
+	 * numbers (the host may read through either), marked so the first
+	 * decision settles every copy (audit/accept.c). */
+	keep = o->flags & ~(SA_F_WATCH_IO | SA_F_CONNECTING);
+	if ((o->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO) &&
+	    !__atomic_load_n(&o->acc.first_speaker, __ATOMIC_ACQUIRE)) {
+		keep |= SA_F_WATCH_IO | SA_F_DUPED;
+		__atomic_or_fetch(&o->flags, SA_F_DUPED, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&n->flags, keep, __ATOMIC_RELEASE);
 }
 
 void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)

@@ -21,6 +21,7 @@
 #define SA_F_ACCEPTED    0x04u  /* returned by accept()/accept4() */
 #define SA_F_WATCH_IO    0x08u  /* the I/O wrappers report to sa_on_io */
 #define SA_F_CONNECTING  0x10u  /* non-blocking connect in progress */
+#define SA_F_DUPED       0x20u  /* an accepted socket copied by dup() while undecided */
 
 #define SA_OPTCACHE 8
 struct sa_optcache {            /* last value logged per option, for repeats */
@@ -40,7 +41,9 @@ struct sa_sock_opts {
 	int defer_accept_s;         /* TCP_DEFER_ACCEPT read back, seconds */
 };
 
-/* audit/listen.c, audit/accept.c: a listening socket */
+/* audit/listen.c, audit/accept.c: a listening socket. listener holds one
+ * reference (audit/listener_stats.c), dropped through the fd table's hook
+ * when the entry is discarded. */
 struct sa_sock_listen {
 	int backlog_effective;
 	struct sa_listener *listener;
@@ -49,6 +52,9 @@ struct sa_sock_listen {
 /* audit/accept.c: an accepted connection */
 struct sa_sock_accepted {
 	int listen_fd;
+	struct sa_listener *listener;   /* where it came from; holds no reference */
+	uint32_t listener_inc;          /* listener->inc at accept: valid while equal */
+	uint32_t serial;                /* per-process accept number, shared by dups */
 	uint8_t first_speaker;      /* 0 not decided, 1 client, 2 server, 3 neither (EOF/error/close first) */
 };
 
@@ -56,6 +62,7 @@ struct sa_sock_accepted {
 struct sa_sock_connect {
 	uint64_t start_ns;
 	uint8_t peer_len;           /* bytes of peer in use */
+	uint8_t interrupted;        /* a blocking connect that returned EINTR, already reported */
 	uint8_t peer[28];           /* pending connect's address (sockaddr_in/in6 fit) */
 };
 
@@ -76,6 +83,7 @@ struct sa_sock_quickack {
 
 struct sa_sock {
 	uint32_t flags;
+	uint32_t gen;               /* bumped whenever the number changes socket: see sa_fd_gen */
 	uint16_t family;
 	uint16_t type;              /* SOCK_STREAM ... without flags */
 	int protocol;
@@ -115,6 +123,19 @@ static inline struct sa_sock *sa_fd_get(int fd)
 /* A fresh, zeroed entry for fd (a new socket with this number); NULL if
  * fd is out of range or memory is short. */
 struct sa_sock *sa_fd_track(int fd) SA_HIDDEN;
+/* The entry for an fd that already refers to a socket we meet late
+ * (inherited, made before us): like sa_fd_track but it keeps the number's
+ * generation, since the fd did not change socket. */
+struct sa_sock *sa_fd_adopt(int fd) SA_HIDDEN;
+/* The number's generation: changes whenever we see the fd start to refer
+ * to another socket (track, forget, dup onto it). Read before a blocking
+ * call and compared after, it tells whether the entry still describes the
+ * socket the call ran on. A plain memory read: no system call. */
+uint32_t sa_fd_gen(int fd) SA_HIDDEN;
+/* Hooks for the listener reference an entry holds (lsn.listener): ref when
+ * dup copies an entry, unref when an entry holding one is overwritten.
+ * Registered by audit/listener_stats.c (calls only go down). */
+void sa_fd_set_listener_hooks(void (*ref)(struct sa_listener *), void (*unref)(struct sa_listener *)) SA_HIDDEN;
 /* Fills family, type and protocol of a socket we meet late (inherited). */
 void sa_sock_fill_kind(int fd, struct sa_sock *s) SA_HIDDEN;
 /* Forget fd (called before the real close). */

@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <string.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "core/core.h"
 
@@ -105,6 +109,101 @@ static void overlong_values_are_cut_safely(void **state)
 	load(&c, e);
 	assert_string_equal(c.comm, "");
 	assert_int_equal(c.nwarnings, 1);
+	/* Fail closed: the list was meant to limit auditing. */
+	assert_int_equal(c.comm_overflow, 1);
+	assert_string_equal(c.warnings[0].var, "SOCKAUDIT_COMM");
+}
+
+static void disable_words(void **state)
+{
+	static const char *const on[] = { "1", "on", "yes", "true", "ON", "True", NULL };
+	static const char *const off[] = { "0", "off", "no", "false", "", "NO", NULL };
+	static const char *const bad[] = { "2", "disable", " on", "onn", NULL };
+	char var[64];
+	const char *e[] = { var, NULL };
+	struct sa_config c;
+	int i;
+
+	for (i = 0; on[i]; i++) {
+		snprintf(var, sizeof var, "SOCKAUDIT_DISABLE=%s", on[i]);
+		load(&c, e);
+		assert_int_equal(c.disable, 1);
+		assert_int_equal(c.nwarnings, 0);
+	}
+	for (i = 0; off[i]; i++) {
+		snprintf(var, sizeof var, "SOCKAUDIT_DISABLE=%s", off[i]);
+		load(&c, e);
+		assert_int_equal(c.disable, 0);
+		assert_int_equal(c.nwarnings, 0);
+	}
+	for (i = 0; bad[i]; i++) {
+		snprintf(var, sizeof var, "SOCKAUDIT_DISABLE=%s", bad[i]);
+		load(&c, e);
+		assert_int_equal(c.disable, 0);
+		assert_int_equal(c.nwarnings, 1);
+		assert_string_equal(c.warnings[0].var, "SOCKAUDIT_DISABLE");
+	}
+}
+
+static void fd_sink_digits_only(void **state)
+{
+	static const char *const bad[] = { "fd: 2", "fd:+2", "fd:-1", "fd:", "fd:2 ", "fd:0x2", NULL };
+	static const char *const good[] = { "fd:0", "fd:2", "fd:1023", NULL };
+	char var[64];
+	const char *e[] = { var, NULL };
+	struct sa_config c;
+	int i;
+
+	for (i = 0; bad[i]; i++) {
+		snprintf(var, sizeof var, "SOCKAUDIT_LOG=%s", bad[i]);
+		load(&c, e);
+		assert_int_equal(c.sink, SA_SINK_STDERR);
+		assert_int_equal(c.nwarnings, 1);
+		assert_string_equal(c.warnings[0].var, "SOCKAUDIT_LOG");
+	}
+	for (i = 0; good[i]; i++) {
+		snprintf(var, sizeof var, "SOCKAUDIT_LOG=%s", good[i]);
+		load(&c, e);
+		assert_int_equal(c.sink, SA_SINK_FD);
+		assert_int_equal(c.sink_fd, atoi(good[i] + 3));
+		assert_int_equal(c.nwarnings, 0);
+	}
+}
+
+static void relative_paths(void **state)
+{
+	static const char *const rel[] = { "SOCKAUDIT_LOG=rel-%p.jsonl", NULL };
+	char p[64], cwd[512], want[600];
+	struct sa_config c;
+
+	strcpy(p, "rel.jsonl");
+	assert_int_equal(sa_config_absolute("/start/dir", p, sizeof p), 0);
+	assert_string_equal(p, "/start/dir/rel.jsonl");
+	strcpy(p, "rel.jsonl");
+	assert_int_equal(sa_config_absolute("/start/dir/", p, sizeof p), 0);
+	assert_string_equal(p, "/start/dir/rel.jsonl");
+	strcpy(p, "rel.jsonl");
+	assert_int_equal(sa_config_absolute("/", p, sizeof p), 0);
+	assert_string_equal(p, "/rel.jsonl");
+	strcpy(p, "/abs.jsonl");
+	assert_int_equal(sa_config_absolute("/start", p, sizeof p), 0);
+	assert_string_equal(p, "/abs.jsonl");
+	strcpy(p, "rel.jsonl");
+	assert_int_equal(sa_config_absolute("", p, sizeof p), 0);   /* unknown: as given */
+	assert_string_equal(p, "rel.jsonl");
+	strcpy(p, "rel.jsonl");
+	assert_int_equal(sa_config_absolute("/a/directory/name/long/enough/to/overflow/sixty/four/bytes", p, sizeof p),
+			 -ENAMETOOLONG);
+	/* Through the loader: against the directory of the first load, even
+	 * after a chdir (a forked child reloading its own %p path). */
+	assert_non_null(getcwd(cwd, sizeof cwd));
+	load(&c, rel);
+	snprintf(want, sizeof want, "%s/rel-4242.jsonl", strcmp(cwd, "/") ? cwd : "");
+	assert_string_equal(c.path, want);
+	assert_int_equal(chdir("/"), 0);
+	load(&c, rel);
+	assert_string_equal(c.path, want);
+	assert_int_equal(chdir(cwd), 0);
 }
 
 static void comm_lists(void **state)
@@ -128,6 +227,9 @@ int main(void)
 		cmocka_unit_test(bad_values_keep_defaults_and_warn_once_each),
 		cmocka_unit_test(overlong_values_are_cut_safely),
 		cmocka_unit_test(comm_lists),
+		cmocka_unit_test(disable_words),
+		cmocka_unit_test(fd_sink_digits_only),
+		cmocka_unit_test(relative_paths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

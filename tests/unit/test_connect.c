@@ -169,14 +169,40 @@ static void hooks_and_summary(void **state)
 	assert_int_equal(s.flags & (SA_F_CONNECTING | SA_F_WATCH_IO), 0);
 
 	sa_connect_audit(-1, &s, (struct sockaddr *)&a, sizeof a, 0, 0, 0, 20000000);
+	/* A close of a number that is no socket (closed behind our back):
+	 * the entry is stale, nothing is reported or counted. */
 	sa_connect_audit(-1, &s, (struct sockaddr *)&a, sizeof a, -1, EINPROGRESS, now, now);
 	sa_connect_close(-1, &s);
 	assert_int_equal(s.flags & SA_F_CONNECTING, 0);
+	/* A real pending connect (loopback listener with a full queue drops
+	 * its SYN) closed unfinished: abandoned. */
+	{
+		struct sockaddr_in la = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t ll = sizeof la;
+		int lfd = socket(AF_INET, SOCK_STREAM, 0), c1, c2;
+
+		assert_true(lfd >= 0);
+		assert_int_equal(bind(lfd, (struct sockaddr *)&la, sizeof la), 0);
+		assert_int_equal(listen(lfd, 0), 0);
+		assert_int_equal(getsockname(lfd, (struct sockaddr *)&la, &ll), 0);
+		c1 = socket(AF_INET, SOCK_STREAM, 0);
+		assert_int_equal(connect(c1, (struct sockaddr *)&la, sizeof la), 0);
+		c2 = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		assert_int_equal(connect(c2, (struct sockaddr *)&la, sizeof la), -1);
+		assert_int_equal(errno, EINPROGRESS);
+		sa_connect_audit(c2, &s, (struct sockaddr *)&la, sizeof la, -1, EINPROGRESS, now, now);
+		sa_connect_close(c2, &s);
+		assert_int_equal(s.flags & SA_F_CONNECTING, 0);
+		close(c2);
+		close(c1);
+		close(lfd);
+	}
 
 	sum = summary();
 	assert_int_equal(count(sum, "failed"), 2);
 	assert_int_equal(count(sum, "ok"), 1);
 	assert_int_equal(count(sum, "abandoned"), 1);
+	assert_int_equal(count(sum, "interrupted"), 0);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(sum, "connect_hist"), "10-100ms")), 1);
 	assert_int_equal(json_object_size(json_object_get(sum, "connect_hist")), SA_CONN_NBUCKETS);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(sum, "connect_ms"), "n")), 1);
@@ -187,6 +213,22 @@ static void hooks_and_summary(void **state)
 	sum = summary();
 	assert_int_equal(count(sum, "failed"), 0);
 	json_decref(sum);
+
+	/* A blocking connect interrupted by a signal: counted as interrupted at
+	 * once, still followed (the kernel keeps connecting). */
+	memset(&s, 0, sizeof s);
+	s.flags = SA_F_SOCKET;
+	s.family = AF_INET;
+	s.type = SOCK_STREAM;
+	sa_connect_audit(-1, &s, (struct sockaddr *)&a, sizeof a, -1, EINTR, 0, 1500000000ull);
+	assert_true(s.flags & SA_F_CONNECTING);
+	assert_int_equal(s.conn.interrupted, 1);
+	sum = summary();
+	assert_int_equal(count(sum, "interrupted"), 1);
+	assert_int_equal(count(sum, "ok"), 0);
+	assert_int_equal(count(sum, "abandoned"), 0);
+	json_decref(sum);
+	assert_string_equal(sa_conn_outcome_name(SA_CONN_INTERRUPTED), "interrupted");
 }
 
 int main(void)
