@@ -36,10 +36,10 @@ $(shell mkdir -p $(BUILD) && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(subst
 # The shim's floors, lowest first: each calls only its own and lower ones
 # (`make check-layers`).
 LAYERS    := base out kernel state audit core
-SHIM_SRC  := $(foreach l,$(LAYERS),$(sort $(wildcard shim/$(l)/*.c)))
-SHIM_OBJ  := $(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_SRC))
+SHIM_SRC  := $(foreach l,$(LAYERS),$(sort $(wildcard shim/$(l)/*.c shim/$(l)/*.S)))
+SHIM_OBJ  := $(patsubst shim/%.S,$(BUILD)/obj/%.o,$(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_SRC)))
 # Everything but the libc-name definitions: what unit tests link against.
-CORE_OBJ  := $(filter-out $(BUILD)/obj/core/interpose.o,$(SHIM_OBJ))
+CORE_OBJ  := $(filter-out $(BUILD)/obj/core/interpose.o $(BUILD)/obj/core/vfork_%.o,$(SHIM_OBJ))
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 CLI_OBJ   := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
@@ -56,6 +56,10 @@ deps:
 $(BUILD)/obj/%.o: shim/%.c $(wildcard shim/*/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -Ishim -fvisibility=hidden -c -o $@ $<
+
+$(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(SA_CFLAGS) -c -o $@ $<
 
 libsockaudit.so: $(SHIM_OBJ) shim/exports.map
 	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,--no-as-needed $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread -lm

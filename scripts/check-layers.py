@@ -63,7 +63,7 @@ def main():
     def visit(n, path):
         state[n] = 1
         for m in sorted(edges.get(n, ())):
-            if state.get(m) == 1:
+            if state.get(m) == 1 and m in path:
                 cyc = path[path.index(m):] + [m]
                 print("circle: " + " -> ".join(cyc))
                 return 1

@@ -60,6 +60,7 @@ struct sa_real_fns {
 	ssize_t (*recv_chk)(int, void *, size_t, size_t, int);
 	ssize_t (*recvfrom_chk)(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
 	long (*syscall)(long, ...);
+	int (*clone)(int (*)(void *), void *, int, void *, ...);
 };
 extern struct sa_real_fns sa_real SA_HIDDEN;
 /* Resolves every symbol once (dlsym RTLD_NEXT); safe to call repeatedly. */
@@ -120,6 +121,12 @@ const char *sa_level_name(enum sa_level l) SA_HIDDEN;
 /* Per thread: >0 while the shim's own code runs (or a host signal handler
  * that the trampoline marked); wrappers then pass straight through. */
 extern __thread int sa_in_shim SA_HIDDEN;
+/* Per thread: inside a host signal handler (core/signals.c's trampoline). */
+extern __thread int sa_in_signal SA_HIDDEN;
+/* Per thread: a vfork child runs on it (core/vfork_*.S): the child shares
+ * our memory, so every wrapper passes straight through until it execs or
+ * exits. */
+extern __thread int sa_in_vfork SA_HIDDEN;
 
 enum sa_run_state { SA_RUN_NEW, SA_RUN_INITIALIZING, SA_RUN_ACTIVE, SA_RUN_DISABLED };
 enum sa_run_state sa_run_state(void) SA_HIDDEN;

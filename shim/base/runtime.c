@@ -18,6 +18,8 @@
 
 #include "base/base.h"
 
+__thread int sa_in_signal __attribute__((tls_model("initial-exec")));
+__thread int sa_in_vfork __attribute__((tls_model("initial-exec")));
 static __thread pid_t tid_cache __attribute__((tls_model("initial-exec")));
 
 static int state = SA_RUN_NEW;

@@ -13,6 +13,12 @@
 /* ---- lifecycle.c ---------------------------------------------------------- */
 /* Lazy init from any wrapper; returns sa_active(). */
 int sa_ensure_init(void) SA_HIDDEN;
+/* The process is ending: its summary, once (exit, _exit, a re-raised
+ * fatal signal). */
+void sa_lifecycle_end(void) SA_HIDDEN;
+/* In a new process that is a copy of this one (fork, clone without
+ * CLONE_VM): its own pid, tid, counts, init line and %p file. */
+void sa_lifecycle_new_process(void) SA_HIDDEN;
 
 /* ---- summary.c ------------------------------------------------------------ */
 /* The summary event of this process, written now. */
@@ -21,7 +27,6 @@ void sa_summary_write(void) SA_HIDDEN;
 void sa_summary_reset_after_fork(void) SA_HIDDEN;
 
 /* ---- signals.c: the host's signal handlers run in a trampoline -------- */
-extern __thread int sa_in_signal SA_HIDDEN;   /* inside a host signal handler */
 int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact) SA_HIDDEN;
 __sighandler_t sa_sig_signal(int sig, __sighandler_t h) SA_HIDDEN;
 /* 1 when a handler left by longjmp (the guard is then reset). */

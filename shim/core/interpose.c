@@ -8,8 +8,12 @@
  * exist only to see the first read/write on accepted sockets and the first
  * I/O after a non-blocking connect.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -29,7 +33,11 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 #define HOOK(err, stmt) do { sa_in_shim++; stmt; sa_in_shim--; errno = (err); } while (0)
 #define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_init(); } while (0)
 /* Our own calls (jansson, dlsym, the sink) and disabled processes pass through. */
-#define AUDITING() ((SA_LIKELY(!sa_in_shim) || sa_signal_escaped()) && sa_ensure_init())
+#define AUDITING() ((SA_LIKELY(!sa_in_shim) || sa_signal_escaped()) && !IN_VM_CHILD() && sa_ensure_init())
+/* A clone(CLONE_VM) child of ours is running somewhere: is it this code? */
+extern int sa_vm_children;
+int sa_on_vm_child_stack(void);
+#define IN_VM_CHILD() (SA_UNLIKELY(__atomic_load_n(&sa_vm_children, __ATOMIC_RELAXED)) && sa_on_vm_child_stack())
 
 SA_EXPORT int socket(int domain, int type, int protocol)
 {
@@ -175,9 +183,11 @@ static void before_close(int fd)
 	struct sa_sock *s;
 	int err = errno;
 
-	if (sa_in_shim) {
-		/* In a host signal handler only the lock-free part: forget fd. */
-		if (sa_in_signal)
+	if (sa_in_shim || IN_VM_CHILD()) {
+		/* In a host signal handler only the lock-free part: forget fd.
+		 * In a child that shares our memory, nothing at all: its fds are
+		 * its own copies, our table is the parent's. */
+		if (sa_in_signal && !sa_in_vfork && !IN_VM_CHILD())
 			sa_fd_forget(fd);
 		return;
 	}
@@ -230,7 +240,7 @@ SA_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 	/* CLOSE_RANGE_CLOEXEC (4) only marks fds; nothing is closed now. Flags
 	 * beyond UNSHARE (2) and CLOEXEC make the kernel fail before closing
 	 * anything: then our sink and our table must stay as they are. */
-	int ret, err, ours = !sa_in_shim && !(flags & ~6) && !(flags & 4) && first <= last;
+	int ret, err, ours = !sa_in_shim && !IN_VM_CHILD() && !(flags & ~6) && !(flags & 4) && first <= last;
 
 	if (ours)
 		before_close_range(first, last);
@@ -248,7 +258,7 @@ SA_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 SA_EXPORT void closefrom(int lowfd)
 {
 	READY(closefrom);
-	int err, ours = !sa_in_shim;
+	int err, ours = !sa_in_shim && !IN_VM_CHILD();
 
 	if (ours)
 		before_close_range(lowfd > 0 ? (unsigned int)lowfd : 0, ~0U);
@@ -331,7 +341,7 @@ SA_EXPORT long syscall(long n, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 	READY(syscall);
-	if (!sa_in_shim && sa_active()) {
+	if (!sa_in_shim && !IN_VM_CHILD() && sa_active()) {
 		switch (n) {
 		case SYS_close:
 			before_close((int)a[0]);
@@ -363,6 +373,149 @@ SA_EXPORT long syscall(long n, ...)
 		}
 	}
 	return sa_real.syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* ---- vfork and clone: children that share our memory ------------------------ */
+
+__thread void *sa_vfork_ret __attribute__((tls_model("initial-exec"))) SA_HIDDEN;
+
+/* Called (tail-jumped) by vfork in vfork_x86_64.S. */
+int sa_vfork_child(void) SA_HIDDEN;
+pid_t sa_vfork_parent(long r) SA_HIDDEN;
+
+int sa_vfork_child(void)
+{
+	sa_in_vfork++;
+	sa_in_shim++;
+	return 0;
+}
+
+pid_t sa_vfork_parent(long r)
+{
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return -1;
+	}
+	/* The child ran (and exec'd or exited) on this thread's TLS. */
+	if (sa_in_vfork > 0) {
+		sa_in_vfork--;
+		sa_in_shim--;
+	}
+	return (pid_t)r;
+}
+
+#if !defined(__x86_64__)
+/* No assembly for this machine: a plain fork() is always safe (TSan does
+ * the same), at the cost of copying the page tables on every spawn. */
+SA_EXPORT pid_t vfork(void)
+{
+	return fork();
+}
+#endif
+
+/*
+ * clone(): a child without CLONE_VM is a new process that glibc's fork
+ * handlers never see: it starts with its own pid, tid and counts. A child
+ * with CLONE_VM shares our memory (and, without CLONE_SETTLS, this
+ * thread's TLS): nothing of ours may change there, so its calls pass
+ * straight through, found by the stack it runs on.
+ */
+#define VM_STACKS 16
+#define VM_STACK_SPAN (256 * 1024)
+static uintptr_t vm_stack_top[VM_STACKS];
+static unsigned vm_stack_next;
+int sa_vm_children;
+
+int sa_on_vm_child_stack(void)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	int i;
+
+	for (i = 0; i < VM_STACKS; i++) {
+		uintptr_t top = __atomic_load_n(&vm_stack_top[i], __ATOMIC_ACQUIRE);
+		if (top && sp < top && sp >= top - VM_STACK_SPAN)
+			return 1;
+	}
+	return 0;
+}
+
+struct clone_arg {
+	int (*fn)(void *);
+	void *arg;
+	int flags;
+};
+
+static int clone_child(void *p)
+{
+	struct clone_arg a = *(struct clone_arg *)p;
+
+	if (!(a.flags & CLONE_VM)) {
+		sa_lifecycle_new_process();
+		free(p);   /* our copy of the parent's heap */
+	}
+	return a.fn(a.arg);
+}
+
+SA_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	static int (*real_clone)(int (*)(void *), void *, int, void *, ...);
+	struct clone_arg *ca;
+	va_list ap;
+	pid_t *ptid;
+	void *tls;
+	pid_t *ctid;
+	int ret, err;
+
+	va_start(ap, arg);
+	ptid = va_arg(ap, pid_t *);
+	tls = va_arg(ap, void *);
+	ctid = va_arg(ap, pid_t *);
+	va_end(ap);
+	if (!real_clone) {
+		sa_real_init();
+		real_clone = (__typeof__(real_clone))sa_real.clone;
+	}
+	if (sa_in_shim || !sa_active() || !fn)
+		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
+	if (flags & CLONE_VM) {
+		/* Registered for good: the parent never learns when it ends. */
+		unsigned i = __atomic_fetch_add(&vm_stack_next, 1, __ATOMIC_RELAXED) % VM_STACKS;
+		__atomic_store_n(&vm_stack_top[i], (uintptr_t)stack, __ATOMIC_RELEASE);
+		__atomic_store_n(&sa_vm_children, 1, __ATOMIC_RELEASE);
+		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
+	}
+	ca = malloc(sizeof *ca);
+	if (!ca)
+		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
+	ca->fn = fn;
+	ca->arg = arg;
+	ca->flags = flags;
+	ret = real_clone(clone_child, stack, flags, ca, ptid, tls, ctid);
+	err = errno;
+	free(ca);   /* the child has its own copy */
+	errno = err;
+	return ret;
+}
+
+/* ---- _exit: the summary before a process ends without exit() ---------------- */
+
+SA_EXPORT void _exit(int status)
+{
+	static void (*real)(int);
+
+	if (!real)
+		real = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	if (!sa_in_vfork && !IN_VM_CHILD())
+		sa_lifecycle_end();
+	if (real)
+		real(status);
+	sa_syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+SA_EXPORT void _Exit(int status)
+{
+	_exit(status);
 }
 
 /* ---- I/O: only fds we watch go further than one lookup ------------------- */
@@ -525,10 +678,17 @@ SA_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
  * before an instrumented wrapper may run: a TSan build leaves these out. */
 #ifndef __SANITIZE_THREAD__
 
+/* Inside a host handler these still go through the trampoline's table
+ * (lock-free, async-signal-safe): a handler that asks for its own
+ * disposition, or re-installs itself with signal(), gets and sets the
+ * host's handler, never the trampoline. Only the shim's own calls and a
+ * child sharing our memory go straight to libc. */
+#define SIGNALS_RAW() ((sa_in_shim && !sa_in_signal) || sa_in_vfork || IN_VM_CHILD())
+
 SA_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
 	READY(sigaction);
-	if (sa_in_shim)
+	if (SIGNALS_RAW())
 		return sa_real.sigaction(sig, act, oldact);
 	return sa_sig_action(sig, act, oldact);
 }
@@ -536,7 +696,7 @@ SA_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 SA_EXPORT __sighandler_t signal(int sig, __sighandler_t h)
 {
 	READY(signal);
-	if (sa_in_shim)
+	if (SIGNALS_RAW())
 		return sa_real.signal(sig, h);
 	return sa_sig_signal(sig, h);
 }

@@ -23,6 +23,7 @@
 #include "core/core.h"
 
 static int init_emitted;
+static int summary_done;
 static int sink_err;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -101,7 +102,7 @@ static void emit_init_once(double ts)
 	sa_signals_release(&old);
 }
 
-static void atfork_child(void)
+void sa_lifecycle_new_process(void)
 {
 	struct sa_config *cfg = sa_cfg_slot(), c;
 
@@ -111,6 +112,7 @@ static void atfork_child(void)
 	/* A new process: its own init line, its own counts, and its own file
 	 * when the path names the pid (%p). */
 	init_emitted = 0;
+	summary_done = 0;
 	sa_event_counts_reset();
 	sa_summary_reset_after_fork();
 	sa_config_load(&c, secure_getenv, sa_pid());
@@ -150,7 +152,7 @@ static void do_init(void)
 	sa_emit_set_first_line(emit_init_once);
 	/* No prepare handler: the shim holds no lock a fork could meet held
 	 * (fork() from a signal handler runs the prepare handlers). */
-	pthread_atfork(NULL, NULL, atfork_child);
+	pthread_atfork(NULL, NULL, sa_lifecycle_new_process);
 	sa_run_set_state(SA_RUN_ACTIVE);
 	sa_in_shim--;
 	errno = saved;
@@ -173,14 +175,33 @@ __attribute__((constructor)) static void sa_ctor(void)
 	sa_ensure_init();
 }
 
-__attribute__((destructor)) static void sa_dtor(void)
+/*
+ * The summary, once per process, at every ending the shim can see: exit()
+ * and return from main (our destructor, which exit() runs even from a
+ * signal handler), _exit()/_Exit() (their wrappers), and a fatal signal the
+ * host's handler re-raised (the trampoline, before the signal lands).
+ * SIGKILL, and a fatal signal with no handler, end the process with no
+ * code of ours running. Not in a vfork child (it shares our memory and
+ * its own ending is the parent's business) nor while our own code runs
+ * outside a host handler.
+ */
+void sa_lifecycle_end(void)
 {
-	/* A process that never made an audited call stays silent. */
-	if (!sa_active() || sa_in_shim || !sa_event_any())
+	int err = errno;
+
+	if (!sa_active() || (sa_in_shim && !sa_in_signal) || sa_in_vfork || !sa_event_any())
+		return;
+	if (__atomic_exchange_n(&summary_done, 1, __ATOMIC_ACQ_REL))
 		return;
 	sa_in_shim++;
 	sa_summary_write();
 	sa_in_shim--;
+	errno = err;
+}
+
+__attribute__((destructor)) static void sa_dtor(void)
+{
+	sa_lifecycle_end();
 }
 
 /* Public API. */

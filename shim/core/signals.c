@@ -25,7 +25,6 @@
 
 #define NSIGS 65
 
-__thread int sa_in_signal __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t sig_frame __attribute__((tls_model("initial-exec")));
 
 static void *handlers[NSIGS];          /* the host's handler per signal */
@@ -46,6 +45,43 @@ static void leave(int saved_shim, uintptr_t saved_frame)
 	sig_frame = saved_frame;
 }
 
+/* Signals whose default action ends the process (signal(7)). */
+static int fatal_by_default(int sig)
+{
+	switch (sig) {
+	case SIGCHLD: case SIGCONT: case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+	case SIGURG: case SIGWINCH:
+		return 0;
+	default:
+		return sig > 0 && sig < NSIGS;
+	}
+}
+
+/*
+ * After the host's handler: one that restored SIG_DFL and re-raised a
+ * fatal signal (cleanup, then die as the signal) is ending the process the
+ * moment we return. The summary goes first. One sigpending() per handled
+ * signal; the disposition is asked only when such a signal is pending.
+ */
+static void after_handler(void)
+{
+	sigset_t pend;
+	struct sigaction cur;
+	int sig;
+
+	if (!sa_active() || sa_in_vfork || sigpending(&pend) != 0)
+		return;
+	for (sig = 1; sig < NSIGS; sig++) {
+		if (!sigismember(&pend, sig) || !fatal_by_default(sig))
+			continue;
+		if (sa_real.sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+		    cur.sa_handler == SIG_DFL) {
+			sa_lifecycle_end();
+			return;
+		}
+	}
+}
+
 static void tramp_plain(int sig)
 {
 	void (*h)(int) = __atomic_load_n((void (**)(int))&handlers[sig], __ATOMIC_ACQUIRE);
@@ -55,6 +91,7 @@ static void tramp_plain(int sig)
 	enter((uintptr_t)__builtin_frame_address(0), &s, &f);
 	if (h && h != SIG_DFL && h != SIG_IGN)
 		h(sig);
+	after_handler();
 	leave(s, f);
 }
 
@@ -68,6 +105,7 @@ static void tramp_info(int sig, siginfo_t *si, void *uc)
 	enter((uintptr_t)__builtin_frame_address(0), &s, &f);
 	if (h && (void *)h != (void *)SIG_DFL && (void *)h != (void *)SIG_IGN)
 		h(sig, si, uc);
+	after_handler();
 	leave(s, f);
 }
 

@@ -13,7 +13,9 @@ life_shim "$T/ss" 10 info "$PROGS/life_sigapi" 20 "$RP"
 life_same "case 10: sigaction/signal inside the handler return the host's handler on every run (shim: $(grep -c 'old is h 1, signal() returned h 1' "$T/ss.out")/20 runs, plain $(grep -c 'old is h 1, signal() returned h 1' "$T/sp.out")/20)" \
 	"$T/sp" "$T/ss"
 L="$T/ss.jsonl"
-life_parses "case 10: log parses" "$L"
+# Calls inside a host handler are not audited; a process with nothing else
+# to say opens no log at all (issue 16).
+if [ -e "$L" ]; then life_parses "case 10: log parses" "$L"; else ok "case 10: nothing audited, so no log file was created"; : >"$L"; fi
 check_jq "case 10: the handler's connect is audited on every run or on none (got $(life_jq "$L" '[.[]|select(.event=="connect")]|length') of 20)" "$L" \
 	'[.[] | select(.event=="connect")] | length as $n | $n == 0 or $n == 20'
 

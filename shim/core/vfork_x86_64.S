@@ -1,0 +1,35 @@
+/*
+ * vfork_x86_64.S: vfork() for the shim (x86_64). The child shares our
+ * memory and this thread's TLS until it execs or exits, so while it runs
+ * every wrapper must pass straight through (CPython's subprocess child
+ * calls close_range, sigaction and dup2 through them): sa_vfork_child()
+ * marks the thread, sa_vfork_parent() unmarks it when the parent resumes.
+ * The return address cannot stay on the shared stack across the call (the
+ * child's frames overwrite it): it waits in a TLS slot, as in glibc's own
+ * vfork.S. Not for shadow-stack (CET) processes, which glibc 2.36 does not
+ * enable.
+ */
+#if defined(__x86_64__)
+	.text
+	.globl	vfork
+	.type	vfork, @function
+vfork:
+	.cfi_startproc
+	popq	%rdi
+	.cfi_adjust_cfa_offset -8
+	movq	sa_vfork_ret@gottpoff(%rip), %rcx
+	movq	%rdi, %fs:(%rcx)
+	movl	$58, %eax		/* SYS_vfork */
+	syscall
+	movq	sa_vfork_ret@gottpoff(%rip), %rcx
+	pushq	%fs:(%rcx)
+	.cfi_adjust_cfa_offset 8
+	testq	%rax, %rax
+	jz	1f
+	movq	%rax, %rdi
+	jmp	sa_vfork_parent		/* returns the pid, or -1 with errno set */
+1:	jmp	sa_vfork_child		/* returns 0 */
+	.cfi_endproc
+	.size	vfork, .-vfork
+#endif
+	.section .note.GNU-stack,"",@progbits
