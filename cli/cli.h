@@ -110,10 +110,36 @@ struct rp_state {
 	struct rp_finding *finds; size_t nfinds, capfinds;
 	struct rp_connects conn;
 	json_t *counts;         /* event name -> count, over all input */
+#define RP_NAMES_MAX 32
+	char names[RP_NAMES_MAX][32]; /* count_event's shortcut into counts */
+	json_t *name_vals[RP_NAMES_MAX];
+	size_t nnames;
+	char scratch[8192];     /* the fast path's copy of a line */
 	json_t *msgs;           /* finding code -> msg */
 	json_t *msg_single;     /* finding code -> true when msg is specific */
 	json_t *warnings;       /* distinct msgs of the library's warning lines */
 };
+
+/* The fields of one line that every event feeds (process, counts,
+ * findings) and that accept and connect lines feed: read by report_scan.c
+ * without jansson, or copied from a jansson tree. Strings point into the
+ * line's buffer or the tree; a have_* flag is 0 when the field is missing
+ * or not a number. */
+#define RP_EV_FINDINGS 16
+struct rp_ev {
+	const char *name, *comm, *msg, *err, *outcome;
+	double pid, ts, listen_fd, ret, connect_ms, syn_retrans;
+	int have_pid, have_ts, have_listen_fd, have_ret, have_connect_ms, have_syn_retrans;
+	int have_findings;       /* "findings" is an array */
+	size_t nfindings_all;    /* its elements, strings or not */
+	size_t nfindings;        /* its strings, in findings[] */
+	const char **findings;   /* fbuf, or an array the jansson path allocated */
+	const char *fbuf[RP_EV_FINDINGS];
+};
+
+/* report_scan.c: 1 when LINE (modified in place) is one JSON object the
+ * fast path can read, with its fields in *ev; 0 to parse it with jansson. */
+int rp_scan(char *line, size_t len, struct rp_ev *ev);
 
 void rp_state_init(struct rp_state *st);
 void rp_state_free(struct rp_state *st);

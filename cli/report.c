@@ -111,6 +111,27 @@ static void obj_add(json_t *obj, const char *key, long n)
 	json_object_set_new(obj, key, json_integer(cur + n));
 }
 
+/* The event-name counts, one per line: a few names, so each name's
+ * integer in st->counts is kept at hand instead of looked up (the object
+ * keeps its order, which the report prints in). */
+static void count_event(struct rp_state *st, const char *name)
+{
+	json_t *v;
+	size_t i;
+
+	for (i = 0; i < st->nnames; i++)
+		if (strcmp(st->names[i], name) == 0) {
+			json_integer_set(st->name_vals[i], json_integer_value(st->name_vals[i]) + 1);
+			return;
+		}
+	obj_add(st->counts, name, 1);
+	v = json_object_get(st->counts, name);
+	if (st->nnames < RP_NAMES_MAX && strlen(name) < sizeof(st->names[0])) {
+		strcpy(st->names[st->nnames], name);
+		st->name_vals[st->nnames++] = v;
+	}
+}
+
 /* ---- state ------------------------------------------------------------------ */
 
 void rp_state_init(struct rp_state *st)
@@ -225,17 +246,23 @@ static struct rp_listener *lst_get(struct rp_state *st, long pid, long fd, const
 
 /* ---- per event ---------------------------------------------------------------- */
 
-static void on_findings(struct rp_state *st, struct rp_proc *p, json_t *ev)
+static int ev_long(int have, double d, long *out)
 {
-	json_t *arr = json_object_get(ev, "findings"), *v;
-	const char *msg = rp_str(ev, "msg");
-	size_t i, n;
+	if (!have || !isfinite(d) || d > 9.0e18 || d < -9.0e18)
+		return 0;
+	*out = (long)d;
+	return 1;
+}
 
-	if (!json_is_array(arr))
+static void on_findings(struct rp_state *st, struct rp_proc *p, const struct rp_ev *ev)
+{
+	const char *msg = ev->msg;
+	size_t i, n = ev->nfindings_all;
+
+	if (!ev->have_findings)
 		return;
-	n = json_array_size(arr);
-	RP_ARRAY_EACH(arr, i, v) {
-		const char *code = json_string_value(v);
+	for (i = 0; i < ev->nfindings; i++) {
+		const char *code = ev->findings[i];
 
 		if (!code || !*code)
 			continue;
@@ -250,13 +277,12 @@ static void on_findings(struct rp_state *st, struct rp_proc *p, json_t *ev)
 	}
 }
 
-static int has_finding(json_t *ev, const char *code)
+static int has_finding(const struct rp_ev *ev, const char *code)
 {
-	json_t *arr = json_object_get(ev, "findings"), *v;
 	size_t i;
 
-	RP_ARRAY_EACH(arr, i, v)
-		if (json_is_string(v) && strcmp(json_string_value(v), code) == 0)
+	for (i = 0; i < ev->nfindings; i++)
+		if (strcmp(ev->findings[i], code) == 0)
 			return 1;
 	return 0;
 }
@@ -335,12 +361,12 @@ static void on_setsockopt(struct rp_state *st, json_t *ev, long pid, const char 
 	d->count = 1;
 }
 
-static void on_accept(struct rp_state *st, json_t *ev, long pid, const char *comm)
+static void on_accept(struct rp_state *st, const struct rp_ev *ev, long pid, const char *comm)
 {
 	long lfd = -1;
 	struct rp_listener *l;
 
-	if (!rp_long(ev, "listen_fd", &lfd))
+	if (!ev_long(ev->have_listen_fd, ev->listen_fd, &lfd))
 		return;
 	l = lst_get(st, pid, lfd, comm, NULL);
 	l->accepts_logged++;
@@ -352,15 +378,15 @@ static void on_accept(struct rp_state *st, json_t *ev, long pid, const char *com
 		l->accept_queue_full++;
 }
 
-static void on_connect(struct rp_state *st, json_t *ev)
+static void on_connect(struct rp_state *st, const struct rp_ev *ev)
 {
 	struct rp_connects *c = &st->conn;
-	const char *err = rp_str(ev, "errno"), *outcome = rp_str(ev, "outcome");
+	const char *err = ev->err, *outcome = ev->outcome;
 	long ret = 0, retr;
-	double ms;
+	double ms = ev->connect_ms;
 
 	c->logged++;
-	rp_long(ev, "ret", &ret);
+	ev_long(ev->have_ret, ev->ret, &ret);
 	if (outcome && strcmp(outcome, "abandoned") == 0) {
 		/* Closed before the handshake finished. */
 		c->abandoned++;
@@ -375,12 +401,12 @@ static void on_connect(struct rp_state *st, json_t *ev)
 		c->failed++;
 		obj_add(c->by_errno, err ? err : "failed", 1);
 	}
-	if (rp_num(ev, "connect_ms", &ms) && ms >= 0) {
+	if (ev->have_connect_ms && ms >= 0) {
 		c->hist[sa_conn_bucket(ms)]++;
 		if (ms > c->max_ms)
 			c->max_ms = ms;
 	}
-	if (rp_long(ev, "syn_retrans", &retr) && retr >= 0)
+	if (ev_long(ev->have_syn_retrans, ev->syn_retrans, &retr) && retr >= 0)
 		c->syn_retrans[retr > 4 ? 4 : retr]++;
 }
 
@@ -409,62 +435,140 @@ static void on_listener_stats(struct rp_state *st, json_t *obj, long pid, const 
 	}
 }
 
-static void on_event(struct rp_state *st, json_t *ev)
+/* What every event feeds: its process, the event counts, its findings.
+ * Returns the process. */
+static struct rp_proc *on_common(struct rp_state *st, const struct rp_ev *ev, long *pidp)
 {
-	const char *name = rp_str(ev, "event"), *comm = rp_str(ev, "comm");
+	const char *name = ev->name;
 	long pid = -1;
-	double ts = 0;
+	double ts = ev->ts;
 	struct rp_proc *p;
 
-	rp_long(ev, "pid", &pid);
+	ev_long(ev->have_pid, ev->pid, &pid);
 	/* Only plausible Unix times (2001 to 5000) count for spans. */
-	if (!rp_num(ev, "ts", &ts) || ts < 1e9 || ts > 95617584000.0)
+	if (!ev->have_ts || !isfinite(ts) || ts < 1e9 || ts > 95617584000.0)
 		ts = 0;
-	p = proc_get(st, pid, comm);
-	comm = p->comm;
+	p = proc_get(st, pid, ev->comm);
 	p->events++;
 	if (ts > 0 && (p->first_ts == 0 || ts < p->first_ts))
 		p->first_ts = ts;
 	if (ts > p->last_ts)
 		p->last_ts = ts;
-	obj_add(st->counts, name ? name : "(no event name)", 1);
+	count_event(st, name ? name : "(no event name)");
 	on_findings(st, p, ev);
-	if (!name)
+	*pidp = pid;
+	return p;
+}
+
+/* The same fields from a jansson tree. */
+static void ev_from_json(json_t *o, struct rp_ev *ev)
+{
+	json_t *arr = json_object_get(o, "findings"), *v;
+	size_t i;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->findings = ev->fbuf;
+	ev->name = rp_str(o, "event");
+	ev->comm = rp_str(o, "comm");
+	ev->msg = rp_str(o, "msg");
+	ev->err = rp_str(o, "errno");
+	ev->outcome = rp_str(o, "outcome");
+	ev->have_pid = rp_num(o, "pid", &ev->pid);
+	ev->have_ts = rp_num(o, "ts", &ev->ts);
+	ev->have_listen_fd = rp_num(o, "listen_fd", &ev->listen_fd);
+	ev->have_ret = rp_num(o, "ret", &ev->ret);
+	ev->have_connect_ms = rp_num(o, "connect_ms", &ev->connect_ms);
+	ev->have_syn_retrans = rp_num(o, "syn_retrans", &ev->syn_retrans);
+	if (!json_is_array(arr))
 		return;
-	if (strcmp(name, "init") == 0) {
+	ev->have_findings = 1;
+	ev->nfindings_all = json_array_size(arr);
+	if (ev->nfindings_all > RP_EV_FINDINGS) {
+		ev->findings = malloc(ev->nfindings_all * sizeof(*ev->findings));
+		if (!ev->findings) {
+			fputs("sockaudit report: out of memory\n", stderr);
+			exit(1);
+		}
+	}
+	RP_ARRAY_EACH(arr, i, v)
+		if (json_is_string(v))
+			ev->findings[ev->nfindings++] = json_string_value(v);
+}
+
+static void on_event(struct rp_state *st, json_t *o)
+{
+	struct rp_ev ev;
+	const char *name, *comm;
+	long pid;
+	struct rp_proc *p;
+	double ts = 0;
+
+	ev_from_json(o, &ev);
+	name = ev.name;
+	p = on_common(st, &ev, &pid);
+	comm = p->comm;
+	if (!rp_num(o, "ts", &ts) || ts < 1e9 || ts > 95617584000.0)
+		ts = 0;
+	if (!name) {
+		/* nothing more */
+	} else if (strcmp(name, "init") == 0) {
 		json_decref(p->init);
-		p->init = json_incref(ev);
+		p->init = json_incref(o);
 	} else if (strcmp(name, "summary") == 0) {
-		json_t *arr = json_object_get(ev, "listeners"), *v;
+		json_t *arr = json_object_get(o, "listeners"), *v;
 		size_t i;
 
 		json_decref(p->summary);
-		p->summary = json_incref(ev);
+		p->summary = json_incref(o);
 		RP_ARRAY_EACH(arr, i, v)
 			on_listener_stats(st, v, pid, comm, ts, 1);
 	} else if (strcmp(name, "listen") == 0) {
-		on_listen(st, ev, pid, comm);
+		on_listen(st, o, pid, comm);
 	} else if (strcmp(name, "setsockopt") == 0) {
-		on_setsockopt(st, ev, pid, comm);
+		on_setsockopt(st, o, pid, comm);
 	} else if (strcmp(name, "accept") == 0) {
-		on_accept(st, ev, pid, comm);
+		on_accept(st, &ev, pid, comm);
 	} else if (strcmp(name, "connect") == 0) {
-		on_connect(st, ev);
+		on_connect(st, &ev);
 	} else if (strcmp(name, "warning") == 0) {
 		/* A bad SOCKAUDIT_* value or an unusable sink: few, and worth showing. */
-		const char *msg = rp_str(ev, "msg");
+		const char *msg = rp_str(o, "msg");
 
 		if (msg && json_object_size(st->warnings) < 20)
 			obj_add(st->warnings, msg, 1);
 	} else if (strcmp(name, "listener_stats") == 0) {
-		on_listener_stats(st, ev, pid, comm, ts, 0);
+		on_listener_stats(st, o, pid, comm, ts, 0);
 	}
+	if (ev.findings != ev.fbuf)
+		free(ev.findings);
+}
+
+/* The fast path: accept and connect lines the scanner could read. */
+static int on_scanned(struct rp_state *st, const struct rp_ev *ev)
+{
+	struct rp_proc *p;
+	long pid;
+
+	if (!ev->name)
+		return 0;
+	if (strcmp(ev->name, "accept") == 0) {
+		p = on_common(st, ev, &pid);
+		on_accept(st, ev, pid, p->comm);
+		return 1;
+	}
+	if (strcmp(ev->name, "connect") == 0) {
+		on_common(st, ev, &pid);
+		on_connect(st, ev);
+		return 1;
+	}
+	return 0;
 }
 
 void rp_feed_line(struct rp_state *st, const char *line, size_t len)
 {
 	json_t *ev;
 	json_error_t jerr;
+	struct rp_ev sev;
 
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
@@ -475,6 +579,13 @@ void rp_feed_line(struct rp_state *st, const char *line, size_t len)
 	if (!len)
 		return;
 	st->lines++;
+	if (len <= sizeof(st->scratch)) {
+		memcpy(st->scratch, line, len);
+		if (rp_scan(st->scratch, len, &sev) && on_scanned(st, &sev)) {
+			st->events++;
+			return;
+		}
+	}
 	ev = json_loadb(line, len, 0, &jerr);
 	if (!ev) {
 		st->skipped++;

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -143,6 +144,68 @@ static void test_connects(void **unused)
 	rp_state_free(&st);
 }
 
+/* The fast scanner and jansson read the same fields: each line is fed as
+ * is (scanner) and with an escape in a field the report ignores (which
+ * sends it to jansson); both states must agree. */
+static void test_scan_same_as_jansson(void **unused)
+{
+	static const char *const lines[] = {
+		"{\"ts\":1700000000.5,\"event\":\"connect\",\"pid\":7,\"comm\":\"c\",\"connect_ms\":1013.2,"
+		"\"syn_retrans\":1,\"ret\":0,\"findings\":[\"slow_connect\",\"syn_retransmitted\"],\"msg\":\"m\",\"x\":\"%s\"}",
+		"{\"ts\":1700000001,\"event\":\"connect\",\"pid\":7,\"comm\":\"c\",\"ret\":-1,\"errno\":\"ECONNREFUSED\",\"x\":\"%s\"}",
+		"{\"ts\":1700000002,\"event\":\"accept\",\"pid\":8,\"comm\":\"s\",\"listen_fd\":3,\"x\":\"%s\","
+		"\"findings\":[\"accept_queue_full\", 5, \"empty_accept_syncookie\"], \"nested\":{\"a\":[1,{\"b\":null}]}}",
+		"{\"ts\":1700000003,\"event\":\"accept\",\"pid\":8,\"comm\":\"s\",\"listen_fd\":\"3\",\"x\":\"%s\"}",
+		"{\"ts\":1700000004,\"event\":\"accept\",\"pid\":8,\"listen_fd\":3,\"x\":\"%s\"",  /* cut short */
+		"{\"ts\":1700000005,\"event\":\"connect\",\"pid\":01,\"x\":\"%s\"}",               /* not JSON */
+	};
+	struct rp_state a, b;
+	char buf[512];
+	size_t i;
+
+	rp_state_init(&a);
+	rp_state_init(&b);
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		struct rp_ev ev;
+
+		snprintf(buf, sizeof(buf), lines[i], "plain");
+		feed(&a, buf);
+		if (i < 4) {
+			assert_int_equal(rp_scan(buf, strlen(buf), &ev), 1);
+		}
+		snprintf(buf, sizeof(buf), lines[i], "esc\\u0041");
+		assert_int_equal(rp_scan(buf, strlen(buf), &ev), 0);
+		snprintf(buf, sizeof(buf), lines[i], "esc\\u0041");
+		feed(&b, buf);
+	}
+	assert_int_equal(a.lines, b.lines);
+	assert_int_equal(a.events, 4);
+	assert_int_equal(a.events, b.events);
+	assert_int_equal(a.skipped, b.skipped);
+	assert_int_equal(a.conn.logged, b.conn.logged);
+	assert_int_equal(a.conn.ok, 1);
+	assert_int_equal(a.conn.failed, b.conn.failed);
+	assert_int_equal(a.conn.hist[4], 1);
+	assert_int_equal(a.conn.hist[4], b.conn.hist[4]);
+	assert_int_equal(a.conn.syn_retrans[1], b.conn.syn_retrans[1]);
+	assert_int_equal(a.nlsts, 1);
+	assert_int_equal(a.nlsts, b.nlsts);
+	assert_int_equal(a.lsts[0].accepts_logged, 1);
+	assert_int_equal(a.lsts[0].accepts_logged, b.lsts[0].accepts_logged);
+	assert_int_equal(a.lsts[0].accept_queue_full, b.lsts[0].accept_queue_full);
+	assert_int_equal(a.lsts[0].empty_syncookie, 1);
+	rp_finish(&a);
+	rp_finish(&b);
+	assert_int_equal(a.nfinds, 4);
+	assert_int_equal(a.nfinds, b.nfinds);
+	for (i = 0; i < a.nfinds; i++) {
+		assert_string_equal(a.finds[i].code, b.finds[i].code);
+		assert_int_equal(a.finds[i].count, b.finds[i].count);
+	}
+	rp_state_free(&a);
+	rp_state_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -151,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_findings_merge),
 		cmocka_unit_test(test_listeners),
 		cmocka_unit_test(test_connects),
+		cmocka_unit_test(test_scan_same_as_jansson),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
