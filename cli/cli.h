@@ -39,6 +39,7 @@ struct rp_pct {
 };
 
 #include "connect_buckets.h"   /* the library's own connect-time buckets */
+#include "finding_text.h"      /* each finding code's own explanation */
 
 struct rp_proc {
 	long pid;
@@ -99,7 +100,15 @@ struct rp_finding {
 	long count;             /* per process: max(summary, events), summed */
 	char *msg;              /* one msg from an event carrying the code */
 	int msg_single;         /* msg came from an event with only this code */
+	const char *text;       /* the code's own explanation (finding_text.h) */
+	/* from the logged events that carry the code */
+	long logged;
+	double first_ts, last_ts;
+	double secs;            /* connect time (connect_ms) of those events, in s */
 };
+
+/* The top of the report: what to fix first, by seconds lost then count. */
+#define RP_TOP_MAX 5
 
 struct rp_state {
 	long lines, events, skipped, too_long, not_object;
@@ -108,6 +117,7 @@ struct rp_state {
 	struct rp_optdiff *diffs; size_t ndiffs, capdiffs;
 	long diffs_over;        /* differences beyond the distinct ones kept */
 	struct rp_finding *finds; size_t nfinds, capfinds;
+	size_t top[RP_TOP_MAX], ntop; /* indices into finds, ranked */
 	struct rp_connects conn;
 	json_t *counts;         /* event name -> count, over all input */
 #define RP_NAMES_MAX 32

@@ -246,6 +246,18 @@ static struct rp_listener *lst_get(struct rp_state *st, long pid, long fd, const
 
 /* ---- per event ---------------------------------------------------------------- */
 
+static struct rp_finding *finding_get(struct rp_state *st, const char *code)
+{
+	size_t i;
+
+	for (i = 0; i < st->nfinds; i++)
+		if (strcmp(st->finds[i].code, code) == 0)
+			return &st->finds[i];
+	st->finds = grow(st->finds, &st->capfinds, st->nfinds, sizeof(*st->finds));
+	st->finds[st->nfinds].code = xstrdup(code);
+	return &st->finds[st->nfinds++];
+}
+
 static int ev_long(int have, double d, long *out)
 {
 	if (!have || !isfinite(d) || d > 9.0e18 || d < -9.0e18)
@@ -254,7 +266,7 @@ static int ev_long(int have, double d, long *out)
 	return 1;
 }
 
-static void on_findings(struct rp_state *st, struct rp_proc *p, const struct rp_ev *ev)
+static void on_findings(struct rp_state *st, struct rp_proc *p, const struct rp_ev *ev, double ts)
 {
 	const char *msg = ev->msg;
 	size_t i, n = ev->nfindings_all;
@@ -263,10 +275,20 @@ static void on_findings(struct rp_state *st, struct rp_proc *p, const struct rp_
 		return;
 	for (i = 0; i < ev->nfindings; i++) {
 		const char *code = ev->findings[i];
+		struct rp_finding *f;
 
 		if (!code || !*code)
 			continue;
 		obj_add(p->finding_counts, code, 1);
+		f = finding_get(st, code);
+		f->logged++;
+		if (ts > 0 && (f->first_ts == 0 || ts < f->first_ts))
+			f->first_ts = ts;
+		if (ts > f->last_ts)
+			f->last_ts = ts;
+		if (ev->have_connect_ms && isfinite(ev->connect_ms) && ev->connect_ms > 0 &&
+		    ev->connect_ms < 1e9)
+			f->secs += ev->connect_ms / 1000.0;
 		/* Keep one msg per code, preferring an event that has only this
 		 * finding: its msg speaks about this code alone. */
 		if (msg && *msg && (!json_object_get(st->msgs, code) ||
@@ -455,7 +477,7 @@ static struct rp_proc *on_common(struct rp_state *st, const struct rp_ev *ev, lo
 	if (ts > p->last_ts)
 		p->last_ts = ts;
 	count_event(st, name ? name : "(no event name)");
-	on_findings(st, p, ev);
+	on_findings(st, p, ev, ts);
 	*pidp = pid;
 	return p;
 }
@@ -604,18 +626,6 @@ void rp_feed_line(struct rp_state *st, const char *line, size_t len)
 
 /* ---- after the last line --------------------------------------------------- */
 
-static struct rp_finding *finding_get(struct rp_state *st, const char *code)
-{
-	size_t i;
-
-	for (i = 0; i < st->nfinds; i++)
-		if (strcmp(st->finds[i].code, code) == 0)
-			return &st->finds[i];
-	st->finds = grow(st->finds, &st->capfinds, st->nfinds, sizeof(*st->finds));
-	st->finds[st->nfinds].code = xstrdup(code);
-	return &st->finds[st->nfinds++];
-}
-
 static int finding_cmp(const void *a, const void *b)
 {
 	const struct rp_finding *x = a, *y = b;
@@ -623,6 +633,37 @@ static int finding_cmp(const void *a, const void *b)
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
 	return strcmp(x->code, y->code);
+}
+
+/* Impact: seconds lost first (connect time of the flagged connects), then
+ * how often it happened. Ties keep the findings order (count, code). */
+static int worse(const struct rp_finding *a, const struct rp_finding *b)
+{
+	if (a->secs != b->secs)
+		return a->secs > b->secs;
+	return a->count > b->count;
+}
+
+static void rank_top(struct rp_state *st)
+{
+	size_t i, j;
+
+	st->ntop = 0;
+	for (i = 0; i < st->nfinds; i++) {
+		size_t at = st->ntop;
+
+		if (st->finds[i].count <= 0)
+			continue;
+		while (at > 0 && worse(&st->finds[i], &st->finds[st->top[at - 1]]))
+			at--;
+		if (at >= RP_TOP_MAX)
+			continue;
+		if (st->ntop < RP_TOP_MAX)
+			st->ntop++;
+		for (j = st->ntop - 1; j > at; j--)
+			st->top[j] = st->top[j - 1];
+		st->top[at] = i;
+	}
 }
 
 void rp_finish(struct rp_state *st)
@@ -682,6 +723,9 @@ void rp_finish(struct rp_state *st)
 		st->finds[i].msg_single = json_is_true(json_object_get(st->msg_single,
 									st->finds[i].code));
 	}
+	for (i = 0; i < st->nfinds; i++)
+		st->finds[i].text = sa_finding_text(st->finds[i].code);
 	if (st->nfinds > 1)
 		qsort(st->finds, st->nfinds, sizeof(*st->finds), finding_cmp);
+	rank_top(st);
 }

@@ -152,6 +152,33 @@ static void put_counts(FILE *out, const json_t *obj, int skip_zero)
 		fprintf(out, " (%d more at 0)", zeros);
 }
 
+/* 1 when obj has no number other than 0 (or no number at all). */
+static int all_zero(const json_t *obj)
+{
+	const char *k;
+	json_t *v;
+	void *it;
+
+	RP_OBJECT_EACH(obj, it, k, v)
+		if (json_is_number(v) && json_number_value(v) != 0)
+			return 0;
+	return 1;
+}
+
+/* The first sentence of an explanation, for the top list. */
+static void put_first_sentence(FILE *out, const char *s)
+{
+	const char *e = s ? strstr(s, ". ") : NULL;
+	char buf[400];
+	size_t n = e ? (size_t)(e - s) + 1 : (s ? strlen(s) : 0);
+
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, s ? s : "", n);
+	buf[n] = '\0';
+	put_safe(out, buf, 0);
+}
+
 /* ---- sections ---------------------------------------------------------------- */
 
 static void print_input(const struct rp_state *st, FILE *out)
@@ -223,12 +250,15 @@ static void print_proc(const struct rp_proc *p, FILE *out)
 			"or exec'd%s\n", S.dim, S.off);
 		return;
 	}
-	if (rp_pct_get(sum, "connect_ms", &pct))
+	/* Zeros are left out: a process that made no connect has no
+	 * connect line, one that never set TCP_QUICKACK no QUICKACK line. */
+	if (rp_pct_get(sum, "connect_ms", &pct) && pct.n != 0 &&
+	    (pct.n > 0 || pct.max > 0 || pct.p50 > 0))
 		put_pct(out, "connect_ms", &pct, "ms");
-	if (rp_long(sum, "syn_retrans_total", &n))
-		fprintf(out, "    %-14s %s%ld%s\n", "SYN retrans", n ? S.yellow : "", n, n ? S.off : "");
+	if (rp_long(sum, "syn_retrans_total", &n) && n)
+		fprintf(out, "    %-14s %s%ld%s\n", "SYN retrans", S.yellow, n, S.off);
 	q = json_object_get(sum, "quickack");
-	if (json_is_object(q) && json_object_size(q)) {
+	if (json_is_object(q) && !all_zero(q)) {
 		long hot = 0;
 
 		fprintf(out, "    %-14s ", "TCP_QUICKACK");
@@ -237,12 +267,20 @@ static void print_proc(const struct rp_proc *p, FILE *out)
 		put_counts(out, q, 0);
 		fprintf(out, "%s\n", hot ? S.off : "");
 	}
-	fprintf(out, "    %-14s", "lines");
-	if (rp_long(sum, "dropped", &n))
-		fprintf(out, " dropped %s%ld%s", n ? S.red : "", n, n ? S.off : "");
-	if (rp_long(sum, "suppressed", &n))
-		fprintf(out, "  suppressed (repeats counted, not logged) %ld", n);
-	fputc('\n', out);
+	{
+		long dropped = 0, supp = 0;
+		int hd = rp_long(sum, "dropped", &dropped), hs = rp_long(sum, "suppressed", &supp);
+
+		if ((hd && dropped) || (hs && supp)) {
+			fprintf(out, "    %-14s", "lines");
+			if (hd)
+				fprintf(out, " dropped %s%ld%s", dropped ? S.red : "", dropped,
+					dropped ? S.off : "");
+			if (hs)
+				fprintf(out, "  suppressed (repeats counted, not logged) %ld", supp);
+			fputc('\n', out);
+		}
+	}
 	if (rp_long(sum, "listeners_omitted", &n) && n)
 		fprintf(out, "    %-14s %ld listeners left out of the summary line\n", "listeners", n);
 	q = json_object_get(sum, "counts");
@@ -257,9 +295,9 @@ static void print_procs(const struct rp_state *st, FILE *out)
 {
 	size_t i;
 
-	heading(out, "Processes");
 	if (!st->nprocs)
-		fputs("  none\n", out);
+		return;
+	heading(out, "Processes");
 	for (i = 0; i < st->nprocs && i < MAX_ROWS; i++)
 		print_proc(&st->procs[i], out);
 	if (st->nprocs > MAX_ROWS)
@@ -374,11 +412,13 @@ static void print_listener(const struct rp_listener *l, FILE *out)
 		put_pct(out, "queue_ms", &pct, "ms (established, waiting in the accept queue)");
 	if (rp_pct_get(st, "wait_ms", &pct))
 		put_pct(out, "wait_ms", &pct, "ms (blocked in accept)");
-	if (rp_long(st, "queue_full_seen", &n)) {
-		fprintf(out, "    %-14s %s%ld%s time(s)", "queue full", n ? S.red : "", n, n ? S.off : "");
+	if (rp_long(st, "queue_full_seen", &n) && n) {
+		fprintf(out, "    %-14s %s%ld%s time(s)", "queue full", S.red, n, S.off);
 		if (rp_long(st, "peak_waiting", &n))
 			fprintf(out, ", at most %ld waiting", n);
 		fputc('\n', out);
+	} else if (rp_long(st, "peak_waiting", &n) && n) {
+		fprintf(out, "    %-14s at most %ld waiting, never full\n", "queue", n);
 	}
 	if (rp_long(st, "fd_limit", &n) && n)
 		fprintf(out, "    %-14s %s%ld accepts failed with EMFILE/ENFILE%s\n", "fd limit", S.red, n,
@@ -390,7 +430,7 @@ static void print_listener(const struct rp_listener *l, FILE *out)
 		fputc('\n', out);
 	}
 	v = json_object_get(st, "netns_counters");
-	if (json_is_object(v) && json_object_size(v)) {
+	if (json_is_object(v) && !all_zero(v)) {
 		fprintf(out, "    %-14s ", "netns deltas");
 		put_counts(out, v, 1);
 		fputc('\n', out);
@@ -412,7 +452,6 @@ static void print_listeners(const struct rp_state *st, FILE *out)
 {
 	size_t i, shown = 0, total = 0;
 
-	heading(out, "Listeners");
 	for (i = 0; i < st->nlsts; i++) {
 		const struct rp_listener *l = &st->lsts[i];
 
@@ -420,15 +459,14 @@ static void print_listeners(const struct rp_state *st, FILE *out)
 		 * socket: the option table and findings cover it. */
 		if (!l->have_listen && !l->stats && !l->accepts_logged)
 			continue;
-		total++;
+		if (!total++)
+			heading(out, "Listeners");
 		if (shown >= MAX_ROWS)
 			continue;
 		print_listener(l, out);
 		shown++;
 	}
-	if (!total)
-		fputs("  none seen (listen events appear at level info and above)\n", out);
-	else if (total > shown)
+	if (total > shown)
 		fprintf(out, "  ... %zu more listeners\n", total - shown);
 }
 
@@ -436,11 +474,9 @@ static void print_optdiffs(const struct rp_state *st, FILE *out)
 {
 	size_t i;
 
-	heading(out, "Option read-back: effective differs from requested");
-	if (!st->ndiffs) {
-		fputs("  none\n", out);
+	if (!st->ndiffs)
 		return;
-	}
+	heading(out, "Option read-back: effective differs from requested");
 	fprintf(out, "  %s", S.dim);
 	put_cell(out, "program", 16);
 	put_cell(out, "level", 12);
@@ -484,7 +520,7 @@ static const char *const bucket_note[SA_CONN_NBUCKETS] = {
 	"longer: more retransmissions or a slow peer",
 };
 
-static void print_hist(FILE *out, const long *h)
+static void print_hist(FILE *out, const long *h, const char *title)
 {
 	long max = 0;
 	int b, i, w;
@@ -492,6 +528,9 @@ static void print_hist(FILE *out, const long *h)
 	for (b = 0; b < SA_CONN_NBUCKETS; b++)
 		if (h[b] > max)
 			max = h[b];
+	if (!max)       /* an all-zero histogram says nothing */
+		return;
+	fputs(title, out);
 	for (b = 0; b < SA_CONN_NBUCKETS; b++) {
 		w = max ? (int)((h[b] * BAR_WIDTH + max - 1) / max) : 0;
 		fprintf(out, "    %-10s |%s", sa_conn_bucket_names[b], b >= 4 && h[b] ? S.red : "");
@@ -509,11 +548,11 @@ static void print_connects(const struct rp_state *st, FILE *out)
 	const struct rp_connects *c = &st->conn;
 	int b, slow = 0;
 
-	heading(out, "Connects");
-	if (!c->logged && !c->have_sum_hist && !c->have_syn_retrans_total && !c->have_sum_outcome) {
-		fputs("  none seen (connect events appear at level trace, or with findings)\n", out);
+	/* Summaries of processes that made no connect say 0 everywhere. */
+	if (!c->logged && !c->syn_retrans_total && !(c->sum_outcome[0] + c->sum_outcome[1] +
+						     c->sum_outcome[2]))
 		return;
-	}
+	heading(out, "Connects");
 	if (c->logged) {
 		fprintf(out, "  logged connect events: %ld (ok %ld", c->logged, c->ok);
 		if (c->pending)
@@ -538,13 +577,12 @@ static void print_connects(const struct rp_state *st, FILE *out)
 		fprintf(out, "  SYN retransmissions, all processes (summaries): %ld\n",
 			c->syn_retrans_total);
 	if (c->have_sum_hist) {
-		fputs("  connect time, every connect (from the summaries):\n", out);
-		print_hist(out, c->sum_hist);
+		print_hist(out, c->sum_hist, "  connect time, every connect (from the summaries):\n");
 		for (b = 4; b < SA_CONN_NBUCKETS; b++)
 			slow += c->sum_hist[b] > 0;
 	} else if (c->logged) {
-		fputs("  connect time, logged connects only (trace level logs them all):\n", out);
-		print_hist(out, c->hist);
+		print_hist(out, c->hist,
+			   "  connect time, logged connects only (trace level logs them all):\n");
 		for (b = 4; b < SA_CONN_NBUCKETS; b++)
 			slow += c->hist[b] > 0;
 	}
@@ -554,24 +592,88 @@ static void print_connects(const struct rp_state *st, FILE *out)
 			"(backlog, queue_full) and ListenOverflows.%s\n", S.yellow, S.off);
 }
 
+static void put_span(FILE *out, const struct rp_finding *f)
+{
+	if (f->first_ts <= 0)
+		return;
+	fputs(", ", out);
+	put_time(out, f->first_ts);
+	if (f->last_ts > f->first_ts) {
+		fputs("-", out);
+		put_time(out, f->last_ts);
+	}
+	fputs(" UTC", out);
+}
+
 static void print_findings(const struct rp_state *st, FILE *out)
 {
 	size_t i;
 
-	heading(out, "Findings");
-	if (!st->nfinds) {
-		fputs("  none\n", out);
+	if (!st->nfinds)
 		return;
-	}
-	for (i = 0; i < st->nfinds; i++) {
+	heading(out, "Findings");
+	for (i = 0; i < st->nfinds && i < MAX_ROWS; i++) {
 		const struct rp_finding *f = &st->finds[i];
 
 		fprintf(out, "  %s%6ld  ", S.red, f->count);
 		put_safe(out, f->code, 60);
 		fprintf(out, "%s\n", S.off);
-		if (f->msg) {
+		if (f->logged) {
+			fprintf(out, "          %s%ld logged", S.dim, f->logged);
+			if (f->secs > 0)
+				fprintf(out, ", %.1f s in those connects", f->secs);
+			put_span(out, f);
+			fprintf(out, "%s\n", S.off);
+		}
+		if (f->text) {
+			fputs("          ", out);
+			put_safe(out, f->text, 0);
+			fputc('\n', out);
+		}
+		/* A line's msg speaks for all of its findings: quote it only
+		 * when this code was the line's only finding. */
+		if (f->msg && f->msg_single) {
+			fputs("          e.g. ", out);
+			put_safe(out, f->msg, 0);
+			fputc('\n', out);
+		} else if (f->msg && !f->text) {
 			fputs("          ", out);
 			put_safe(out, f->msg, 0);
+			fputc('\n', out);
+		}
+	}
+	if (st->nfinds > MAX_ROWS)
+		fprintf(out, "  ... %zu more finding codes\n", st->nfinds - MAX_ROWS);
+}
+
+/* What to fix first, in a few lines: the findings ranked by the seconds
+ * they cost, then by count (rp_finish ranks them). */
+static void print_top(const struct rp_state *st, FILE *out)
+{
+	size_t i;
+
+	heading(out, "Fix first");
+	if (!st->events) {
+		fputs("  nothing to report: the input has no libsockaudit JSON lines\n", out);
+		return;
+	}
+	if (!st->ntop) {
+		fprintf(out, "  nothing flagged: no finding in %ld events\n", st->events);
+		return;
+	}
+	for (i = 0; i < st->ntop; i++) {
+		const struct rp_finding *f = &st->finds[st->top[i]];
+
+		fprintf(out, "  %zu. %s", i + 1, S.bold);
+		put_safe(out, f->code, 60);
+		fprintf(out, "%s: %ld time(s)", S.off, f->count);
+		if (f->secs > 0)
+			fprintf(out, ", %.1f s spent in the connects it flagged", f->secs);
+		put_span(out, f);
+		fputc('\n', out);
+		if (f->text) {
+			fputs("     ", out);
+			put_first_sentence(out, f->text);
 			fputc('\n', out);
 		}
 	}
@@ -584,8 +686,12 @@ static void print_netns(const struct rp_state *st, FILE *out)
 	for (i = 0; i < st->nprocs; i++) {
 		const json_t *n = json_object_get(st->procs[i].summary, "netns_counters");
 
-		if (!json_is_object(n))
+		if (!json_is_object(n) || all_zero(n))
 			continue;
+		if (any >= MAX_ROWS) {
+			any++;
+			continue;
+		}
 		if (!any++)
 			heading(out, "Network namespace TCP counters (namespace-wide deltas while each "
 				"process ran, not only its own traffic)");
@@ -595,12 +701,16 @@ static void print_netns(const struct rp_state *st, FILE *out)
 		put_counts(out, n, 1);
 		fputc('\n', out);
 	}
+	if (any > MAX_ROWS)
+		fprintf(out, "  ... %zu more processes with counters (processes whose counters "
+			"were all 0 are left out)\n", any - MAX_ROWS);
 }
 
 void rp_print(const struct rp_state *st, FILE *out, int colour)
 {
 	style_set(colour);
 	print_input(st, out);
+	print_top(st, out);
 	print_procs(st, out);
 	print_listeners(st, out);
 	print_optdiffs(st, out);

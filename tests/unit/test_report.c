@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -206,6 +207,135 @@ static void test_scan_same_as_jansson(void **unused)
 	rp_state_free(&b);
 }
 
+/* The whole text report of st, as a string the test frees. */
+static char *print_all(struct rp_state *st)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	rp_finish(st);
+	rp_print(st, f, 0);
+	fclose(f);
+	return buf;
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay++;
+	}
+	return n;
+}
+
+/* A line carrying two findings: each code is explained by its own text,
+ * and the joined msg is not quoted as either one's example. */
+static void test_explanation_own(void **unused)
+{
+	struct rp_state st;
+	char *r;
+
+	rp_state_init(&st);
+	feed(&st, "{\"ts\":1700000000,\"event\":\"connect\",\"pid\":1,\"comm\":\"c\",\"ret\":0,"
+		  "\"connect_ms\":2040,\"syn_retrans\":2,\"findings\":[\"syn_retransmitted\",\"slow_connect\"],"
+		  "\"msg\":\"JOINED-SYN-SENTENCE. JOINED-SLOW-SENTENCE.\"}");
+	r = print_all(&st);
+	assert_null(strstr(r, "JOINED-SYN-SENTENCE"));
+	assert_non_null(strstr(r, sa_finding_text("slow_connect")));
+	assert_non_null(strstr(r, sa_finding_text("syn_retransmitted")));
+	free(r);
+	rp_state_free(&st);
+	/* alone on its line, the msg is that finding's evidence */
+	rp_state_init(&st);
+	feed(&st, "{\"ts\":1700000000,\"event\":\"listen\",\"pid\":1,\"fd\":3,\"findings\":[\"backlog_clamped\"],"
+		  "\"msg\":\"listen(511) was clamped to 128.\"}");
+	r = print_all(&st);
+	assert_non_null(strstr(r, "e.g. listen(511) was clamped to 128."));
+	free(r);
+	rp_state_free(&st);
+}
+
+/* The top ranks by seconds lost before counts. */
+static void test_top_ranked(void **unused)
+{
+	struct rp_state st;
+	char *r, *a, *b;
+	int i;
+
+	rp_state_init(&st);
+	for (i = 0; i < 10; i++)
+		feed(&st, "{\"ts\":1700000000,\"event\":\"setsockopt\",\"pid\":1,\"ret\":0,"
+			  "\"findings\":[\"option_adjusted\"]}");
+	feed(&st, "{\"ts\":1700000001,\"event\":\"connect\",\"pid\":1,\"ret\":0,\"connect_ms\":3070,"
+		  "\"findings\":[\"syn_retransmitted\"]}");
+	r = print_all(&st);
+	assert_int_equal(st.ntop, 2);
+	assert_string_equal(st.finds[st.top[0]].code, "syn_retransmitted");
+	a = strstr(r, "1. syn_retransmitted: 1 time(s), 3.1 s");
+	b = strstr(r, "2. option_adjusted: 10 time(s)");
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_true(a < b);
+	assert_true(strstr(r, "== Fix first") < strstr(r, "== Processes"));
+	free(r);
+	rp_state_free(&st);
+}
+
+/* No empty section, no all-zero histogram or counter line. */
+static void test_no_empty_sections(void **unused)
+{
+	struct rp_state st;
+	char *r;
+
+	rp_state_init(&st);
+	feed(&st, "{\"ts\":1700000000,\"event\":\"init\",\"pid\":1,\"comm\":\"x\",\"level\":\"info\"}");
+	feed(&st, "{\"ts\":1700000001,\"event\":\"summary\",\"pid\":1,\"comm\":\"x\",\"connects\":"
+		  "{\"ok\":0,\"failed\":0,\"abandoned\":0},\"syn_retrans_total\":0,\"connect_hist\":"
+		  "{\"<10ms\":0,\"1-1.5s\":0},\"netns_counters\":{\"ListenOverflows\":0},\"quickack\":"
+		  "{\"sets\":0},\"dropped\":0,\"suppressed\":0,\"connect_ms\":{\"p50\":0,\"max\":0,\"n\":0}}");
+	r = print_all(&st);
+	assert_null(strstr(r, "== Connects"));
+	assert_null(strstr(r, "== Findings"));
+	assert_null(strstr(r, "== Option read-back"));
+	assert_null(strstr(r, "== Listeners"));
+	assert_null(strstr(r, "== Network namespace"));
+	assert_null(strstr(r, "all 0"));
+	assert_null(strstr(r, "none"));
+	assert_null(strstr(r, "|"));
+	assert_null(strstr(r, "TCP_QUICKACK"));
+	assert_null(strstr(r, "connect_ms"));
+	assert_non_null(strstr(r, "nothing flagged"));
+	free(r);
+	rp_state_free(&st);
+}
+
+/* The namespace-counters section is capped like Processes and leaves out
+ * processes whose counters were all 0. */
+static void test_netns_capped(void **unused)
+{
+	struct rp_state st;
+	char line[256], *r;
+	int i;
+
+	rp_state_init(&st);
+	for (i = 0; i < 2000; i++) {
+		snprintf(line, sizeof(line), "{\"event\":\"summary\",\"pid\":%d,\"comm\":\"w\","
+			 "\"netns_counters\":{\"ListenOverflows\":%d}}", 1000 + i, i < 100 ? 3 : 0);
+		feed(&st, line);
+	}
+	r = print_all(&st);
+	assert_non_null(strstr(r, "== Network namespace"));
+	assert_int_equal(count_of(r, ": ListenOverflows 3"), 60);
+	assert_non_null(strstr(r, "... 40 more processes with counters"));
+	assert_null(strstr(r, ": all 0"));
+	free(r);
+	rp_state_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +345,10 @@ int main(void)
 		cmocka_unit_test(test_listeners),
 		cmocka_unit_test(test_connects),
 		cmocka_unit_test(test_scan_same_as_jansson),
+		cmocka_unit_test(test_explanation_own),
+		cmocka_unit_test(test_top_ranked),
+		cmocka_unit_test(test_no_empty_sections),
+		cmocka_unit_test(test_netns_capped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
