@@ -21,60 +21,9 @@
 #define RP_DIFFS_MAX 2000
 
 
-/* ---- typed getters ------------------------------------------------------ */
-
-int rp_num(const json_t *o, const char *key, double *out)
-{
-	json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
-	double d;
-
-	if (!json_is_number(v))
-		return 0;
-	d = json_number_value(v);
-	if (!isfinite(d))
-		return 0;
-	*out = d;
-	return 1;
-}
-
-int rp_long(const json_t *o, const char *key, long *out)
-{
-	double d;
-
-	if (!rp_num(o, key, &d) || d > 9.0e18 || d < -9.0e18)
-		return 0;
-	*out = (long)d;
-	return 1;
-}
-
-const char *rp_str(const json_t *o, const char *key)
-{
-	json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-int rp_pct_get(const json_t *o, const char *key, struct rp_pct *p)
-{
-	json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
-	int n = 0;
-
-	memset(p, 0, sizeof(*p));
-	if (!json_is_object(v))
-		return 0;
-	n += rp_num(v, "p50", &p->p50);
-	n += rp_num(v, "p95", &p->p95);
-	n += rp_num(v, "p99", &p->p99);
-	n += rp_num(v, "max", &p->max);
-	if (!rp_num(v, "n", &p->n))
-		p->n = -1;
-	p->have = n > 0;
-	return p->have;
-}
-
 /* ---- growable arrays ------------------------------------------------------ */
 
-static void *grow(void *arr, size_t *cap, size_t n, size_t size)
+void *rp_grow(void *arr, size_t *cap, size_t n, size_t size)
 {
 	void *p;
 	size_t ncap;
@@ -92,7 +41,7 @@ static void *grow(void *arr, size_t *cap, size_t n, size_t size)
 	return p;
 }
 
-static char *xstrdup(const char *s)
+char *rp_xstrdup(const char *s)
 {
 	char *p = strdup(s ? s : "");
 
@@ -103,7 +52,7 @@ static char *xstrdup(const char *s)
 	return p;
 }
 
-static void obj_add(json_t *obj, const char *key, long n)
+void rp_obj_add(json_t *obj, const char *key, long n)
 {
 	json_t *v = json_object_get(obj, key);
 	long cur = json_is_integer(v) ? (long)json_integer_value(v) : 0;
@@ -124,7 +73,7 @@ static void count_event(struct rp_state *st, const char *name)
 			json_integer_set(st->name_vals[i], json_integer_value(st->name_vals[i]) + 1);
 			return;
 		}
-	obj_add(st->counts, name, 1);
+	rp_obj_add(st->counts, name, 1);
 	v = json_object_get(st->counts, name);
 	if (st->nnames < RP_NAMES_MAX && strlen(name) < sizeof(st->names[0])) {
 		strcpy(st->names[st->nnames], name);
@@ -154,7 +103,9 @@ void rp_state_free(struct rp_state *st)
 		json_decref(st->procs[i].summary);
 		json_decref(st->procs[i].finding_counts);
 	}
+	rp_model_free(st);
 	for (i = 0; i < st->nlsts; i++) {
+		free(st->lsts[i].series);
 		free(st->lsts[i].comm);
 		free(st->lsts[i].local);
 		json_decref(st->lsts[i].stats);
@@ -199,18 +150,18 @@ static struct rp_proc *proc_get(struct rp_state *st, long pid, const char *comm)
 			p = &st->procs[i];
 			goto found;
 		}
-	st->procs = grow(st->procs, &st->capprocs, st->nprocs, sizeof(*st->procs));
+	st->procs = rp_grow(st->procs, &st->capprocs, st->nprocs, sizeof(*st->procs));
 	last = st->nprocs;
 	p = &st->procs[st->nprocs++];
 	p->pid = pid;
-	p->comm = xstrdup(comm ? comm : "?");
+	p->comm = rp_xstrdup(comm ? comm : "?");
 	p->finding_counts = json_object();
 	return p;
 found:
 	/* After exec the same pid carries a new comm: keep the latest. */
 	if (comm && strcmp(p->comm, comm) != 0) {
 		free(p->comm);
-		p->comm = xstrdup(comm);
+		p->comm = rp_xstrdup(comm);
 	}
 	return p;
 }
@@ -231,32 +182,20 @@ static struct rp_listener *lst_get(struct rp_state *st, long pid, long fd, const
 			break;
 		if (local && (!l->local || !*l->local)) {
 			free(l->local);
-			l->local = xstrdup(local);
+			l->local = rp_xstrdup(local);
 		}
 		return l;
 	}
-	st->lsts = grow(st->lsts, &st->caplsts, st->nlsts, sizeof(*st->lsts));
+	st->lsts = rp_grow(st->lsts, &st->caplsts, st->nlsts, sizeof(*st->lsts));
 	l = &st->lsts[st->nlsts++];
 	l->pid = pid;
 	l->fd = fd;
-	l->comm = xstrdup(comm ? comm : "?");
-	l->local = local ? xstrdup(local) : NULL;
+	l->comm = rp_xstrdup(comm ? comm : "?");
+	l->local = local ? rp_xstrdup(local) : NULL;
 	return l;
 }
 
 /* ---- per event ---------------------------------------------------------------- */
-
-static struct rp_finding *finding_get(struct rp_state *st, const char *code)
-{
-	size_t i;
-
-	for (i = 0; i < st->nfinds; i++)
-		if (strcmp(st->finds[i].code, code) == 0)
-			return &st->finds[i];
-	st->finds = grow(st->finds, &st->capfinds, st->nfinds, sizeof(*st->finds));
-	st->finds[st->nfinds].code = xstrdup(code);
-	return &st->finds[st->nfinds++];
-}
 
 static int ev_long(int have, double d, long *out)
 {
@@ -279,8 +218,8 @@ static void on_findings(struct rp_state *st, struct rp_proc *p, const struct rp_
 
 		if (!code || !*code)
 			continue;
-		obj_add(p->finding_counts, code, 1);
-		f = finding_get(st, code);
+		rp_obj_add(p->finding_counts, code, 1);
+		f = rp_finding_get(st, code);
 		f->logged++;
 		if (ts > 0 && (f->first_ts == 0 || ts < f->first_ts))
 			f->first_ts = ts;
@@ -355,6 +294,8 @@ static void on_setsockopt(struct rp_state *st, json_t *ev, long pid, const char 
 			l->have_defer_eff = 1;
 		}
 	}
+	if (ret == 0)
+		rp_model_option(st, ev);
 	/* A failed call has nothing to read back; absent fields are not a difference. */
 	if (ret != 0 || !req || !eff || json_equal(req, eff))
 		return;
@@ -371,11 +312,11 @@ static void on_setsockopt(struct rp_state *st, json_t *ev, long pid, const char 
 		st->diffs_over++;
 		return;
 	}
-	st->diffs = grow(st->diffs, &st->capdiffs, st->ndiffs, sizeof(*st->diffs));
+	st->diffs = rp_grow(st->diffs, &st->capdiffs, st->ndiffs, sizeof(*st->diffs));
 	d = &st->diffs[st->ndiffs++];
-	d->comm = xstrdup(comm ? comm : "?");
-	d->sol = xstrdup(sol ? sol : "?");
-	d->opt = xstrdup(opt ? opt : "?");
+	d->comm = rp_xstrdup(comm ? comm : "?");
+	d->sol = rp_xstrdup(sol ? sol : "?");
+	d->opt = rp_xstrdup(opt ? opt : "?");
 	d->requested = json_incref(req);
 	d->effective = json_incref(eff);
 	d->findings = json_is_array(json_object_get(ev, "findings")) ?
@@ -421,7 +362,7 @@ static void on_connect(struct rp_state *st, const struct rp_ev *ev)
 		c->pending++;
 	} else {
 		c->failed++;
-		obj_add(c->by_errno, err ? err : "failed", 1);
+		rp_obj_add(c->by_errno, err ? err : "failed", 1);
 	}
 	if (ev->have_connect_ms && ms >= 0) {
 		c->hist[sa_conn_bucket(ms)]++;
@@ -430,6 +371,7 @@ static void on_connect(struct rp_state *st, const struct rp_ev *ev)
 	}
 	if (ev_long(ev->have_syn_retrans, ev->syn_retrans, &retr) && retr >= 0)
 		c->syn_retrans[retr > 4 ? 4 : retr]++;
+	rp_model_connect(st, ev);
 }
 
 /* A listener_stats-shaped object, from its own line or a summary's list.
@@ -446,6 +388,8 @@ static void on_listener_stats(struct rp_state *st, json_t *obj, long pid, const 
 	if (!rp_long(obj, "listen_fd", &fd) && !rp_long(obj, "fd", &fd) && !rp_str(obj, "local"))
 		return;
 	l = lst_get(st, pid, fd, comm, rp_str(obj, "local"));
+	if (!from_summary)
+		rp_model_stats(l, obj, ts);
 	if (from_summary && l->stats && !l->stats_from_summary)
 		return;
 	/* The latest line holds the running totals. */
@@ -477,6 +421,8 @@ static struct rp_proc *on_common(struct rp_state *st, const struct rp_ev *ev, lo
 	if (ts > p->last_ts)
 		p->last_ts = ts;
 	count_event(st, name ? name : "(no event name)");
+	if (ev->have_schema && isfinite(ev->schema) && ev->schema > st->schema_max)
+		st->schema_max = ev->schema;
 	on_findings(st, p, ev, ts);
 	*pidp = pid;
 	return p;
@@ -495,6 +441,8 @@ static void ev_from_json(json_t *o, struct rp_ev *ev)
 	ev->msg = rp_str(o, "msg");
 	ev->err = rp_str(o, "errno");
 	ev->outcome = rp_str(o, "outcome");
+	ev->peer = rp_str(o, "peer");
+	ev->have_schema = rp_num(o, "schema", &ev->schema);
 	ev->have_pid = rp_num(o, "pid", &ev->pid);
 	ev->have_ts = rp_num(o, "ts", &ev->ts);
 	ev->have_listen_fd = rp_num(o, "listen_fd", &ev->listen_fd);
@@ -557,7 +505,7 @@ static void on_event(struct rp_state *st, json_t *o)
 		const char *msg = rp_str(o, "msg");
 
 		if (msg && json_object_size(st->warnings) < 20)
-			obj_add(st->warnings, msg, 1);
+			rp_obj_add(st->warnings, msg, 1);
 	} else if (strcmp(name, "listener_stats") == 0) {
 		on_listener_stats(st, o, pid, comm, ts, 0);
 	}
@@ -624,108 +572,3 @@ void rp_feed_line(struct rp_state *st, const char *line, size_t len)
 	json_decref(ev);
 }
 
-/* ---- after the last line --------------------------------------------------- */
-
-static int finding_cmp(const void *a, const void *b)
-{
-	const struct rp_finding *x = a, *y = b;
-
-	if (x->count != y->count)
-		return x->count < y->count ? 1 : -1;
-	return strcmp(x->code, y->code);
-}
-
-/* Impact: seconds lost first (connect time of the flagged connects), then
- * how often it happened. Ties keep the findings order (count, code). */
-static int worse(const struct rp_finding *a, const struct rp_finding *b)
-{
-	if (a->secs != b->secs)
-		return a->secs > b->secs;
-	return a->count > b->count;
-}
-
-static void rank_top(struct rp_state *st)
-{
-	size_t i, j;
-
-	st->ntop = 0;
-	for (i = 0; i < st->nfinds; i++) {
-		size_t at = st->ntop;
-
-		if (st->finds[i].count <= 0)
-			continue;
-		while (at > 0 && worse(&st->finds[i], &st->finds[st->top[at - 1]]))
-			at--;
-		if (at >= RP_TOP_MAX)
-			continue;
-		if (st->ntop < RP_TOP_MAX)
-			st->ntop++;
-		for (j = st->ntop - 1; j > at; j--)
-			st->top[j] = st->top[j - 1];
-		st->top[at] = i;
-	}
-}
-
-void rp_finish(struct rp_state *st)
-{
-	size_t i;
-	int b;
-
-	for (i = 0; i < st->nprocs; i++) {
-		struct rp_proc *p = &st->procs[i];
-		json_t *sumf = json_object_get(p->summary, "findings");
-		json_t *hist = json_object_get(p->summary, "connect_hist");
-		const char *code;
-		json_t *v;
-		void *it;
-		long n;
-
-		/* The summary counts every finding, logged or suppressed; events
-		 * are all we have for a process that died without one. Take the
-		 * larger so neither source undercounts. */
-		RP_OBJECT_EACH(p->finding_counts, it, code, v)
-			finding_get(st, code)->count += (long)json_integer_value(v);
-		RP_OBJECT_EACH(sumf, it, code, v) {
-			long seen = 0;
-
-			if (!json_is_number(v))
-				continue;
-			rp_long(p->finding_counts, code, &seen);
-			n = (long)json_number_value(v);
-			if (n > seen)
-				finding_get(st, code)->count += n - seen;
-		}
-		for (b = 0; json_is_object(hist) && b < SA_CONN_NBUCKETS; b++) {
-			if (!json_object_get(hist, sa_conn_bucket_names[b]))
-				continue;
-			st->conn.have_sum_hist = 1;
-			if (rp_long(hist, sa_conn_bucket_names[b], &n) && n > 0)
-				st->conn.sum_hist[b] += n;
-		}
-		for (b = 0; b < 3; b++) {
-			static const char *const key[3] = { "ok", "failed", "abandoned" };
-
-			if (rp_long(json_object_get(p->summary, "connects"), key[b], &n)) {
-				st->conn.sum_outcome[b] += n;
-				st->conn.have_sum_outcome = 1;
-			}
-		}
-		if (rp_long(p->summary, "syn_retrans_total", &n)) {
-			st->conn.syn_retrans_total += n;
-			st->conn.have_syn_retrans_total = 1;
-		}
-	}
-	for (i = 0; i < st->nfinds; i++) {
-		const char *msg = rp_str(st->msgs, st->finds[i].code);
-
-		if (msg)
-			st->finds[i].msg = xstrdup(msg);
-		st->finds[i].msg_single = json_is_true(json_object_get(st->msg_single,
-									st->finds[i].code));
-	}
-	for (i = 0; i < st->nfinds; i++)
-		st->finds[i].text = sa_finding_text(st->finds[i].code);
-	if (st->nfinds > 1)
-		qsort(st->finds, st->nfinds, sizeof(*st->finds), finding_cmp);
-	rank_top(st);
-}

@@ -79,9 +79,11 @@ static void read_stream(struct rp_state *st, FILE *f)
 
 static void report_usage(FILE *out)
 {
-	fputs("usage: sockaudit report [--color=auto|always|never] [FILE...]\n"
+	fputs("usage: sockaudit report [--color=auto|always|never] [--html OUT.html] [FILE...]\n"
 	      "Reads libsockaudit JSON lines (standard input when no FILE, or '-')\n"
-	      "and prints a report for people. Lines that are not JSON are counted and skipped.\n",
+	      "and prints a report for people. Lines that are not JSON are counted and skipped.\n"
+	      "--html OUT.html writes the same report as one self-contained page instead\n"
+	      "(OUT '-' is standard output).\n",
 	      out);
 }
 
@@ -89,6 +91,8 @@ int cli_report(int argc, char **argv)
 {
 	struct rp_state st;
 	int i, colour = -1, files = 0, status = 0, opts_done = 0;
+	const char *html = NULL;
+	FILE *hf = NULL;
 
 	/* Options first, so a missing file is reported before any output. */
 	for (i = 1; i < argc; i++) {
@@ -96,6 +100,18 @@ int cli_report(int argc, char **argv)
 
 		if (opts_done || a[0] != '-' || strcmp(a, "-") == 0) {
 			files++;
+			continue;
+		}
+		if (strcmp(a, "--html") == 0) {
+			if (i + 1 >= argc) {
+				fputs("sockaudit report: --html needs a file name (OUT.html)\n", stderr);
+				return 2;
+			}
+			html = argv[++i];
+			continue;
+		}
+		if (strncmp(a, "--html=", 7) == 0) {
+			html = a + 7;
 			continue;
 		}
 		if (strcmp(a, "--") == 0) {
@@ -128,6 +144,7 @@ int cli_report(int argc, char **argv)
 
 		if (!opts_done && a[0] == '-' && strcmp(a, "-") != 0) {
 			opts_done = strcmp(a, "--") == 0;
+			i += strcmp(a, "--html") == 0;
 			continue;
 		}
 		if (strcmp(a, "-") == 0) {
@@ -148,6 +165,24 @@ int cli_report(int argc, char **argv)
 		fclose(f);
 	}
 	rp_finish(&st);
+	if (html) {
+		/* The page goes to OUT; the text report is not printed then. */
+		hf = strcmp(html, "-") == 0 ? stdout : fopen(html, "w");
+		if (!hf) {
+			fprintf(stderr, "sockaudit report: %s: %s\n", html, strerror(errno));
+			rp_state_free(&st);
+			return 1;
+		}
+		rp_html(&st, hf);
+		if (hf != stdout && fclose(hf) != 0) {
+			fprintf(stderr, "sockaudit report: %s: write error\n", html);
+			status = 1;
+		}
+		rp_state_free(&st);
+		if (fflush(stdout) != 0)
+			status = 1;
+		return status;
+	}
 	rp_print(&st, stdout, colour);
 	rp_state_free(&st);
 	if (fflush(stdout) != 0)

@@ -225,6 +225,8 @@ static int member(struct scan *s, const char *k)
 	else if (strcmp(k, "msg") == 0) sp = &ev->msg;
 	else if (strcmp(k, "errno") == 0) sp = &ev->err;
 	else if (strcmp(k, "outcome") == 0) sp = &ev->outcome;
+	else if (strcmp(k, "peer") == 0) sp = &ev->peer;
+	else if (strcmp(k, "schema") == 0) { dp = &ev->schema; hp = &ev->have_schema; }
 	else if (strcmp(k, "pid") == 0) { dp = &ev->pid; hp = &ev->have_pid; }
 	else if (strcmp(k, "ts") == 0) { dp = &ev->ts; hp = &ev->have_ts; }
 	else if (strcmp(k, "listen_fd") == 0) { dp = &ev->listen_fd; hp = &ev->have_listen_fd; }
