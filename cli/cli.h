@@ -59,9 +59,11 @@ struct rp_point {
 };
 #define RP_SERIES_MAX 240
 
-/* Connect times per peer on a log scale: bucket 0 is under 0.1 ms, bucket
- * i (1..24) is [0.1 * 10^((i-1)/4), 0.1 * 10^(i/4)) ms, the last 100 s+. */
-#define RP_LOGB 26
+/* Connect times per peer on a log scale, 10 buckets a decade (fine enough
+ * that connects of 1, 2 and 3 s fall in different buckets): bucket 0 is
+ * under 0.1 ms, bucket i (1..60) is [0.1 * 10^((i-1)/10), 0.1 * 10^(i/10))
+ * ms, the last 100 s and more. */
+#define RP_LOGB 62
 #define RP_PEERS_MAX 24
 #define RP_RETR_MAX 8            /* syn_retrans 0..6, 7 = 7 or more */
 struct rp_peer {

@@ -189,13 +189,13 @@ int rp_logb(double ms)
 
 	if (!(ms >= 0.1))
 		return 0;
-	b = 1 + (int)floor(4.0 * log10(ms / 0.1) + 1e-9);
+	b = 1 + (int)floor(10.0 * log10(ms / 0.1) + 1e-9);
 	return b < 1 ? 1 : b > RP_LOGB - 1 ? RP_LOGB - 1 : b;
 }
 
 double rp_logb_lo(int b)
 {
-	return b <= 0 ? 0 : 0.1 * pow(10.0, (b - 1) / 4.0);
+	return b <= 0 ? 0 : 0.1 * pow(10.0, (b - 1) / 10.0);
 }
 
 static struct rp_peer *peer_get(struct rp_state *st, const char *peer)

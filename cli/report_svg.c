@@ -63,7 +63,7 @@ static void series_chart(FILE *out, const char *title, const struct rp_listener 
 	if (cap > 0) {
 		fprintf(out, "<line class=cap x1=%d y1=%.1f x2=%d y2=%.1f />", L, ypos(cap, max), W - 10,
 			ypos(cap, max));
-		fprintf(out, "<text x=%d y=%.1f text-anchor=end>capacity ", W - 12, ypos(cap, max) - 3);
+		fprintf(out, "<text x=%d y=%.1f text-anchor=end>capacity ", W - 12, ypos(cap, max) + 13);
 		h_num(out, cap);
 		fputs("</text>", out);
 	}
@@ -253,15 +253,16 @@ static void peer_panel(const struct rp_peer *p, const double *sched, int nsched,
 		fprintf(out, "<svg role=img aria-label=\"connect times, log scale\" viewBox=\"0 0 %d %d\" "
 			"width=%d height=%d>", W, H + 14, W, H + 14);
 		fprintf(out, "<line class=axis x1=%d y1=%d x2=%d y2=%d />", L, H - B, W - 10, H - B);
-		fprintf(out, "<text x=%d y=14 text-anchor=end>%ld</text><text x=4 y=%d>connects</text>",
-			L - 4, max, H / 2);
+		fprintf(out, "<text x=%d y=%.1f text-anchor=end>%ld</text><text x=4 y=%d>connects</text>",
+			L - 4, ypos(max, max / 0.7) + 4, max, H / 2);
 		for (k = 0; k < 7; k++)
 			fprintf(out, "<text x=%.1f y=%d text-anchor=middle>%s</text>", lx(ticks[k]),
 				H - B + 14, tick_names[k]);
 		for (b = 0; b < RP_LOGB; b++) {
 			double x0 = lx(b ? rp_logb_lo(b) : 0.05), x1 = lx(b + 1 < RP_LOGB ?
 								   rp_logb_lo(b + 1) : 200000);
-			double y = ypos((double)p->hist[b], (double)max);
+			/* The tallest bar stops at 70%: the marks' labels sit above. */
+			double y = ypos((double)p->hist[b], max / 0.7);
 
 			if (!p->hist[b])
 				continue;
@@ -274,9 +275,9 @@ static void peer_panel(const struct rp_peer *p, const double *sched, int nsched,
 			double x = lx(sched[k - 1] * 1000.0);
 			long c = k < RP_RETR_MAX - 1 ? p->retr[k] : 0;
 
-			fprintf(out, "<g class=synmark data-k=%d data-n=%ld><line class=syn x1=%.1f y1=8 "
-				"x2=%.1f y2=%d /><text x=%.1f y=%d>", k, c, x, x, H - B, x + 3,
-				12 + 12 * ((k - 1) % 3));
+			fprintf(out, "<g class=synmark data-k=%d data-n=%ld><line class=syn x1=%.1f y1=%d "
+				"x2=%.1f y2=%d /><text x=%.1f y=%d>", k, c, x, 4 + 12 * ((k - 1) % 3), x,
+				H - B, x + 3, 12 + 12 * ((k - 1) % 3));
 			h_num(out, sched[k - 1]);
 			fprintf(out, " s: %d SYN retr., %ld</text></g>", k, c);
 		}

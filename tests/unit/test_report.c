@@ -336,6 +336,36 @@ static void test_netns_capped(void **unused)
 	rp_state_free(&st);
 }
 
+/* The page's log-scale buckets keep 1, 2 and 3 s connects apart, and the
+ * SYN schedule follows the init line's tcp_syn_linear_timeouts. */
+static void test_logb_and_schedule(void **unused)
+{
+	struct rp_state st;
+	double t[6];
+	long lin = -1;
+
+	assert_int_equal(rp_logb(0.05), 0);
+	assert_int_equal(rp_logb(0.1), 1);
+	assert_int_equal(rp_logb(99999), RP_LOGB - 2);
+	assert_int_equal(rp_logb(1e6), RP_LOGB - 1);
+	assert_true(rp_logb(1011) != rp_logb(2040));
+	assert_true(rp_logb(2040) != rp_logb(3070));
+	assert_true(rp_logb_lo(rp_logb(2040)) <= 2040 && rp_logb_lo(rp_logb(2040) + 1) > 2040);
+	rp_state_init(&st);
+	assert_int_equal(rp_syn_schedule(&st, t, 6, &lin), 0);     /* no init line */
+	feed(&st, "{\"event\":\"init\",\"pid\":1,\"kernel\":\"6.18\",\"tcp_syn_linear_timeouts\":4}");
+	assert_int_equal(rp_syn_schedule(&st, t, 6, &lin), 6);
+	assert_int_equal(lin, 4);
+	assert_true(t[0] == 1 && t[1] == 2 && t[2] == 3 && t[3] == 4 && t[4] == 6 && t[5] == 10);
+	rp_state_free(&st);
+	rp_state_init(&st);
+	feed(&st, "{\"event\":\"init\",\"pid\":1,\"kernel\":\"5.10\"}");  /* before 6.5 */
+	assert_int_equal(rp_syn_schedule(&st, t, 4, &lin), 4);
+	assert_int_equal(lin, 0);
+	assert_true(t[0] == 1 && t[1] == 3 && t[2] == 7 && t[3] == 15);
+	rp_state_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_top_ranked),
 		cmocka_unit_test(test_no_empty_sections),
 		cmocka_unit_test(test_netns_capped),
+		cmocka_unit_test(test_logb_and_schedule),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
