@@ -221,6 +221,7 @@ char *rp_xstrdup(const char *s);
 void rp_obj_add(json_t *obj, const char *key, long n);
 /* report_model.c */
 struct rp_finding *rp_finding_get(struct rp_state *st, const char *code);
+void rp_count_event(struct rp_state *st, const char *name);
 void rp_model_connect(struct rp_state *st, const struct rp_ev *ev);
 void rp_model_stats(struct rp_listener *l, const json_t *obj, double ts);
 void rp_model_option(struct rp_state *st, const json_t *ev);

@@ -60,79 +60,6 @@ void rp_obj_add(json_t *obj, const char *key, long n)
 	json_object_set_new(obj, key, json_integer(cur + n));
 }
 
-/* The event-name counts, one per line: a few names, so each name's
- * integer in st->counts is kept at hand instead of looked up (the object
- * keeps its order, which the report prints in). */
-static void count_event(struct rp_state *st, const char *name)
-{
-	json_t *v;
-	size_t i;
-
-	for (i = 0; i < st->nnames; i++)
-		if (strcmp(st->names[i], name) == 0) {
-			json_integer_set(st->name_vals[i], json_integer_value(st->name_vals[i]) + 1);
-			return;
-		}
-	rp_obj_add(st->counts, name, 1);
-	v = json_object_get(st->counts, name);
-	if (st->nnames < RP_NAMES_MAX && strlen(name) < sizeof(st->names[0])) {
-		strcpy(st->names[st->nnames], name);
-		st->name_vals[st->nnames++] = v;
-	}
-}
-
-/* ---- state ------------------------------------------------------------------ */
-
-void rp_state_init(struct rp_state *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->counts = json_object();
-	st->msgs = json_object();
-	st->msg_single = json_object();
-	st->conn.by_errno = json_object();
-	st->warnings = json_object();
-}
-
-void rp_state_free(struct rp_state *st)
-{
-	size_t i;
-
-	for (i = 0; i < st->nprocs; i++) {
-		free(st->procs[i].comm);
-		json_decref(st->procs[i].init);
-		json_decref(st->procs[i].summary);
-		json_decref(st->procs[i].finding_counts);
-	}
-	rp_model_free(st);
-	for (i = 0; i < st->nlsts; i++) {
-		free(st->lsts[i].series);
-		free(st->lsts[i].comm);
-		free(st->lsts[i].local);
-		json_decref(st->lsts[i].stats);
-	}
-	for (i = 0; i < st->ndiffs; i++) {
-		free(st->diffs[i].comm);
-		free(st->diffs[i].sol);
-		free(st->diffs[i].opt);
-		json_decref(st->diffs[i].requested);
-		json_decref(st->diffs[i].effective);
-		json_decref(st->diffs[i].findings);
-	}
-	for (i = 0; i < st->nfinds; i++) {
-		free(st->finds[i].code);
-		free(st->finds[i].msg);
-	}
-	free(st->procs);
-	free(st->lsts);
-	free(st->diffs);
-	free(st->finds);
-	json_decref(st->counts);
-	json_decref(st->msgs);
-	json_decref(st->msg_single);
-	json_decref(st->conn.by_errno);
-	json_decref(st->warnings);
-}
-
 static struct rp_proc *proc_get(struct rp_state *st, long pid, const char *comm)
 {
 	static size_t last;
@@ -420,7 +347,7 @@ static struct rp_proc *on_common(struct rp_state *st, const struct rp_ev *ev, lo
 		p->first_ts = ts;
 	if (ts > p->last_ts)
 		p->last_ts = ts;
-	count_event(st, name ? name : "(no event name)");
+	rp_count_event(st, name ? name : "(no event name)");
 	if (ev->have_schema && isfinite(ev->schema) && ev->schema > st->schema_max)
 		st->schema_max = ev->schema;
 	on_findings(st, p, ev, ts);

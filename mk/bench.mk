@@ -43,4 +43,7 @@ bench-report: all
 	@scripts/ensure-deps.sh build bench
 	@mkdir -p $(BUILD)/bench
 	@[ -s $(BUILD)/bench/report-1m.jsonl ] || bench/report_log.sh $(BUILD)/bench/report-1m.jsonl 1000000
+	@wc -l <$(BUILD)/bench/report-1m.jsonl | sed 's/$$/ lines/'
 	@/usr/bin/time -f 'text: %e s wall, %M kB max RSS' ./sockaudit report $(BUILD)/bench/report-1m.jsonl >/dev/null
+	@/usr/bin/time -f 'html: %e s wall, %M kB max RSS' ./sockaudit report --html $(BUILD)/bench/report-1m.html $(BUILD)/bench/report-1m.jsonl
+	@stat -c 'html: %s bytes' $(BUILD)/bench/report-1m.html
