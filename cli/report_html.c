@@ -271,6 +271,10 @@ static void procs_section(const struct rp_state *st, FILE *out)
 				break;
 		if (j < ng)
 			continue;
+		if (ng == 200) {        /* capped like the text report's sections */
+			fputs("<tr><td colspan=9>... more programs not listed</td></tr>\n", out);
+			break;
+		}
 		group[ng++] = i;
 		for (j = i; j < st->nprocs; j++) {
 			const struct rp_proc *q = &st->procs[j];

@@ -28,7 +28,7 @@ static void print_empty(const struct rp_listener *l, FILE *out)
 	fprintf(out, "%s%ld%s", n ? tp_S.yellow : "", n, n ? tp_S.off : "");
 	have_causes = rp_long(l->stats, "empty_defer_expired", &defer) &
 		      rp_long(l->stats, "empty_syncookie", &cookie);
-	if (have_causes && n)
+	if (have_causes && n && (defer || cookie))
 		fprintf(out, " (%ld after the deferral expired, %ld through SYN cookies)", defer,
 			cookie);
 	else if (!have_causes && (l->empty_defer_expired || l->empty_syncookie))
@@ -102,10 +102,10 @@ static void print_listener(const struct rp_listener *l, FILE *out)
 		fprintf(out, "%ld", n);
 	else
 		fputs("?", out);
-	if (rp_long(st, "eagain", &n))
+	if (rp_long(st, "eagain", &n) && n)
 		fprintf(out, ", EAGAIN %ld", n);
-	if (rp_long(st, "errors", &n))
-		fprintf(out, ", errors %s%ld%s", n ? tp_S.red : "", n, n ? tp_S.off : "");
+	if (rp_long(st, "errors", &n) && n)
+		fprintf(out, ", errors %s%ld%s", tp_S.red, n, tp_S.off);
 	if (rp_num(st, "with_data_pct", &d)) {
 		fputs(", ", out);
 		tp_num(out, d);
