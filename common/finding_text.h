@@ -61,6 +61,9 @@ static const struct sa_finding_text sa_finding_texts[] __attribute__((unused)) =
 	  "doubled for bookkeeping, or capped by a sysctl)." },
 	{ "option_differs",
 	  "An option reads back different from what was requested." },
+	{ "config_warning",
+	  "A SOCKAUDIT_* setting could not be used as given; the line says which and what was "
+	  "used instead." },
 	{ "quickack_hot_loop",
 	  "TCP_QUICKACK is set again and again on one socket: the kernel leaves quick-ACK mode on its "
 	  "own, so each set costs a syscall for little effect." },
