@@ -68,7 +68,7 @@ static const char css[] =
 	"table{border-collapse:collapse;margin:.4em 0}td,th{border:1px solid #999;padding:2px 6px;"
 	"text-align:left;vertical-align:top}th{background:#eee;cursor:pointer}"
 	"td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}"
-	"tr.differs td{background:#ddd;font-weight:bold}"
+	"tr.differs td,td.differs{background:#ddd;font-weight:bold}"
 	".note{border-left:4px solid #111;padding:.3em .8em;background:#f3f3f3}"
 	".panel{border:1px solid #999;padding:.3em .8em;margin:.8em 0;break-inside:avoid}"
 	"ol.top li{margin:.3em 0}.dim{color:#555}svg{display:block;max-width:100%}"

@@ -101,8 +101,11 @@ static void listener_panel(const struct rp_listener *l, FILE *out)
 		fprintf(out, "<td class=n>%ld</td>", l->backlog_requested);
 	else
 		fputs("<td>(inherited)</td>", out);
-	if (l->have_backlog_eff)
-		fprintf(out, "<td class=n>%ld</td>", l->backlog_effective);
+	if (l->have_backlog_eff)   /* shaded and marked when it differs */
+		fprintf(out, "<td class=\"n%s\">%s%ld</td>",
+			l->have_backlog_req && l->backlog_effective != l->backlog_requested ?
+			" differs" : "", l->have_backlog_req && l->backlog_effective !=
+			l->backlog_requested ? "&ne; " : "", l->backlog_effective);
 	else if (rp_long(st, "backlog", &n))
 		fprintf(out, "<td class=n>%ld</td>", n);
 	else
@@ -119,7 +122,10 @@ static void listener_panel(const struct rp_listener *l, FILE *out)
 		fputs(" s", out);
 	} else
 		fputs("-", out);
-	fputs("</td><td class=n>", out);
+	if (l->have_defer_req && l->have_defer_eff && l->defer_eff_s != l->defer_req_s)
+		fputs("</td><td class=\"n differs\">&ne; ", out);
+	else
+		fputs("</td><td class=n>", out);
 	if (l->have_defer_eff) {
 		h_num(out, l->defer_eff_s);
 		fputs(" s", out);
