@@ -40,6 +40,7 @@ struct rp_pct {
 
 #include "connect_buckets.h"   /* the library's own connect-time buckets */
 #include "finding_text.h"      /* each finding code's own explanation */
+#include "syn_schedule.h"      /* when this kernel resends a SYN (as the shim says) */
 
 struct rp_proc {
 	long pid;

@@ -411,13 +411,14 @@ void rp_model_free(struct rp_state *st)
 
 /* ---- the kernel's SYN schedule ------------------------------------------------- */
 
-/* Linux 6.5+ (tcp_syn_linear_timeouts, default 4): the first N
- * retransmissions come 1 s apart, then the timeout doubles. Without the
- * sysctl the timeout doubles from the start: 1, 3, 7, 15 s. */
+/* The schedule itself is common/syn_schedule.h's, the one the shim's
+ * messages use: the RTO stays 1 s while the retransmissions so far are at
+ * most tcp_syn_linear_timeouts (6.5+; absent before: it always doubles),
+ * then doubles. The init line does not carry tcp_rto_max_ms: the default
+ * cap (120 s) is used, which only matters past the first several. */
 int rp_syn_schedule(const struct rp_state *st, double *t, int n, long *linear)
 {
 	long lin = -1;
-	double at = 0, rto = 1;
 	size_t i;
 	int k;
 
@@ -432,11 +433,7 @@ int rp_syn_schedule(const struct rp_state *st, double *t, int n, long *linear)
 	if (lin > 64)
 		lin = 64;
 	*linear = lin;
-	for (k = 1; k <= n; k++) {
-		if (k > lin && k > 1)
-			rto *= 2;
-		at += rto;
-		t[k - 1] = at;
-	}
+	for (k = 1; k <= n; k++)
+		t[k - 1] = sa_syn_retrans_at_ms(k, lin, SA_RTO_MAX_DEFAULT_MS) / 1000.0;
 	return n;
 }

@@ -288,10 +288,14 @@ static void peer_panel(const struct rp_peer *p, const double *sched, int nsched,
 			fprintf(out, " s: %d SYN retr., %ld</text></g>", k, c);
 		}
 		fputs("</svg>\n", out);
-		if (nsched)
+		if (nsched) {
+			char buf[120];
+
 			fprintf(out, "<p class=dim>Dashed lines: when this kernel sends the k-th SYN again "
-				"(tcp_syn_linear_timeouts=%ld: %ld at 1 s apart, then doubling), with the "
-				"connects that needed k.</p>\n", linear, linear);
+				"(%s with tcp_syn_linear_timeouts=%ld), each with the connects that needed "
+				"k retransmissions.</p>\n", sa_syn_schedule_str(buf, sizeof(buf), 6, linear,
+										   SA_RTO_MAX_DEFAULT_MS), linear);
+		}
 	}
 	fputs("<details><summary>The numbers as a table</summary><table><thead><tr><th>connect time"
 	      "</th><th class=n>connects</th></tr></thead><tbody>\n", out);

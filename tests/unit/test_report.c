@@ -356,7 +356,7 @@ static void test_logb_and_schedule(void **unused)
 	feed(&st, "{\"event\":\"init\",\"pid\":1,\"kernel\":\"6.18\",\"tcp_syn_linear_timeouts\":4}");
 	assert_int_equal(rp_syn_schedule(&st, t, 6, &lin), 6);
 	assert_int_equal(lin, 4);
-	assert_true(t[0] == 1 && t[1] == 2 && t[2] == 3 && t[3] == 4 && t[4] == 6 && t[5] == 10);
+	assert_true(t[0] == 1 && t[1] == 2 && t[2] == 3 && t[3] == 4 && t[4] == 5 && t[5] == 7);
 	rp_state_free(&st);
 	rp_state_init(&st);
 	feed(&st, "{\"event\":\"init\",\"pid\":1,\"kernel\":\"5.10\"}");  /* before 6.5 */
