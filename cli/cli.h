@@ -39,6 +39,8 @@ struct rp_pct {
 };
 
 #include "connect_buckets.h"   /* the library's own connect-time buckets */
+#include "finding_text.h"      /* each finding code's own explanation */
+#include "syn_schedule.h"      /* when this kernel resends a SYN (as the shim says) */
 
 struct rp_proc {
 	long pid;
@@ -48,6 +50,39 @@ struct rp_proc {
 	json_t *init;           /* the last init event, or NULL */
 	json_t *summary;        /* the last summary event, or NULL */
 	json_t *finding_counts; /* code -> count seen in this process's events */
+};
+
+/* One listener_stats interval (running totals at ts). */
+struct rp_point {
+	double ts;
+	long accepts, peak_waiting, queue_full, empty;
+	double wait_p99, queue_p99;
+};
+#define RP_SERIES_MAX 240
+
+/* Connect times per peer on a log scale, 10 buckets a decade (fine enough
+ * that connects of 1, 2 and 3 s fall in different buckets): bucket 0 is
+ * under 0.1 ms, bucket i (1..60) is [0.1 * 10^((i-1)/10), 0.1 * 10^(i/10))
+ * ms, the last 100 s and more. */
+#define RP_LOGB 62
+#define RP_PEERS_MAX 24
+#define RP_RETR_MAX 8            /* syn_retrans 0..6, 7 = 7 or more */
+struct rp_peer {
+	char *peer;
+	long n, timed, ok, failed;   /* connect lines; timed: with connect_ms */
+	long hist[RP_LOGB];
+	long retr[RP_RETR_MAX];
+	double secs;
+};
+int rp_logb(double ms);
+double rp_logb_lo(int b);        /* lower edge in ms (0 for bucket 0) */
+
+/* Every option value seen: (level, option, requested, effective). */
+#define RP_OPTS_MAX 200
+struct rp_opt {
+	char *sol, *opt, *req, *eff; /* values as compact JSON */
+	long count;
+	int differs;
 };
 
 struct rp_listener {
@@ -69,6 +104,10 @@ struct rp_listener {
 	json_t *stats;
 	double stats_ts;
 	int stats_from_summary; /* stats is a summary's slim entry */
+	/* the listener_stats lines over time, thinned to RP_SERIES_MAX */
+	struct rp_point *series;
+	size_t nseries;
+	unsigned stride, skip;
 };
 
 struct rp_optdiff {
@@ -99,7 +138,15 @@ struct rp_finding {
 	long count;             /* per process: max(summary, events), summed */
 	char *msg;              /* one msg from an event carrying the code */
 	int msg_single;         /* msg came from an event with only this code */
+	const char *text;       /* the code's own explanation (finding_text.h) */
+	/* from the logged events that carry the code */
+	long logged;
+	double first_ts, last_ts;
+	double secs;            /* connect time (connect_ms) of those events, in s */
 };
+
+/* The top of the report: what to fix first, by seconds lost then count. */
+#define RP_TOP_MAX 5
 
 struct rp_state {
 	long lines, events, skipped, too_long, not_object;
@@ -108,12 +155,45 @@ struct rp_state {
 	struct rp_optdiff *diffs; size_t ndiffs, capdiffs;
 	long diffs_over;        /* differences beyond the distinct ones kept */
 	struct rp_finding *finds; size_t nfinds, capfinds;
+	size_t top[RP_TOP_MAX], ntop; /* indices into finds, ranked */
+	struct rp_peer *peers; size_t npeers, cappeers;
+	struct rp_peer other_peers;   /* connects to peers beyond RP_PEERS_MAX */
+	struct rp_opt *opts; size_t nopts, capopts;
+	long opts_over;
+	double schema_max;            /* the highest "schema" seen */
 	struct rp_connects conn;
 	json_t *counts;         /* event name -> count, over all input */
+#define RP_NAMES_MAX 32
+	char names[RP_NAMES_MAX][32]; /* count_event's shortcut into counts */
+	json_t *name_vals[RP_NAMES_MAX];
+	size_t nnames;
+	char scratch[8192];     /* the fast path's copy of a line */
 	json_t *msgs;           /* finding code -> msg */
 	json_t *msg_single;     /* finding code -> true when msg is specific */
 	json_t *warnings;       /* distinct msgs of the library's warning lines */
 };
+
+/* The fields of one line that every event feeds (process, counts,
+ * findings) and that accept and connect lines feed: read by report_scan.c
+ * without jansson, or copied from a jansson tree. Strings point into the
+ * line's buffer or the tree; a have_* flag is 0 when the field is missing
+ * or not a number. */
+#define RP_EV_FINDINGS 16
+struct rp_ev {
+	const char *name, *comm, *msg, *err, *outcome, *peer;
+	double pid, ts, listen_fd, ret, connect_ms, syn_retrans, schema;
+	int have_pid, have_ts, have_listen_fd, have_ret, have_connect_ms, have_syn_retrans;
+	int have_schema;
+	int have_findings;       /* "findings" is an array */
+	size_t nfindings_all;    /* its elements, strings or not */
+	size_t nfindings;        /* its strings, in findings[] */
+	const char **findings;   /* fbuf, or an array the jansson path allocated */
+	const char *fbuf[RP_EV_FINDINGS];
+};
+
+/* report_scan.c: 1 when LINE (modified in place) is one JSON object the
+ * fast path can read, with its fields in *ev; 0 to parse it with jansson. */
+int rp_scan(char *line, size_t len, struct rp_ev *ev);
 
 void rp_state_init(struct rp_state *st);
 void rp_state_free(struct rp_state *st);
@@ -122,6 +202,8 @@ void rp_feed_line(struct rp_state *st, const char *line, size_t len);
 /* Folds per-process data (summaries) into the totals before printing. */
 void rp_finish(struct rp_state *st);
 void rp_print(const struct rp_state *st, FILE *out, int colour);
+/* report_html.c: the same state as one self-contained HTML page. */
+void rp_html(const struct rp_state *st, FILE *out);
 
 /* Loops over a JSON array / object; NULL or the wrong type loops zero
  * times. Plain functions, so cppcheck (which does not see jansson.h in
@@ -133,6 +215,23 @@ void rp_print(const struct rp_state *st, FILE *out, int colour);
 	     (it) && ((k) = json_object_iter_key(it)) != NULL && \
 	     ((v) = json_object_iter_value(it)) != NULL; \
 	     (it) = json_object_iter_next((json_t *)(obj), (it)))
+
+/* report.c's helpers (exit on out of memory). */
+void *rp_grow(void *arr, size_t *cap, size_t n, size_t size);
+char *rp_xstrdup(const char *s);
+void rp_obj_add(json_t *obj, const char *key, long n);
+/* report_model.c */
+struct rp_finding *rp_finding_get(struct rp_state *st, const char *code);
+void rp_count_event(struct rp_state *st, const char *name);
+void rp_model_connect(struct rp_state *st, const struct rp_ev *ev);
+void rp_model_stats(struct rp_listener *l, const json_t *obj, double ts);
+void rp_model_option(struct rp_state *st, const json_t *ev);
+void rp_model_free(struct rp_state *st);
+/* The kernel's SYN retransmission schedule from the init lines: t[k] is the
+ * time in s at which the k-th retransmission (k = 1..n) is sent. Returns
+ * how many it filled, 0 without an init line that says. */
+int rp_syn_schedule(const struct rp_state *st, double *t, int n, long *linear);
+#define RP_SCHEMA 1             /* the newest line format this report knows */
 
 /* Typed field access that tolerates missing fields and wrong types. */
 int rp_num(const json_t *o, const char *key, double *out);

@@ -21,60 +21,9 @@
 #define RP_DIFFS_MAX 2000
 
 
-/* ---- typed getters ------------------------------------------------------ */
-
-int rp_num(const json_t *o, const char *key, double *out)
-{
-	json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
-	double d;
-
-	if (!json_is_number(v))
-		return 0;
-	d = json_number_value(v);
-	if (!isfinite(d))
-		return 0;
-	*out = d;
-	return 1;
-}
-
-int rp_long(const json_t *o, const char *key, long *out)
-{
-	double d;
-
-	if (!rp_num(o, key, &d) || d > 9.0e18 || d < -9.0e18)
-		return 0;
-	*out = (long)d;
-	return 1;
-}
-
-const char *rp_str(const json_t *o, const char *key)
-{
-	json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-int rp_pct_get(const json_t *o, const char *key, struct rp_pct *p)
-{
-	json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
-	int n = 0;
-
-	memset(p, 0, sizeof(*p));
-	if (!json_is_object(v))
-		return 0;
-	n += rp_num(v, "p50", &p->p50);
-	n += rp_num(v, "p95", &p->p95);
-	n += rp_num(v, "p99", &p->p99);
-	n += rp_num(v, "max", &p->max);
-	if (!rp_num(v, "n", &p->n))
-		p->n = -1;
-	p->have = n > 0;
-	return p->have;
-}
-
 /* ---- growable arrays ------------------------------------------------------ */
 
-static void *grow(void *arr, size_t *cap, size_t n, size_t size)
+void *rp_grow(void *arr, size_t *cap, size_t n, size_t size)
 {
 	void *p;
 	size_t ncap;
@@ -92,7 +41,7 @@ static void *grow(void *arr, size_t *cap, size_t n, size_t size)
 	return p;
 }
 
-static char *xstrdup(const char *s)
+char *rp_xstrdup(const char *s)
 {
 	char *p = strdup(s ? s : "");
 
@@ -103,62 +52,12 @@ static char *xstrdup(const char *s)
 	return p;
 }
 
-static void obj_add(json_t *obj, const char *key, long n)
+void rp_obj_add(json_t *obj, const char *key, long n)
 {
 	json_t *v = json_object_get(obj, key);
 	long cur = json_is_integer(v) ? (long)json_integer_value(v) : 0;
 
 	json_object_set_new(obj, key, json_integer(cur + n));
-}
-
-/* ---- state ------------------------------------------------------------------ */
-
-void rp_state_init(struct rp_state *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->counts = json_object();
-	st->msgs = json_object();
-	st->msg_single = json_object();
-	st->conn.by_errno = json_object();
-	st->warnings = json_object();
-}
-
-void rp_state_free(struct rp_state *st)
-{
-	size_t i;
-
-	for (i = 0; i < st->nprocs; i++) {
-		free(st->procs[i].comm);
-		json_decref(st->procs[i].init);
-		json_decref(st->procs[i].summary);
-		json_decref(st->procs[i].finding_counts);
-	}
-	for (i = 0; i < st->nlsts; i++) {
-		free(st->lsts[i].comm);
-		free(st->lsts[i].local);
-		json_decref(st->lsts[i].stats);
-	}
-	for (i = 0; i < st->ndiffs; i++) {
-		free(st->diffs[i].comm);
-		free(st->diffs[i].sol);
-		free(st->diffs[i].opt);
-		json_decref(st->diffs[i].requested);
-		json_decref(st->diffs[i].effective);
-		json_decref(st->diffs[i].findings);
-	}
-	for (i = 0; i < st->nfinds; i++) {
-		free(st->finds[i].code);
-		free(st->finds[i].msg);
-	}
-	free(st->procs);
-	free(st->lsts);
-	free(st->diffs);
-	free(st->finds);
-	json_decref(st->counts);
-	json_decref(st->msgs);
-	json_decref(st->msg_single);
-	json_decref(st->conn.by_errno);
-	json_decref(st->warnings);
 }
 
 static struct rp_proc *proc_get(struct rp_state *st, long pid, const char *comm)
@@ -178,18 +77,18 @@ static struct rp_proc *proc_get(struct rp_state *st, long pid, const char *comm)
 			p = &st->procs[i];
 			goto found;
 		}
-	st->procs = grow(st->procs, &st->capprocs, st->nprocs, sizeof(*st->procs));
+	st->procs = rp_grow(st->procs, &st->capprocs, st->nprocs, sizeof(*st->procs));
 	last = st->nprocs;
 	p = &st->procs[st->nprocs++];
 	p->pid = pid;
-	p->comm = xstrdup(comm ? comm : "?");
+	p->comm = rp_xstrdup(comm ? comm : "?");
 	p->finding_counts = json_object();
 	return p;
 found:
 	/* After exec the same pid carries a new comm: keep the latest. */
 	if (comm && strcmp(p->comm, comm) != 0) {
 		free(p->comm);
-		p->comm = xstrdup(comm);
+		p->comm = rp_xstrdup(comm);
 	}
 	return p;
 }
@@ -210,36 +109,52 @@ static struct rp_listener *lst_get(struct rp_state *st, long pid, long fd, const
 			break;
 		if (local && (!l->local || !*l->local)) {
 			free(l->local);
-			l->local = xstrdup(local);
+			l->local = rp_xstrdup(local);
 		}
 		return l;
 	}
-	st->lsts = grow(st->lsts, &st->caplsts, st->nlsts, sizeof(*st->lsts));
+	st->lsts = rp_grow(st->lsts, &st->caplsts, st->nlsts, sizeof(*st->lsts));
 	l = &st->lsts[st->nlsts++];
 	l->pid = pid;
 	l->fd = fd;
-	l->comm = xstrdup(comm ? comm : "?");
-	l->local = local ? xstrdup(local) : NULL;
+	l->comm = rp_xstrdup(comm ? comm : "?");
+	l->local = local ? rp_xstrdup(local) : NULL;
 	return l;
 }
 
 /* ---- per event ---------------------------------------------------------------- */
 
-static void on_findings(struct rp_state *st, struct rp_proc *p, json_t *ev)
+static int ev_long(int have, double d, long *out)
 {
-	json_t *arr = json_object_get(ev, "findings"), *v;
-	const char *msg = rp_str(ev, "msg");
-	size_t i, n;
+	if (!have || !isfinite(d) || d > 9.0e18 || d < -9.0e18)
+		return 0;
+	*out = (long)d;
+	return 1;
+}
 
-	if (!json_is_array(arr))
+static void on_findings(struct rp_state *st, struct rp_proc *p, const struct rp_ev *ev, double ts)
+{
+	const char *msg = ev->msg;
+	size_t i, n = ev->nfindings_all;
+
+	if (!ev->have_findings)
 		return;
-	n = json_array_size(arr);
-	RP_ARRAY_EACH(arr, i, v) {
-		const char *code = json_string_value(v);
+	for (i = 0; i < ev->nfindings; i++) {
+		const char *code = ev->findings[i];
+		struct rp_finding *f;
 
 		if (!code || !*code)
 			continue;
-		obj_add(p->finding_counts, code, 1);
+		rp_obj_add(p->finding_counts, code, 1);
+		f = rp_finding_get(st, code);
+		f->logged++;
+		if (ts > 0 && (f->first_ts == 0 || ts < f->first_ts))
+			f->first_ts = ts;
+		if (ts > f->last_ts)
+			f->last_ts = ts;
+		if (ev->have_connect_ms && isfinite(ev->connect_ms) && ev->connect_ms > 0 &&
+		    ev->connect_ms < 1e9)
+			f->secs += ev->connect_ms / 1000.0;
 		/* Keep one msg per code, preferring an event that has only this
 		 * finding: its msg speaks about this code alone. */
 		if (msg && *msg && (!json_object_get(st->msgs, code) ||
@@ -250,13 +165,12 @@ static void on_findings(struct rp_state *st, struct rp_proc *p, json_t *ev)
 	}
 }
 
-static int has_finding(json_t *ev, const char *code)
+static int has_finding(const struct rp_ev *ev, const char *code)
 {
-	json_t *arr = json_object_get(ev, "findings"), *v;
 	size_t i;
 
-	RP_ARRAY_EACH(arr, i, v)
-		if (json_is_string(v) && strcmp(json_string_value(v), code) == 0)
+	for (i = 0; i < ev->nfindings; i++)
+		if (strcmp(ev->findings[i], code) == 0)
 			return 1;
 	return 0;
 }
@@ -307,6 +221,8 @@ static void on_setsockopt(struct rp_state *st, json_t *ev, long pid, const char 
 			l->have_defer_eff = 1;
 		}
 	}
+	if (ret == 0)
+		rp_model_option(st, ev);
 	/* A failed call has nothing to read back; absent fields are not a difference. */
 	if (ret != 0 || !req || !eff || json_equal(req, eff))
 		return;
@@ -323,11 +239,11 @@ static void on_setsockopt(struct rp_state *st, json_t *ev, long pid, const char 
 		st->diffs_over++;
 		return;
 	}
-	st->diffs = grow(st->diffs, &st->capdiffs, st->ndiffs, sizeof(*st->diffs));
+	st->diffs = rp_grow(st->diffs, &st->capdiffs, st->ndiffs, sizeof(*st->diffs));
 	d = &st->diffs[st->ndiffs++];
-	d->comm = xstrdup(comm ? comm : "?");
-	d->sol = xstrdup(sol ? sol : "?");
-	d->opt = xstrdup(opt ? opt : "?");
+	d->comm = rp_xstrdup(comm ? comm : "?");
+	d->sol = rp_xstrdup(sol ? sol : "?");
+	d->opt = rp_xstrdup(opt ? opt : "?");
 	d->requested = json_incref(req);
 	d->effective = json_incref(eff);
 	d->findings = json_is_array(json_object_get(ev, "findings")) ?
@@ -335,12 +251,12 @@ static void on_setsockopt(struct rp_state *st, json_t *ev, long pid, const char 
 	d->count = 1;
 }
 
-static void on_accept(struct rp_state *st, json_t *ev, long pid, const char *comm)
+static void on_accept(struct rp_state *st, const struct rp_ev *ev, long pid, const char *comm)
 {
 	long lfd = -1;
 	struct rp_listener *l;
 
-	if (!rp_long(ev, "listen_fd", &lfd))
+	if (!ev_long(ev->have_listen_fd, ev->listen_fd, &lfd))
 		return;
 	l = lst_get(st, pid, lfd, comm, NULL);
 	l->accepts_logged++;
@@ -352,15 +268,15 @@ static void on_accept(struct rp_state *st, json_t *ev, long pid, const char *com
 		l->accept_queue_full++;
 }
 
-static void on_connect(struct rp_state *st, json_t *ev)
+static void on_connect(struct rp_state *st, const struct rp_ev *ev)
 {
 	struct rp_connects *c = &st->conn;
-	const char *err = rp_str(ev, "errno"), *outcome = rp_str(ev, "outcome");
+	const char *err = ev->err, *outcome = ev->outcome;
 	long ret = 0, retr;
-	double ms;
+	double ms = ev->connect_ms;
 
 	c->logged++;
-	rp_long(ev, "ret", &ret);
+	ev_long(ev->have_ret, ev->ret, &ret);
 	if (outcome && strcmp(outcome, "abandoned") == 0) {
 		/* Closed before the handshake finished. */
 		c->abandoned++;
@@ -373,15 +289,16 @@ static void on_connect(struct rp_state *st, json_t *ev)
 		c->pending++;
 	} else {
 		c->failed++;
-		obj_add(c->by_errno, err ? err : "failed", 1);
+		rp_obj_add(c->by_errno, err ? err : "failed", 1);
 	}
-	if (rp_num(ev, "connect_ms", &ms) && ms >= 0) {
+	if (ev->have_connect_ms && ms >= 0) {
 		c->hist[sa_conn_bucket(ms)]++;
 		if (ms > c->max_ms)
 			c->max_ms = ms;
 	}
-	if (rp_long(ev, "syn_retrans", &retr) && retr >= 0)
+	if (ev_long(ev->have_syn_retrans, ev->syn_retrans, &retr) && retr >= 0)
 		c->syn_retrans[retr > 4 ? 4 : retr]++;
+	rp_model_connect(st, ev);
 }
 
 /* A listener_stats-shaped object, from its own line or a summary's list.
@@ -398,6 +315,8 @@ static void on_listener_stats(struct rp_state *st, json_t *obj, long pid, const 
 	if (!rp_long(obj, "listen_fd", &fd) && !rp_long(obj, "fd", &fd) && !rp_str(obj, "local"))
 		return;
 	l = lst_get(st, pid, fd, comm, rp_str(obj, "local"));
+	if (!from_summary)
+		rp_model_stats(l, obj, ts);
 	if (from_summary && l->stats && !l->stats_from_summary)
 		return;
 	/* The latest line holds the running totals. */
@@ -409,62 +328,144 @@ static void on_listener_stats(struct rp_state *st, json_t *obj, long pid, const 
 	}
 }
 
-static void on_event(struct rp_state *st, json_t *ev)
+/* What every event feeds: its process, the event counts, its findings.
+ * Returns the process. */
+static struct rp_proc *on_common(struct rp_state *st, const struct rp_ev *ev, long *pidp)
 {
-	const char *name = rp_str(ev, "event"), *comm = rp_str(ev, "comm");
+	const char *name = ev->name;
 	long pid = -1;
-	double ts = 0;
+	double ts = ev->ts;
 	struct rp_proc *p;
 
-	rp_long(ev, "pid", &pid);
+	ev_long(ev->have_pid, ev->pid, &pid);
 	/* Only plausible Unix times (2001 to 5000) count for spans. */
-	if (!rp_num(ev, "ts", &ts) || ts < 1e9 || ts > 95617584000.0)
+	if (!ev->have_ts || !isfinite(ts) || ts < 1e9 || ts > 95617584000.0)
 		ts = 0;
-	p = proc_get(st, pid, comm);
-	comm = p->comm;
+	p = proc_get(st, pid, ev->comm);
 	p->events++;
 	if (ts > 0 && (p->first_ts == 0 || ts < p->first_ts))
 		p->first_ts = ts;
 	if (ts > p->last_ts)
 		p->last_ts = ts;
-	obj_add(st->counts, name ? name : "(no event name)", 1);
-	on_findings(st, p, ev);
-	if (!name)
+	rp_count_event(st, name ? name : "(no event name)");
+	if (ev->have_schema && isfinite(ev->schema) && ev->schema > st->schema_max)
+		st->schema_max = ev->schema;
+	on_findings(st, p, ev, ts);
+	*pidp = pid;
+	return p;
+}
+
+/* The same fields from a jansson tree. */
+static void ev_from_json(json_t *o, struct rp_ev *ev)
+{
+	json_t *arr = json_object_get(o, "findings"), *v;
+	size_t i;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->findings = ev->fbuf;
+	ev->name = rp_str(o, "event");
+	ev->comm = rp_str(o, "comm");
+	ev->msg = rp_str(o, "msg");
+	ev->err = rp_str(o, "errno");
+	ev->outcome = rp_str(o, "outcome");
+	ev->peer = rp_str(o, "peer");
+	ev->have_schema = rp_num(o, "schema", &ev->schema);
+	ev->have_pid = rp_num(o, "pid", &ev->pid);
+	ev->have_ts = rp_num(o, "ts", &ev->ts);
+	ev->have_listen_fd = rp_num(o, "listen_fd", &ev->listen_fd);
+	ev->have_ret = rp_num(o, "ret", &ev->ret);
+	ev->have_connect_ms = rp_num(o, "connect_ms", &ev->connect_ms);
+	ev->have_syn_retrans = rp_num(o, "syn_retrans", &ev->syn_retrans);
+	if (!json_is_array(arr))
 		return;
-	if (strcmp(name, "init") == 0) {
+	ev->have_findings = 1;
+	ev->nfindings_all = json_array_size(arr);
+	if (ev->nfindings_all > RP_EV_FINDINGS) {
+		ev->findings = malloc(ev->nfindings_all * sizeof(*ev->findings));
+		if (!ev->findings) {
+			fputs("sockaudit report: out of memory\n", stderr);
+			exit(1);
+		}
+	}
+	RP_ARRAY_EACH(arr, i, v)
+		if (json_is_string(v))
+			ev->findings[ev->nfindings++] = json_string_value(v);
+}
+
+static void on_event(struct rp_state *st, json_t *o)
+{
+	struct rp_ev ev;
+	const char *name, *comm;
+	long pid;
+	struct rp_proc *p;
+	double ts = 0;
+
+	ev_from_json(o, &ev);
+	name = ev.name;
+	p = on_common(st, &ev, &pid);
+	comm = p->comm;
+	if (!rp_num(o, "ts", &ts) || ts < 1e9 || ts > 95617584000.0)
+		ts = 0;
+	if (!name) {
+		/* nothing more */
+	} else if (strcmp(name, "init") == 0) {
 		json_decref(p->init);
-		p->init = json_incref(ev);
+		p->init = json_incref(o);
 	} else if (strcmp(name, "summary") == 0) {
-		json_t *arr = json_object_get(ev, "listeners"), *v;
+		json_t *arr = json_object_get(o, "listeners"), *v;
 		size_t i;
 
 		json_decref(p->summary);
-		p->summary = json_incref(ev);
+		p->summary = json_incref(o);
 		RP_ARRAY_EACH(arr, i, v)
 			on_listener_stats(st, v, pid, comm, ts, 1);
 	} else if (strcmp(name, "listen") == 0) {
-		on_listen(st, ev, pid, comm);
+		on_listen(st, o, pid, comm);
 	} else if (strcmp(name, "setsockopt") == 0) {
-		on_setsockopt(st, ev, pid, comm);
+		on_setsockopt(st, o, pid, comm);
 	} else if (strcmp(name, "accept") == 0) {
-		on_accept(st, ev, pid, comm);
+		on_accept(st, &ev, pid, comm);
 	} else if (strcmp(name, "connect") == 0) {
-		on_connect(st, ev);
+		on_connect(st, &ev);
 	} else if (strcmp(name, "warning") == 0) {
 		/* A bad SOCKAUDIT_* value or an unusable sink: few, and worth showing. */
-		const char *msg = rp_str(ev, "msg");
+		const char *msg = rp_str(o, "msg");
 
 		if (msg && json_object_size(st->warnings) < 20)
-			obj_add(st->warnings, msg, 1);
+			rp_obj_add(st->warnings, msg, 1);
 	} else if (strcmp(name, "listener_stats") == 0) {
-		on_listener_stats(st, ev, pid, comm, ts, 0);
+		on_listener_stats(st, o, pid, comm, ts, 0);
 	}
+	if (ev.findings != ev.fbuf)
+		free(ev.findings);
+}
+
+/* The fast path: accept and connect lines the scanner could read. */
+static int on_scanned(struct rp_state *st, const struct rp_ev *ev)
+{
+	struct rp_proc *p;
+	long pid;
+
+	if (!ev->name)
+		return 0;
+	if (strcmp(ev->name, "accept") == 0) {
+		p = on_common(st, ev, &pid);
+		on_accept(st, ev, pid, p->comm);
+		return 1;
+	}
+	if (strcmp(ev->name, "connect") == 0) {
+		on_common(st, ev, &pid);
+		on_connect(st, ev);
+		return 1;
+	}
+	return 0;
 }
 
 void rp_feed_line(struct rp_state *st, const char *line, size_t len)
 {
 	json_t *ev;
 	json_error_t jerr;
+	struct rp_ev sev;
 
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
@@ -475,6 +476,13 @@ void rp_feed_line(struct rp_state *st, const char *line, size_t len)
 	if (!len)
 		return;
 	st->lines++;
+	if (len <= sizeof(st->scratch)) {
+		memcpy(st->scratch, line, len);
+		if (rp_scan(st->scratch, len, &sev) && on_scanned(st, &sev)) {
+			st->events++;
+			return;
+		}
+	}
 	ev = json_loadb(line, len, 0, &jerr);
 	if (!ev) {
 		st->skipped++;
@@ -491,86 +499,3 @@ void rp_feed_line(struct rp_state *st, const char *line, size_t len)
 	json_decref(ev);
 }
 
-/* ---- after the last line --------------------------------------------------- */
-
-static struct rp_finding *finding_get(struct rp_state *st, const char *code)
-{
-	size_t i;
-
-	for (i = 0; i < st->nfinds; i++)
-		if (strcmp(st->finds[i].code, code) == 0)
-			return &st->finds[i];
-	st->finds = grow(st->finds, &st->capfinds, st->nfinds, sizeof(*st->finds));
-	st->finds[st->nfinds].code = xstrdup(code);
-	return &st->finds[st->nfinds++];
-}
-
-static int finding_cmp(const void *a, const void *b)
-{
-	const struct rp_finding *x = a, *y = b;
-
-	if (x->count != y->count)
-		return x->count < y->count ? 1 : -1;
-	return strcmp(x->code, y->code);
-}
-
-void rp_finish(struct rp_state *st)
-{
-	size_t i;
-	int b;
-
-	for (i = 0; i < st->nprocs; i++) {
-		struct rp_proc *p = &st->procs[i];
-		json_t *sumf = json_object_get(p->summary, "findings");
-		json_t *hist = json_object_get(p->summary, "connect_hist");
-		const char *code;
-		json_t *v;
-		void *it;
-		long n;
-
-		/* The summary counts every finding, logged or suppressed; events
-		 * are all we have for a process that died without one. Take the
-		 * larger so neither source undercounts. */
-		RP_OBJECT_EACH(p->finding_counts, it, code, v)
-			finding_get(st, code)->count += (long)json_integer_value(v);
-		RP_OBJECT_EACH(sumf, it, code, v) {
-			long seen = 0;
-
-			if (!json_is_number(v))
-				continue;
-			rp_long(p->finding_counts, code, &seen);
-			n = (long)json_number_value(v);
-			if (n > seen)
-				finding_get(st, code)->count += n - seen;
-		}
-		for (b = 0; json_is_object(hist) && b < SA_CONN_NBUCKETS; b++) {
-			if (!json_object_get(hist, sa_conn_bucket_names[b]))
-				continue;
-			st->conn.have_sum_hist = 1;
-			if (rp_long(hist, sa_conn_bucket_names[b], &n) && n > 0)
-				st->conn.sum_hist[b] += n;
-		}
-		for (b = 0; b < 3; b++) {
-			static const char *const key[3] = { "ok", "failed", "abandoned" };
-
-			if (rp_long(json_object_get(p->summary, "connects"), key[b], &n)) {
-				st->conn.sum_outcome[b] += n;
-				st->conn.have_sum_outcome = 1;
-			}
-		}
-		if (rp_long(p->summary, "syn_retrans_total", &n)) {
-			st->conn.syn_retrans_total += n;
-			st->conn.have_syn_retrans_total = 1;
-		}
-	}
-	for (i = 0; i < st->nfinds; i++) {
-		const char *msg = rp_str(st->msgs, st->finds[i].code);
-
-		if (msg)
-			st->finds[i].msg = xstrdup(msg);
-		st->finds[i].msg_single = json_is_true(json_object_get(st->msg_single,
-									st->finds[i].code));
-	}
-	if (st->nfinds > 1)
-		qsort(st->finds, st->nfinds, sizeof(*st->finds), finding_cmp);
-}

@@ -18,19 +18,41 @@
 /* ---- input ----------------------------------------------------------------------- */
 
 /* Reads lines of any length, keeping at most RP_LINE_MAX bytes of each:
- * a longer line is counted and skipped instead of swallowing memory. */
+ * a longer line is counted and skipped instead of swallowing memory.
+ * Reads in blocks and finds newlines with memchr: a line byte by byte
+ * through getc was a fifth of the report's time on a 1M-line log. */
 static void read_stream(struct rp_state *st, FILE *f)
 {
-	char *buf = malloc(RP_LINE_MAX);
-	size_t len = 0;
-	int c, overlong = 0;
+	size_t blk = 1 << 16, len = 0, n;
+	char *buf = malloc(RP_LINE_MAX), *in = malloc(blk);
+	int overlong = 0;
 
-	if (!buf) {
+	if (!buf || !in) {
 		fputs("sockaudit report: out of memory\n", stderr);
 		exit(1);
 	}
-	while ((c = getc_unlocked(f)) != EOF) {
-		if (c == '\n') {
+	while ((n = fread(in, 1, blk, f)) > 0) {
+		char *p = in, *end = in + n;
+
+		while (p < end) {
+			char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t take = (size_t)((nl ? nl : end) - p);
+
+			if (!overlong) {
+				if (take > RP_LINE_MAX - len) {
+					overlong = 1;
+				} else if (nl && !len) {
+					/* The whole line is in the block: no copy. */
+					rp_feed_line(st, p, take);
+					p = nl + 1;
+					continue;
+				} else {
+					memcpy(buf + len, p, take);
+					len += take;
+				}
+			}
+			if (!nl)
+				break;
 			if (overlong) {
 				st->lines++;
 				st->skipped++;
@@ -40,15 +62,8 @@ static void read_stream(struct rp_state *st, FILE *f)
 			}
 			len = 0;
 			overlong = 0;
-			continue;
+			p = nl + 1;
 		}
-		if (overlong)
-			continue;
-		if (len == RP_LINE_MAX) {
-			overlong = 1;
-			continue;
-		}
-		buf[len++] = (char)c;
 	}
 	/* A last line without its newline (a log cut off mid-write). */
 	if (overlong) {
@@ -58,14 +73,17 @@ static void read_stream(struct rp_state *st, FILE *f)
 	} else if (len) {
 		rp_feed_line(st, buf, len);
 	}
+	free(in);
 	free(buf);
 }
 
 static void report_usage(FILE *out)
 {
-	fputs("usage: sockaudit report [--color=auto|always|never] [FILE...]\n"
+	fputs("usage: sockaudit report [--color=auto|always|never] [--html OUT.html] [FILE...]\n"
 	      "Reads libsockaudit JSON lines (standard input when no FILE, or '-')\n"
-	      "and prints a report for people. Lines that are not JSON are counted and skipped.\n",
+	      "and prints a report for people. Lines that are not JSON are counted and skipped.\n"
+	      "--html OUT.html writes the same report as one self-contained page instead\n"
+	      "(OUT '-' is standard output).\n",
 	      out);
 }
 
@@ -73,6 +91,8 @@ int cli_report(int argc, char **argv)
 {
 	struct rp_state st;
 	int i, colour = -1, files = 0, status = 0, opts_done = 0;
+	const char *html = NULL;
+	FILE *hf = NULL;
 
 	/* Options first, so a missing file is reported before any output. */
 	for (i = 1; i < argc; i++) {
@@ -80,6 +100,18 @@ int cli_report(int argc, char **argv)
 
 		if (opts_done || a[0] != '-' || strcmp(a, "-") == 0) {
 			files++;
+			continue;
+		}
+		if (strcmp(a, "--html") == 0) {
+			if (i + 1 >= argc) {
+				fputs("sockaudit report: --html needs a file name (OUT.html)\n", stderr);
+				return 2;
+			}
+			html = argv[++i];
+			continue;
+		}
+		if (strncmp(a, "--html=", 7) == 0) {
+			html = a + 7;
 			continue;
 		}
 		if (strcmp(a, "--") == 0) {
@@ -112,6 +144,7 @@ int cli_report(int argc, char **argv)
 
 		if (!opts_done && a[0] == '-' && strcmp(a, "-") != 0) {
 			opts_done = strcmp(a, "--") == 0;
+			i += strcmp(a, "--html") == 0;
 			continue;
 		}
 		if (strcmp(a, "-") == 0) {
@@ -132,6 +165,24 @@ int cli_report(int argc, char **argv)
 		fclose(f);
 	}
 	rp_finish(&st);
+	if (html) {
+		/* The page goes to OUT; the text report is not printed then. */
+		hf = strcmp(html, "-") == 0 ? stdout : fopen(html, "w");
+		if (!hf) {
+			fprintf(stderr, "sockaudit report: %s: %s\n", html, strerror(errno));
+			rp_state_free(&st);
+			return 1;
+		}
+		rp_html(&st, hf);
+		if (hf != stdout && fclose(hf) != 0) {
+			fprintf(stderr, "sockaudit report: %s: write error\n", html);
+			status = 1;
+		}
+		rp_state_free(&st);
+		if (fflush(stdout) != 0)
+			status = 1;
+		return status;
+	}
 	rp_print(&st, stdout, colour);
 	rp_state_free(&st);
 	if (fflush(stdout) != 0)

@@ -1,7 +1,8 @@
 /*
  * report_print.c: the gathered state -> a report a person reads in ten
- * seconds. Sections: input, processes, listeners, option read-back,
- * connects, findings, namespace counters.
+ * seconds. Sections: input, what to fix first, processes, listeners
+ * (report_print_listener.c), option read-back, connects, findings,
+ * namespace counters.
  *
  * Every string printed came from a log anyone could have written: control
  * characters are escaped so a log cannot drive the terminal. Colour only
@@ -12,29 +13,25 @@
 #include <time.h>
 
 #include "cli.h"
+#include "report_text.h"
 
-/* Rows printed per table before "... N more". */
-#define MAX_ROWS 60
 #define BAR_WIDTH 40
 
-struct style {
-	const char *bold, *red, *yellow, *green, *dim, *off;
-};
-static struct style S;
+struct tp_style tp_S;
 
 static void style_set(int colour)
 {
-	static const struct style on = { "\033[1m", "\033[31m", "\033[33m", "\033[32m", "\033[2m",
+	static const struct tp_style on = { "\033[1m", "\033[31m", "\033[33m", "\033[32m", "\033[2m",
 					  "\033[0m" };
-	static const struct style off = { "", "", "", "", "", "" };
+	static const struct tp_style off = { "", "", "", "", "", "" };
 
-	S = colour ? on : off;
+	tp_S = colour ? on : off;
 }
 
 /* Prints s with control characters escaped (C0, DEL and UTF-8-encoded C1),
  * at most max display characters (0 = no limit); returns the characters
  * printed so callers can pad. */
-static int put_safe(FILE *out, const char *s, int max)
+int tp_safe(FILE *out, const char *s, int max)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	int n = 0;
@@ -58,21 +55,21 @@ static int put_safe(FILE *out, const char *s, int max)
 	return n;
 }
 
-static void put_cell(FILE *out, const char *s, int width)
+void tp_cell(FILE *out, const char *s, int width)
 {
-	int n = put_safe(out, s, width > 2 ? width - 1 : 0);
+	int n = tp_safe(out, s, width > 2 ? width - 1 : 0);
 
 	for (; n < width; n++)
 		fputc(' ', out);
 }
 
-static void heading(FILE *out, const char *title)
+void tp_heading(FILE *out, const char *title)
 {
-	fprintf(out, "\n%s== %s%s\n", S.bold, title, S.off);
+	fprintf(out, "\n%s== %s%s\n", tp_S.bold, title, tp_S.off);
 }
 
 /* Numbers as people write them: 12, 0.25, 1.5, 1234. */
-static void put_num(FILE *out, double v)
+void tp_num(FILE *out, double v)
 {
 	if (fabs(v) >= 1e15)
 		fprintf(out, "%.3g", v);
@@ -84,26 +81,26 @@ static void put_num(FILE *out, double v)
 		fprintf(out, "%.1f", v);
 }
 
-static void put_pct(FILE *out, const char *label, const struct rp_pct *p, const char *unit)
+void tp_pct(FILE *out, const char *label, const struct rp_pct *p, const char *unit)
 {
 	fprintf(out, "    %-14s p50 ", label);
-	put_num(out, p->p50);
+	tp_num(out, p->p50);
 	fputs("  p95 ", out);
-	put_num(out, p->p95);
+	tp_num(out, p->p95);
 	fputs("  p99 ", out);
-	put_num(out, p->p99);
+	tp_num(out, p->p99);
 	fputs("  max ", out);
-	put_num(out, p->max);
+	tp_num(out, p->max);
 	fprintf(out, " %s", unit);
 	if (p->n >= 0) {
 		fputs(" (n ", out);
-		put_num(out, p->n);
+		tp_num(out, p->n);
 		fputc(')', out);
 	}
 	fputc('\n', out);
 }
 
-static void put_time(FILE *out, double ts)
+void tp_time(FILE *out, double ts)
 {
 	time_t t = (time_t)ts;
 	struct tm tm;
@@ -116,17 +113,17 @@ static void put_time(FILE *out, double ts)
 }
 
 /* A JSON value in a table cell: compact, shortened. */
-static void put_json_cell(FILE *out, const json_t *v, int width)
+void tp_json_cell(FILE *out, const json_t *v, int width)
 {
 	char *s = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 
-	put_cell(out, s ? s : "-", width);
+	tp_cell(out, s ? s : "-", width);
 	free(s);
 }
 
 /* "name 3, other 1" for an object of counts, in the order the shim wrote
  * them; with skip_zero, zeros are left out and counted at the end. */
-static void put_counts(FILE *out, const json_t *obj, int skip_zero)
+void tp_counts(FILE *out, const json_t *obj, int skip_zero)
 {
 	const char *k;
 	json_t *v;
@@ -141,15 +138,42 @@ static void put_counts(FILE *out, const json_t *obj, int skip_zero)
 			continue;
 		}
 		fputs(first ? "" : ", ", out);
-		put_safe(out, k, 40);
+		tp_safe(out, k, 40);
 		fputc(' ', out);
-		put_num(out, json_number_value(v));
+		tp_num(out, json_number_value(v));
 		first = 0;
 	}
 	if (first)
 		fputs(zeros ? "all 0" : "none", out);
 	else if (zeros)
 		fprintf(out, " (%d more at 0)", zeros);
+}
+
+/* 1 when obj has no number other than 0 (or no number at all). */
+int tp_all_zero(const json_t *obj)
+{
+	const char *k;
+	json_t *v;
+	void *it;
+
+	RP_OBJECT_EACH(obj, it, k, v)
+		if (json_is_number(v) && json_number_value(v) != 0)
+			return 0;
+	return 1;
+}
+
+/* The first sentence of an explanation, for the top list. */
+void tp_first_sentence(FILE *out, const char *s)
+{
+	const char *e = s ? strstr(s, ". ") : NULL;
+	char buf[400];
+	size_t n = e ? (size_t)(e - s) + 1 : (s ? strlen(s) : 0);
+
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, s ? s : "", n);
+	buf[n] = '\0';
+	tp_safe(out, buf, 0);
 }
 
 /* ---- sections ---------------------------------------------------------------- */
@@ -161,9 +185,9 @@ static void print_input(const struct rp_state *st, FILE *out)
 	void *it;
 
 	fprintf(out, "%ssockaudit report%s: %ld lines, %ld events, %zu processes",
-		S.bold, S.off, st->lines, st->events, st->nprocs);
+		tp_S.bold, tp_S.off, st->lines, st->events, st->nprocs);
 	if (st->skipped) {
-		fprintf(out, ", %s%ld lines skipped%s (", S.yellow, st->skipped, S.off);
+		fprintf(out, ", %s%ld lines skipped%s (", tp_S.yellow, st->skipped, tp_S.off);
 		fprintf(out, "%ld not JSON", st->skipped - st->not_object - st->too_long);
 		if (st->not_object)
 			fprintf(out, ", %ld not an object", st->not_object);
@@ -174,13 +198,13 @@ static void print_input(const struct rp_state *st, FILE *out)
 	fputc('\n', out);
 	if (json_object_size(st->counts)) {
 		fputs("  events: ", out);
-		put_counts(out, st->counts, 0);
+		tp_counts(out, st->counts, 0);
 		fputc('\n', out);
 	}
 	RP_OBJECT_EACH(st->warnings, it, k, v) {
-		fprintf(out, "  %slibrary warning%s (%" JSON_INTEGER_FORMAT "x): ", S.yellow, S.off,
+		fprintf(out, "  %slibrary warning%s (%" JSON_INTEGER_FORMAT "x): ", tp_S.yellow, tp_S.off,
 			json_integer_value(v));
-		put_safe(out, k, 300);
+		tp_safe(out, k, 300);
 		fputc('\n', out);
 	}
 }
@@ -193,26 +217,26 @@ static void print_proc(const struct rp_proc *p, FILE *out)
 	long n;
 
 	if (p->pid >= 0)
-		fprintf(out, "  %spid %ld%s  ", S.bold, p->pid, S.off);
+		fprintf(out, "  %spid %ld%s  ", tp_S.bold, p->pid, tp_S.off);
 	else
-		fprintf(out, "  %spid ?%s  ", S.bold, S.off);
-	put_safe(out, p->comm, 32);
+		fprintf(out, "  %spid ?%s  ", tp_S.bold, tp_S.off);
+	tp_safe(out, p->comm, 32);
 	if (p->first_ts > 0) {
 		fputs("  ", out);
-		put_time(out, p->first_ts);
+		tp_time(out, p->first_ts);
 		fputs("-", out);
-		put_time(out, p->last_ts);
+		tp_time(out, p->last_ts);
 		fprintf(out, " UTC (%.1f s)", p->last_ts - p->first_ts);
 	}
 	fprintf(out, "  %ld events", p->events);
 	if (p->init) {
 		if ((s = rp_str(p->init, "level"))) {
 			fputs("  level ", out);
-			put_safe(out, s, 10);
+			tp_safe(out, s, 10);
 		}
 		if ((s = rp_str(p->init, "kernel"))) {
 			fputs("  kernel ", out);
-			put_safe(out, s, 40);
+			tp_safe(out, s, 40);
 		}
 		if (rp_long(p->init, "somaxconn", &n))
 			fprintf(out, "  somaxconn %ld", n);
@@ -220,35 +244,46 @@ static void print_proc(const struct rp_proc *p, FILE *out)
 	fputc('\n', out);
 	if (!sum) {
 		fprintf(out, "    %sno summary line: the process was still running, was killed, "
-			"or exec'd%s\n", S.dim, S.off);
+			"or exec'd%s\n", tp_S.dim, tp_S.off);
 		return;
 	}
-	if (rp_pct_get(sum, "connect_ms", &pct))
-		put_pct(out, "connect_ms", &pct, "ms");
-	if (rp_long(sum, "syn_retrans_total", &n))
-		fprintf(out, "    %-14s %s%ld%s\n", "SYN retrans", n ? S.yellow : "", n, n ? S.off : "");
+	/* Zeros are left out: a process that made no connect has no
+	 * connect line, one that never set TCP_QUICKACK no QUICKACK line. */
+	if (rp_pct_get(sum, "connect_ms", &pct) && pct.n != 0 &&
+	    (pct.n > 0 || pct.max > 0 || pct.p50 > 0))
+		tp_pct(out, "connect_ms", &pct, "ms");
+	if (rp_long(sum, "syn_retrans_total", &n) && n)
+		fprintf(out, "    %-14s %s%ld%s\n", "SYN retrans", tp_S.yellow, n, tp_S.off);
 	q = json_object_get(sum, "quickack");
-	if (json_is_object(q) && json_object_size(q)) {
+	if (json_is_object(q) && !tp_all_zero(q)) {
 		long hot = 0;
 
 		fprintf(out, "    %-14s ", "TCP_QUICKACK");
 		if (rp_long(q, "hot_loops", &hot) && hot)
-			fputs(S.red, out);
-		put_counts(out, q, 0);
-		fprintf(out, "%s\n", hot ? S.off : "");
+			fputs(tp_S.red, out);
+		tp_counts(out, q, 0);
+		fprintf(out, "%s\n", hot ? tp_S.off : "");
 	}
-	fprintf(out, "    %-14s", "lines");
-	if (rp_long(sum, "dropped", &n))
-		fprintf(out, " dropped %s%ld%s", n ? S.red : "", n, n ? S.off : "");
-	if (rp_long(sum, "suppressed", &n))
-		fprintf(out, "  suppressed (repeats counted, not logged) %ld", n);
-	fputc('\n', out);
+	{
+		long dropped = 0, supp = 0;
+		int hd = rp_long(sum, "dropped", &dropped), hs = rp_long(sum, "suppressed", &supp);
+
+		if ((hd && dropped) || (hs && supp)) {
+			fprintf(out, "    %-14s", "lines");
+			if (hd)
+				fprintf(out, " dropped %s%ld%s", dropped ? tp_S.red : "", dropped,
+					dropped ? tp_S.off : "");
+			if (hs)
+				fprintf(out, "  suppressed (repeats counted, not logged) %ld", supp);
+			fputc('\n', out);
+		}
+	}
 	if (rp_long(sum, "listeners_omitted", &n) && n)
 		fprintf(out, "    %-14s %ld listeners left out of the summary line\n", "listeners", n);
 	q = json_object_get(sum, "counts");
 	if (json_is_object(q)) {
 		fprintf(out, "    %-14s ", "calls seen");
-		put_counts(out, q, 1);
+		tp_counts(out, q, 1);
 		fputc('\n', out);
 	}
 }
@@ -257,215 +292,47 @@ static void print_procs(const struct rp_state *st, FILE *out)
 {
 	size_t i;
 
-	heading(out, "Processes");
 	if (!st->nprocs)
-		fputs("  none\n", out);
+		return;
+	tp_heading(out, "Processes");
 	for (i = 0; i < st->nprocs && i < MAX_ROWS; i++)
 		print_proc(&st->procs[i], out);
 	if (st->nprocs > MAX_ROWS)
 		fprintf(out, "  ... %zu more processes\n", st->nprocs - MAX_ROWS);
 }
 
-/* empty_accepts with its causes: empty_defer_expired and empty_syncookie
- * from the stats line, else the accept lines that carried the findings. */
-static void print_empty(const struct rp_listener *l, FILE *out)
-{
-	const json_t *e = json_object_get(l->stats, "empty_accepts");
-	long n = 0, defer, cookie;
-	int have_causes;
-
-	fprintf(out, "    %-14s ", "empty accepts");
-	if (json_is_object(e)) {        /* a {cause: count} form, should one appear */
-		put_counts(out, e, 0);
-		fputc('\n', out);
-		return;
-	}
-	if (!rp_long(l->stats, "empty_accepts", &n))
-		n = l->empty_defer_expired + l->empty_syncookie;
-	fprintf(out, "%s%ld%s", n ? S.yellow : "", n, n ? S.off : "");
-	have_causes = rp_long(l->stats, "empty_defer_expired", &defer) &
-		      rp_long(l->stats, "empty_syncookie", &cookie);
-	if (have_causes && n)
-		fprintf(out, " (%ld after the deferral expired, %ld through SYN cookies)", defer,
-			cookie);
-	else if (!have_causes && (l->empty_defer_expired || l->empty_syncookie))
-		fprintf(out, " (logged: %ld deferral expired, %ld SYN cookie)",
-			l->empty_defer_expired, l->empty_syncookie);
-	fputc('\n', out);
-}
-
-static void print_listener(const struct rp_listener *l, FILE *out)
-{
-	const json_t *st = l->stats, *fs, *adv, *v;
-	struct rp_pct pct;
-	double d;
-	long n;
-	size_t i;
-
-	fprintf(out, "  %s", S.bold);
-	put_safe(out, l->comm, 32);
-	fprintf(out, "[%ld] fd %ld%s  ", l->pid, l->fd, S.off);
-	put_safe(out, l->local && *l->local ? l->local : "(address unknown)", 60);
-	fputc('\n', out);
-	if (l->have_backlog_req || l->have_backlog_eff) {
-		int clamped = l->have_backlog_req && l->have_backlog_eff &&
-			      l->backlog_effective != l->backlog_requested;
-
-		fprintf(out, "    %-14s ", "backlog");
-		if (l->have_backlog_req)
-			fprintf(out, "%ld requested", l->backlog_requested);
-		if (l->have_backlog_eff)
-			fprintf(out, " -> %s%ld effective%s", clamped ? S.red : "", l->backlog_effective,
-				clamped ? S.off : "");
-		if (l->have_somaxconn)
-			fprintf(out, " (somaxconn %ld", l->somaxconn);
-		if (l->queue_capacity)
-			fprintf(out, "%squeue holds %ld", l->have_somaxconn ? ", " : " (", l->queue_capacity);
-		if (l->have_somaxconn || l->queue_capacity)
-			fputc(')', out);
-		if (l->listens > 1)
-			fprintf(out, " [listen() called %ld times]", l->listens);
-		fputc('\n', out);
-	}
-	if (!l->have_backlog_req && !l->have_backlog_eff && rp_long(st, "backlog", &n))
-		fprintf(out, "    %-14s %ld effective (listen() not in this process: inherited)\n",
-			"backlog", n);
-	/* A listener without deferral has nothing to say here. */
-	if (l->have_defer_req || (l->have_defer_eff && l->defer_eff_s != 0)) {
-		fprintf(out, "    %-14s ", "deferral");
-		if (l->have_defer_req) {
-			put_num(out, l->defer_req_s);
-			fputs(" s requested", out);
-		}
-		if (l->have_defer_eff) {
-			int differs = l->have_defer_req && l->defer_eff_s != l->defer_req_s;
-
-			fprintf(out, "%s%s", l->have_defer_req ? " -> " : "", differs ? S.yellow : "");
-			put_num(out, l->defer_eff_s);
-			fprintf(out, " s effective%s", differs ? S.off : "");
-		}
-		fputc('\n', out);
-	}
-	if (!st) {
-		if (l->accepts_logged)
-			fprintf(out, "    %-14s %ld logged (no listener_stats line)\n", "accepts",
-				l->accepts_logged);
-		if (l->empty_defer_expired || l->empty_syncookie)
-			print_empty(l, out);
-		return;
-	}
-	fprintf(out, "    %-14s ", "accepts");
-	if (rp_long(st, "accepts", &n))
-		fprintf(out, "%ld", n);
-	else
-		fputs("?", out);
-	if (rp_long(st, "eagain", &n))
-		fprintf(out, ", EAGAIN %ld", n);
-	if (rp_long(st, "errors", &n))
-		fprintf(out, ", errors %s%ld%s", n ? S.red : "", n, n ? S.off : "");
-	if (rp_num(st, "with_data_pct", &d)) {
-		fputs(", ", out);
-		put_num(out, d);
-		fputs("% arrived with data", out);
-	}
-	fputc('\n', out);
-	print_empty(l, out);
-	if (rp_pct_get(st, "queue_ms", &pct))
-		put_pct(out, "queue_ms", &pct, "ms (established, waiting in the accept queue)");
-	if (rp_pct_get(st, "wait_ms", &pct))
-		put_pct(out, "wait_ms", &pct, "ms (blocked in accept)");
-	if (rp_long(st, "queue_full_seen", &n)) {
-		fprintf(out, "    %-14s %s%ld%s time(s)", "queue full", n ? S.red : "", n, n ? S.off : "");
-		if (rp_long(st, "peak_waiting", &n))
-			fprintf(out, ", at most %ld waiting", n);
-		fputc('\n', out);
-	}
-	if (rp_long(st, "fd_limit", &n) && n)
-		fprintf(out, "    %-14s %s%ld accepts failed with EMFILE/ENFILE%s\n", "fd limit", S.red, n,
-			S.off);
-	fs = json_object_get(st, "first_speaker");
-	if (json_is_object(fs)) {
-		fprintf(out, "    %-14s ", "first speaker");
-		put_counts(out, fs, 0);
-		fputc('\n', out);
-	}
-	v = json_object_get(st, "netns_counters");
-	if (json_is_object(v) && json_object_size(v)) {
-		fprintf(out, "    %-14s ", "netns deltas");
-		put_counts(out, v, 1);
-		fputc('\n', out);
-	}
-	adv = json_object_get(st, "advice");
-	if (json_is_array(adv) && json_array_size(adv)) {
-		fprintf(out, "    %sadvice%s\n", S.green, S.off);
-		RP_ARRAY_EACH(adv, i, v) {
-			if (!json_is_string(v))
-				continue;
-			fputs("      - ", out);
-			put_safe(out, json_string_value(v), 0);
-			fputc('\n', out);
-		}
-	}
-}
-
-static void print_listeners(const struct rp_state *st, FILE *out)
-{
-	size_t i, shown = 0, total = 0;
-
-	heading(out, "Listeners");
-	for (i = 0; i < st->nlsts; i++) {
-		const struct rp_listener *l = &st->lsts[i];
-
-		/* A TCP_DEFER_ACCEPT on a socket that never listened is a client
-		 * socket: the option table and findings cover it. */
-		if (!l->have_listen && !l->stats && !l->accepts_logged)
-			continue;
-		total++;
-		if (shown >= MAX_ROWS)
-			continue;
-		print_listener(l, out);
-		shown++;
-	}
-	if (!total)
-		fputs("  none seen (listen events appear at level info and above)\n", out);
-	else if (total > shown)
-		fprintf(out, "  ... %zu more listeners\n", total - shown);
-}
-
 static void print_optdiffs(const struct rp_state *st, FILE *out)
 {
 	size_t i;
 
-	heading(out, "Option read-back: effective differs from requested");
-	if (!st->ndiffs) {
-		fputs("  none\n", out);
+	if (!st->ndiffs)
 		return;
-	}
-	fprintf(out, "  %s", S.dim);
-	put_cell(out, "program", 16);
-	put_cell(out, "level", 12);
-	put_cell(out, "option", 22);
-	put_cell(out, "requested", 14);
-	put_cell(out, "effective", 14);
-	put_cell(out, "count", 7);
-	fprintf(out, "finding%s\n", S.off);
+	tp_heading(out, "Option read-back: effective differs from requested");
+	fprintf(out, "  %s", tp_S.dim);
+	tp_cell(out, "program", 16);
+	tp_cell(out, "level", 12);
+	tp_cell(out, "option", 22);
+	tp_cell(out, "requested", 14);
+	tp_cell(out, "effective", 14);
+	tp_cell(out, "count", 7);
+	fprintf(out, "finding%s\n", tp_S.off);
 	for (i = 0; i < st->ndiffs && i < MAX_ROWS; i++) {
 		const struct rp_optdiff *d = &st->diffs[i];
 		json_t *f;
 		size_t k;
 
 		fputs("  ", out);
-		put_cell(out, d->comm, 16);
-		put_cell(out, d->sol, 12);
-		put_cell(out, d->opt, 22);
-		put_json_cell(out, d->requested, 14);
-		fputs(S.yellow, out);
-		put_json_cell(out, d->effective, 14);
-		fputs(S.off, out);
+		tp_cell(out, d->comm, 16);
+		tp_cell(out, d->sol, 12);
+		tp_cell(out, d->opt, 22);
+		tp_json_cell(out, d->requested, 14);
+		fputs(tp_S.yellow, out);
+		tp_json_cell(out, d->effective, 14);
+		fputs(tp_S.off, out);
 		fprintf(out, "%-7ld", d->count);
 		RP_ARRAY_EACH(d->findings, k, f) {
 			fputs(k ? "," : "", out);
-			put_safe(out, json_string_value(f), 40);
+			tp_safe(out, json_string_value(f), 40);
 		}
 		fputc('\n', out);
 	}
@@ -484,7 +351,7 @@ static const char *const bucket_note[SA_CONN_NBUCKETS] = {
 	"longer: more retransmissions or a slow peer",
 };
 
-static void print_hist(FILE *out, const long *h)
+static void print_hist(FILE *out, const long *h, const char *title)
 {
 	long max = 0;
 	int b, i, w;
@@ -492,12 +359,15 @@ static void print_hist(FILE *out, const long *h)
 	for (b = 0; b < SA_CONN_NBUCKETS; b++)
 		if (h[b] > max)
 			max = h[b];
+	if (!max)       /* an all-zero histogram says nothing */
+		return;
+	fputs(title, out);
 	for (b = 0; b < SA_CONN_NBUCKETS; b++) {
 		w = max ? (int)((h[b] * BAR_WIDTH + max - 1) / max) : 0;
-		fprintf(out, "    %-10s |%s", sa_conn_bucket_names[b], b >= 4 && h[b] ? S.red : "");
+		fprintf(out, "    %-10s |%s", sa_conn_bucket_names[b], b >= 4 && h[b] ? tp_S.red : "");
 		for (i = 0; i < BAR_WIDTH; i++)
 			fputc(i < w ? '#' : ' ', out);
-		fprintf(out, "%s %7ld", b >= 4 && h[b] ? S.off : "", h[b]);
+		fprintf(out, "%s %7ld", b >= 4 && h[b] ? tp_S.off : "", h[b]);
 		if (h[b] && *bucket_note[b])
 			fprintf(out, "  %s", bucket_note[b]);
 		fputc('\n', out);
@@ -509,11 +379,11 @@ static void print_connects(const struct rp_state *st, FILE *out)
 	const struct rp_connects *c = &st->conn;
 	int b, slow = 0;
 
-	heading(out, "Connects");
-	if (!c->logged && !c->have_sum_hist && !c->have_syn_retrans_total && !c->have_sum_outcome) {
-		fputs("  none seen (connect events appear at level trace, or with findings)\n", out);
+	/* Summaries of processes that made no connect say 0 everywhere. */
+	if (!c->logged && !c->syn_retrans_total && !(c->sum_outcome[0] + c->sum_outcome[1] +
+						     c->sum_outcome[2]))
 		return;
-	}
+	tp_heading(out, "Connects");
 	if (c->logged) {
 		fprintf(out, "  logged connect events: %ld (ok %ld", c->logged, c->ok);
 		if (c->pending)
@@ -522,7 +392,7 @@ static void print_connects(const struct rp_state *st, FILE *out)
 			fprintf(out, ", abandoned before the handshake finished %ld", c->abandoned);
 		if (c->failed) {
 			fputs(", failed: ", out);
-			put_counts(out, c->by_errno, 1);
+			tp_counts(out, c->by_errno, 1);
 		}
 		fputs(")\n", out);
 		if (c->syn_retrans[0] + c->syn_retrans[1] + c->syn_retrans[2] + c->syn_retrans[3] +
@@ -538,43 +408,19 @@ static void print_connects(const struct rp_state *st, FILE *out)
 		fprintf(out, "  SYN retransmissions, all processes (summaries): %ld\n",
 			c->syn_retrans_total);
 	if (c->have_sum_hist) {
-		fputs("  connect time, every connect (from the summaries):\n", out);
-		print_hist(out, c->sum_hist);
+		print_hist(out, c->sum_hist, "  connect time, every connect (from the summaries):\n");
 		for (b = 4; b < SA_CONN_NBUCKETS; b++)
 			slow += c->sum_hist[b] > 0;
 	} else if (c->logged) {
-		fputs("  connect time, logged connects only (trace level logs them all):\n", out);
-		print_hist(out, c->hist);
+		print_hist(out, c->hist,
+			   "  connect time, logged connects only (trace level logs them all):\n");
 		for (b = 4; b < SA_CONN_NBUCKETS; b++)
 			slow += c->hist[b] > 0;
 	}
 	if (slow)
 		fprintf(out, "  %sConnects near 1, 2 or 3 s are SYNs the client sent again: the peer's "
 			"accept queue was full or its SYNs were dropped. Check the peer's listener "
-			"(backlog, queue_full) and ListenOverflows.%s\n", S.yellow, S.off);
-}
-
-static void print_findings(const struct rp_state *st, FILE *out)
-{
-	size_t i;
-
-	heading(out, "Findings");
-	if (!st->nfinds) {
-		fputs("  none\n", out);
-		return;
-	}
-	for (i = 0; i < st->nfinds; i++) {
-		const struct rp_finding *f = &st->finds[i];
-
-		fprintf(out, "  %s%6ld  ", S.red, f->count);
-		put_safe(out, f->code, 60);
-		fprintf(out, "%s\n", S.off);
-		if (f->msg) {
-			fputs("          ", out);
-			put_safe(out, f->msg, 0);
-			fputc('\n', out);
-		}
-	}
+			"(backlog, queue_full) and ListenOverflows.%s\n", tp_S.yellow, tp_S.off);
 }
 
 static void print_netns(const struct rp_state *st, FILE *out)
@@ -584,27 +430,35 @@ static void print_netns(const struct rp_state *st, FILE *out)
 	for (i = 0; i < st->nprocs; i++) {
 		const json_t *n = json_object_get(st->procs[i].summary, "netns_counters");
 
-		if (!json_is_object(n))
+		if (!json_is_object(n) || tp_all_zero(n))
 			continue;
+		if (any >= MAX_ROWS) {
+			any++;
+			continue;
+		}
 		if (!any++)
-			heading(out, "Network namespace TCP counters (namespace-wide deltas while each "
+			tp_heading(out, "Network namespace TCP counters (namespace-wide deltas while each "
 				"process ran, not only its own traffic)");
 		fprintf(out, "  pid %ld ", st->procs[i].pid);
-		put_safe(out, st->procs[i].comm, 32);
+		tp_safe(out, st->procs[i].comm, 32);
 		fputs(": ", out);
-		put_counts(out, n, 1);
+		tp_counts(out, n, 1);
 		fputc('\n', out);
 	}
+	if (any > MAX_ROWS)
+		fprintf(out, "  ... %zu more processes with counters (processes whose counters "
+			"were all 0 are left out)\n", any - MAX_ROWS);
 }
 
 void rp_print(const struct rp_state *st, FILE *out, int colour)
 {
 	style_set(colour);
 	print_input(st, out);
+	tp_top(st, out);
 	print_procs(st, out);
-	print_listeners(st, out);
+	tp_listeners(st, out);
 	print_optdiffs(st, out);
 	print_connects(st, out);
-	print_findings(st, out);
+	tp_findings(st, out);
 	print_netns(st, out);
 }

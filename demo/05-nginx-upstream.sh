@@ -75,6 +75,10 @@ sub "Upstream connects by duration, shim (connect_ms) beside nginx's own \$upstr
 		printf '%-16s %-30s %s\n' "about $s s" "${a:-0}" "${b:-0}"
 	done
 } | show
+# The page outlives the demo's log folder: build/demo/ is kept.
+sub "The same log as one page (sockaudit report --html), open it in a browser:"
+PAGE=$BUILD/demo/05-nginx-upstream.html
+mkdir -p "$BUILD/demo" && "$TOP/sockaudit" report --html "$PAGE" "$LOG" && echo "$PAGE" | show
 sub "Checks"
 expect "the shim flagged upstream connects with syn_retransmitted" \
 	jtrue 'any(.[]; .event == "connect" and found("syn_retransmitted"))' "$LOG"

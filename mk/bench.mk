@@ -34,3 +34,16 @@ bench-mem:
 	@scripts/ensure-deps.sh build bench
 	@$(MAKE) --no-print-directory bench-build
 	@bench/mem.sh
+
+# make bench-report: `sockaudit report` on a real 1M-line trace log (issue 17),
+# wall time and peak memory. The log is made once by bench/report_log.sh
+# (nginx under the shim at trace, wrk on loopback) and kept in $(BUILD)/bench.
+.PHONY: bench-report
+bench-report: all
+	@scripts/ensure-deps.sh build bench
+	@mkdir -p $(BUILD)/bench
+	@[ -s $(BUILD)/bench/report-1m.jsonl ] || bench/report_log.sh $(BUILD)/bench/report-1m.jsonl 1000000
+	@wc -l <$(BUILD)/bench/report-1m.jsonl | sed 's/$$/ lines/'
+	@/usr/bin/time -f 'text: %e s wall, %M kB max RSS' ./sockaudit report $(BUILD)/bench/report-1m.jsonl >/dev/null
+	@/usr/bin/time -f 'html: %e s wall, %M kB max RSS' ./sockaudit report --html $(BUILD)/bench/report-1m.html $(BUILD)/bench/report-1m.jsonl
+	@stat -c 'html: %s bytes' $(BUILD)/bench/report-1m.html

@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -143,6 +145,227 @@ static void test_connects(void **unused)
 	rp_state_free(&st);
 }
 
+/* The fast scanner and jansson read the same fields: each line is fed as
+ * is (scanner) and with an escape in a field the report ignores (which
+ * sends it to jansson); both states must agree. */
+static void test_scan_same_as_jansson(void **unused)
+{
+	static const char *const lines[] = {
+		"{\"ts\":1700000000.5,\"event\":\"connect\",\"pid\":7,\"comm\":\"c\",\"connect_ms\":1013.2,"
+		"\"syn_retrans\":1,\"ret\":0,\"findings\":[\"slow_connect\",\"syn_retransmitted\"],\"msg\":\"m\",\"x\":\"%s\"}",
+		"{\"ts\":1700000001,\"event\":\"connect\",\"pid\":7,\"comm\":\"c\",\"ret\":-1,\"errno\":\"ECONNREFUSED\",\"x\":\"%s\"}",
+		"{\"ts\":1700000002,\"event\":\"accept\",\"pid\":8,\"comm\":\"s\",\"listen_fd\":3,\"x\":\"%s\","
+		"\"findings\":[\"accept_queue_full\", 5, \"empty_accept_syncookie\"], \"nested\":{\"a\":[1,{\"b\":null}]}}",
+		"{\"ts\":1700000003,\"event\":\"accept\",\"pid\":8,\"comm\":\"s\",\"listen_fd\":\"3\",\"x\":\"%s\"}",
+		"{\"ts\":1700000004,\"event\":\"accept\",\"pid\":8,\"listen_fd\":3,\"x\":\"%s\"",  /* cut short */
+		"{\"ts\":1700000005,\"event\":\"connect\",\"pid\":01,\"x\":\"%s\"}",               /* not JSON */
+	};
+	struct rp_state a, b;
+	char buf[512];
+	size_t i;
+
+	rp_state_init(&a);
+	rp_state_init(&b);
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		struct rp_ev ev;
+
+		snprintf(buf, sizeof(buf), lines[i], "plain");
+		feed(&a, buf);
+		if (i < 4) {
+			assert_int_equal(rp_scan(buf, strlen(buf), &ev), 1);
+		}
+		snprintf(buf, sizeof(buf), lines[i], "esc\\u0041");
+		assert_int_equal(rp_scan(buf, strlen(buf), &ev), 0);
+		snprintf(buf, sizeof(buf), lines[i], "esc\\u0041");
+		feed(&b, buf);
+	}
+	assert_int_equal(a.lines, b.lines);
+	assert_int_equal(a.events, 4);
+	assert_int_equal(a.events, b.events);
+	assert_int_equal(a.skipped, b.skipped);
+	assert_int_equal(a.conn.logged, b.conn.logged);
+	assert_int_equal(a.conn.ok, 1);
+	assert_int_equal(a.conn.failed, b.conn.failed);
+	assert_int_equal(a.conn.hist[4], 1);
+	assert_int_equal(a.conn.hist[4], b.conn.hist[4]);
+	assert_int_equal(a.conn.syn_retrans[1], b.conn.syn_retrans[1]);
+	assert_int_equal(a.nlsts, 1);
+	assert_int_equal(a.nlsts, b.nlsts);
+	assert_int_equal(a.lsts[0].accepts_logged, 1);
+	assert_int_equal(a.lsts[0].accepts_logged, b.lsts[0].accepts_logged);
+	assert_int_equal(a.lsts[0].accept_queue_full, b.lsts[0].accept_queue_full);
+	assert_int_equal(a.lsts[0].empty_syncookie, 1);
+	rp_finish(&a);
+	rp_finish(&b);
+	assert_int_equal(a.nfinds, 4);
+	assert_int_equal(a.nfinds, b.nfinds);
+	for (i = 0; i < a.nfinds; i++) {
+		assert_string_equal(a.finds[i].code, b.finds[i].code);
+		assert_int_equal(a.finds[i].count, b.finds[i].count);
+	}
+	rp_state_free(&a);
+	rp_state_free(&b);
+}
+
+/* The whole text report of st, as a string the test frees. */
+static char *print_all(struct rp_state *st)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	rp_finish(st);
+	rp_print(st, f, 0);
+	fclose(f);
+	return buf;
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay++;
+	}
+	return n;
+}
+
+/* A line carrying two findings: each code is explained by its own text,
+ * and the joined msg is not quoted as either one's example. */
+static void test_explanation_own(void **unused)
+{
+	struct rp_state st;
+	char *r;
+
+	rp_state_init(&st);
+	feed(&st, "{\"ts\":1700000000,\"event\":\"connect\",\"pid\":1,\"comm\":\"c\",\"ret\":0,"
+		  "\"connect_ms\":2040,\"syn_retrans\":2,\"findings\":[\"syn_retransmitted\",\"slow_connect\"],"
+		  "\"msg\":\"JOINED-SYN-SENTENCE. JOINED-SLOW-SENTENCE.\"}");
+	r = print_all(&st);
+	assert_null(strstr(r, "JOINED-SYN-SENTENCE"));
+	assert_non_null(strstr(r, sa_finding_text("slow_connect")));
+	assert_non_null(strstr(r, sa_finding_text("syn_retransmitted")));
+	free(r);
+	rp_state_free(&st);
+	/* alone on its line, the msg is that finding's evidence */
+	rp_state_init(&st);
+	feed(&st, "{\"ts\":1700000000,\"event\":\"listen\",\"pid\":1,\"fd\":3,\"findings\":[\"backlog_clamped\"],"
+		  "\"msg\":\"listen(511) was clamped to 128.\"}");
+	r = print_all(&st);
+	assert_non_null(strstr(r, "e.g. listen(511) was clamped to 128."));
+	free(r);
+	rp_state_free(&st);
+}
+
+/* The top ranks by seconds lost before counts. */
+static void test_top_ranked(void **unused)
+{
+	struct rp_state st;
+	char *r, *a, *b;
+	int i;
+
+	rp_state_init(&st);
+	for (i = 0; i < 10; i++)
+		feed(&st, "{\"ts\":1700000000,\"event\":\"setsockopt\",\"pid\":1,\"ret\":0,"
+			  "\"findings\":[\"option_adjusted\"]}");
+	feed(&st, "{\"ts\":1700000001,\"event\":\"connect\",\"pid\":1,\"ret\":0,\"connect_ms\":3070,"
+		  "\"findings\":[\"syn_retransmitted\"]}");
+	r = print_all(&st);
+	assert_int_equal(st.ntop, 2);
+	assert_string_equal(st.finds[st.top[0]].code, "syn_retransmitted");
+	a = strstr(r, "1. syn_retransmitted: 1 time(s), 3.1 s");
+	b = strstr(r, "2. option_adjusted: 10 time(s)");
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_true(a < b);
+	assert_true(strstr(r, "== Fix first") < strstr(r, "== Processes"));
+	free(r);
+	rp_state_free(&st);
+}
+
+/* No empty section, no all-zero histogram or counter line. */
+static void test_no_empty_sections(void **unused)
+{
+	struct rp_state st;
+	char *r;
+
+	rp_state_init(&st);
+	feed(&st, "{\"ts\":1700000000,\"event\":\"init\",\"pid\":1,\"comm\":\"x\",\"level\":\"info\"}");
+	feed(&st, "{\"ts\":1700000001,\"event\":\"summary\",\"pid\":1,\"comm\":\"x\",\"connects\":"
+		  "{\"ok\":0,\"failed\":0,\"abandoned\":0},\"syn_retrans_total\":0,\"connect_hist\":"
+		  "{\"<10ms\":0,\"1-1.5s\":0},\"netns_counters\":{\"ListenOverflows\":0},\"quickack\":"
+		  "{\"sets\":0},\"dropped\":0,\"suppressed\":0,\"connect_ms\":{\"p50\":0,\"max\":0,\"n\":0}}");
+	r = print_all(&st);
+	assert_null(strstr(r, "== Connects"));
+	assert_null(strstr(r, "== Findings"));
+	assert_null(strstr(r, "== Option read-back"));
+	assert_null(strstr(r, "== Listeners"));
+	assert_null(strstr(r, "== Network namespace"));
+	assert_null(strstr(r, "all 0"));
+	assert_null(strstr(r, "none"));
+	assert_null(strstr(r, "|"));
+	assert_null(strstr(r, "TCP_QUICKACK"));
+	assert_null(strstr(r, "connect_ms"));
+	assert_non_null(strstr(r, "nothing flagged"));
+	free(r);
+	rp_state_free(&st);
+}
+
+/* The namespace-counters section is capped like Processes and leaves out
+ * processes whose counters were all 0. */
+static void test_netns_capped(void **unused)
+{
+	struct rp_state st;
+	char line[256], *r;
+	int i;
+
+	rp_state_init(&st);
+	for (i = 0; i < 2000; i++) {
+		snprintf(line, sizeof(line), "{\"event\":\"summary\",\"pid\":%d,\"comm\":\"w\","
+			 "\"netns_counters\":{\"ListenOverflows\":%d}}", 1000 + i, i < 100 ? 3 : 0);
+		feed(&st, line);
+	}
+	r = print_all(&st);
+	assert_non_null(strstr(r, "== Network namespace"));
+	assert_int_equal(count_of(r, ": ListenOverflows 3"), 60);
+	assert_non_null(strstr(r, "... 40 more processes with counters"));
+	assert_null(strstr(r, ": all 0"));
+	free(r);
+	rp_state_free(&st);
+}
+
+/* The page's log-scale buckets keep 1, 2 and 3 s connects apart, and the
+ * SYN schedule follows the init line's tcp_syn_linear_timeouts. */
+static void test_logb_and_schedule(void **unused)
+{
+	struct rp_state st;
+	double t[6];
+	long lin = -1;
+
+	assert_int_equal(rp_logb(0.05), 0);
+	assert_int_equal(rp_logb(0.1), 1);
+	assert_int_equal(rp_logb(99999), RP_LOGB - 2);
+	assert_int_equal(rp_logb(1e6), RP_LOGB - 1);
+	assert_true(rp_logb(1011) != rp_logb(2040));
+	assert_true(rp_logb(2040) != rp_logb(3070));
+	assert_true(rp_logb_lo(rp_logb(2040)) <= 2040 && rp_logb_lo(rp_logb(2040) + 1) > 2040);
+	rp_state_init(&st);
+	assert_int_equal(rp_syn_schedule(&st, t, 6, &lin), 0);     /* no init line */
+	feed(&st, "{\"event\":\"init\",\"pid\":1,\"kernel\":\"6.18\",\"tcp_syn_linear_timeouts\":4}");
+	assert_int_equal(rp_syn_schedule(&st, t, 6, &lin), 6);
+	assert_int_equal(lin, 4);
+	assert_true(t[0] == 1 && t[1] == 2 && t[2] == 3 && t[3] == 4 && t[4] == 5 && t[5] == 7);
+	rp_state_free(&st);
+	rp_state_init(&st);
+	feed(&st, "{\"event\":\"init\",\"pid\":1,\"kernel\":\"5.10\"}");  /* before 6.5 */
+	assert_int_equal(rp_syn_schedule(&st, t, 4, &lin), 4);
+	assert_int_equal(lin, 0);
+	assert_true(t[0] == 1 && t[1] == 3 && t[2] == 7 && t[3] == 15);
+	rp_state_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -151,6 +374,12 @@ int main(void)
 		cmocka_unit_test(test_findings_merge),
 		cmocka_unit_test(test_listeners),
 		cmocka_unit_test(test_connects),
+		cmocka_unit_test(test_scan_same_as_jansson),
+		cmocka_unit_test(test_explanation_own),
+		cmocka_unit_test(test_top_ranked),
+		cmocka_unit_test(test_no_empty_sections),
+		cmocka_unit_test(test_netns_capped),
+		cmocka_unit_test(test_logb_and_schedule),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,17 @@
+/*
+ * report_html.h: what the HTML page's files share (report_html.c writes the
+ * page and its tables, report_svg.c the listener and connect charts).
+ */
+#ifndef SA_REPORT_HTML_H
+#define SA_REPORT_HTML_H
+
+#include <stdio.h>
+#include "cli.h"
+
+void h_esc(FILE *out, const char *s);   /* text and attribute values */
+void h_num(FILE *out, double v);
+void h_time(FILE *out, double ts);      /* HH:MM:SS UTC, "?" when unknown */
+void h_listeners(const struct rp_state *st, FILE *out);
+void h_connects(const struct rp_state *st, FILE *out);
+
+#endif

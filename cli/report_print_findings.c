@@ -1,0 +1,98 @@
+/*
+ * report_print_findings.c: the text report's "Fix first" list (findings
+ * ranked by rp_finish) and its Findings section: each code's count, when it
+ * was seen, its own explanation (common/finding_text.h) and, when a line
+ * carried that code alone, that line's msg as an example.
+ */
+#include <string.h>
+
+#include "cli.h"
+#include "report_text.h"
+
+static void put_span(FILE *out, const struct rp_finding *f)
+{
+	if (f->first_ts <= 0)
+		return;
+	fputs(", ", out);
+	tp_time(out, f->first_ts);
+	if (f->last_ts > f->first_ts) {
+		fputs("-", out);
+		tp_time(out, f->last_ts);
+	}
+	fputs(" UTC", out);
+}
+
+void tp_findings(const struct rp_state *st, FILE *out)
+{
+	size_t i;
+
+	if (!st->nfinds)
+		return;
+	tp_heading(out, "Findings");
+	for (i = 0; i < st->nfinds && i < MAX_ROWS; i++) {
+		const struct rp_finding *f = &st->finds[i];
+
+		fprintf(out, "  %s%6ld  ", tp_S.red, f->count);
+		tp_safe(out, f->code, 60);
+		fprintf(out, "%s\n", tp_S.off);
+		if (f->logged) {
+			fprintf(out, "          %s%ld logged", tp_S.dim, f->logged);
+			if (f->secs > 0)
+				fprintf(out, ", %.1f s in those connects", f->secs);
+			put_span(out, f);
+			fprintf(out, "%s\n", tp_S.off);
+		}
+		if (f->text) {
+			fputs("          ", out);
+			tp_safe(out, f->text, 0);
+			fputc('\n', out);
+		}
+		/* A line's msg speaks for all of its findings: quote it only
+		 * when this code was the line's only finding. */
+		if (f->msg && f->msg_single) {
+			fputs("          e.g. ", out);
+			tp_safe(out, f->msg, 0);
+			fputc('\n', out);
+		} else if (f->msg && !f->text) {
+			fputs("          ", out);
+			tp_safe(out, f->msg, 0);
+			fputc('\n', out);
+		}
+	}
+	if (st->nfinds > MAX_ROWS)
+		fprintf(out, "  ... %zu more finding codes\n", st->nfinds - MAX_ROWS);
+}
+
+/* What to fix first, in a few lines: the findings ranked by the seconds
+ * they cost, then by count (rp_finish ranks them). */
+void tp_top(const struct rp_state *st, FILE *out)
+{
+	size_t i;
+
+	tp_heading(out, "Fix first");
+	if (!st->events) {
+		fputs("  nothing to report: the input has no libsockaudit JSON lines\n", out);
+		return;
+	}
+	if (!st->ntop) {
+		fprintf(out, "  nothing flagged: no finding in %ld events\n", st->events);
+		return;
+	}
+	for (i = 0; i < st->ntop; i++) {
+		const struct rp_finding *f = &st->finds[st->top[i]];
+
+		fprintf(out, "  %zu. %s", i + 1, tp_S.bold);
+		tp_safe(out, f->code, 60);
+		fprintf(out, "%s: %ld time(s)", tp_S.off, f->count);
+		if (f->secs > 0)
+			fprintf(out, ", %.1f s spent in the connects it flagged", f->secs);
+		put_span(out, f);
+		fputc('\n', out);
+		if (f->text) {
+			fputs("     ", out);
+			tp_first_sentence(out, f->text);
+			fputc('\n', out);
+		}
+	}
+}
+
