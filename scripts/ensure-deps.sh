@@ -1,13 +1,18 @@
 #!/bin/sh
 # Install the Debian packages a make target needs, saying what it installs.
-# Usage: scripts/ensure-deps.sh build|test|demo|bench|fuzz ...
+# Usage: scripts/ensure-deps.sh build|test|daemons|demo|bench|fuzz ...
+# (test includes daemons: the real programs tests/integration/daemon_*.sh run.)
 # Runs as root on a fresh Debian 12 machine with only Debian's registry reachable.
 set -u
 pkgs=""
+# The real daemons tests/integration/daemon_*.sh run plain and under the shim
+# (issue 16); they never start as system services: see policy-rc.d below.
+daemons="haproxy redis-server redis-tools memcached apache2 apache2-utils lighttpd openssh-server openssh-client socat"
 for group in "$@"; do
 	case "$group" in
 	build) pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev" ;;
-	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils libcap2-bin strace clang libclang-rt-14-dev chromium fonts-dejavu-core" ;;
+	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils libcap2-bin strace clang libclang-rt-14-dev chromium fonts-dejavu-core $daemons" ;;
+	daemons) pkgs="$pkgs $daemons" ;;
 	peer)  pkgs="$pkgs python3" ;;
 	demo)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev jq python3 curl iproute2 nginx-light procps" ;;
 	bench) pkgs="$pkgs nginx-light wrk strace valgrind procps" ;;
@@ -36,7 +41,8 @@ fi
 echo "ensure-deps: installing missing Debian packages:$missing"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q >/dev/null || { echo "ensure-deps: apt-get update failed" >&2; exit 1; }
-# policy-rc.d keeps Debian's nginx package from starting a system nginx on port 80.
+# policy-rc.d keeps Debian's nginx, haproxy, redis, memcached, apache2, lighttpd and
+# ssh packages from starting a system service (port 80, 22, 6379 ...).
 prc=/usr/sbin/policy-rc.d; made_prc=0
 if [ ! -e $prc ]; then printf '#!/bin/sh\nexit 101\n' > $prc && chmod +x $prc && made_prc=1; fi
 apt-get install -y -q --no-install-recommends $missing >/dev/null; rc=$?

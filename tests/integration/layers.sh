@@ -55,6 +55,6 @@ bad=$(cd "$TOP/shim" && layers="base out kernel state audit core"; i=0
 if [ -z "$bad" ]; then ok "no floor includes a higher floor's header"; else fail "no floor includes a higher floor's header" "$bad"; fi
 
 # Files stay readable: none over about 500 lines.
-big=$(find "$TOP/shim" "$TOP/common" -name '*.[ch]' -exec wc -l {} + | awk '$2 != "total" && $1 > 520 {print $2 ": " $1}')
+big=$(find "$TOP/shim" "$TOP/cli" "$TOP/common" -name '*.[ch]' -exec wc -l {} + | awk '$2 != "total" && $1 > 520 {print $2 ": " $1}')
 if [ -z "$big" ]; then ok "no source file over 520 lines"; else fail "no source file over 520 lines" "$big"; fi
 finish
