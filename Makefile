@@ -39,7 +39,7 @@ LAYERS    := base out kernel state audit core
 SHIM_SRC  := $(foreach l,$(LAYERS),$(sort $(wildcard shim/$(l)/*.c shim/$(l)/*.S)))
 SHIM_OBJ  := $(patsubst shim/%.S,$(BUILD)/obj/%.o,$(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_SRC)))
 # Everything but the libc-name definitions: what unit tests link against.
-CORE_OBJ  := $(filter-out $(BUILD)/obj/core/interpose.o $(BUILD)/obj/core/vfork_%.o,$(SHIM_OBJ))
+CORE_OBJ  := $(filter-out $(BUILD)/obj/core/interpose%.o $(BUILD)/obj/core/vfork_%.o,$(SHIM_OBJ))
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 CLI_OBJ   := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))

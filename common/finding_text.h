@@ -67,6 +67,9 @@ static const struct sa_finding_text sa_finding_texts[] __attribute__((unused)) =
 	{ "quickack_hot_loop",
 	  "TCP_QUICKACK is set again and again on one socket: the kernel leaves quick-ACK mode on its "
 	  "own, so each set costs a syscall for little effect." },
+	{ "blind_spot",
+	  "The process made socket calls the shim cannot see (through syscall() or io_uring): its "
+	  "accept and connect lines and counts cover only the calls made through libc." },
 };
 
 /* The explanation of CODE, or NULL for a code this table does not know. */

@@ -29,9 +29,7 @@
  * waited long enough for a new SYN to be likely to meet it. */
 #define FULL_MIN_QUEUE_MS 10
 
-enum { SPEAKER_UNKNOWN = 3, SPEAKER_CLIENT = 1, SPEAKER_SERVER = 2 };
 
-#define ADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
 
 enum sa_empty_cause sa_empty_cause(int defer_s, long bytes_ready, int state,
 				   uint32_t total_retrans, uint32_t total_rto, uint8_t options)
@@ -61,11 +59,6 @@ int sa_queue_was_full(int backlog, uint32_t len_after, long queue_ms)
 	return backlog > 0 || len_after > 0 || queue_ms >= FULL_MIN_QUEUE_MS;
 }
 
-/* Report the 1st, 2nd, 4th, 8th ... occurrence; count the rest as suppressed. */
-static int worth_reporting(uint64_t n)
-{
-	return n != 0 && (n & (n - 1)) == 0;
-}
 
 /* FIONREAD of a child nobody has read from yet, without the ioctl: there
  * tcpi_bytes_received (4.1+) counts the same bytes, plus one for a FIN
@@ -360,6 +353,9 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	} else {
 		report = 1;
 	}
+	/* Below trace the listener's TCP_INFO is sampled: else its last read-back. */
+	if (backlog < 0 && l)
+		backlog = __atomic_load_n(&l->backlog, __ATOMIC_RELAXED);
 	if (cause == SA_EMPTY_DEFER_EXPIRED)
 		sa_findings_add(&f, "empty_accept_defer_expired",
 			"This connection arrived with no data (FIONREAD 0) on a listener with TCP_DEFER_ACCEPT=%d s, after %u SYN-ACK %s (tcpi_total_retrans): the kernel resends the SYN-ACK once when the window runs out and then accepts the connection empty. Deferral is a delay, not a filter, so handle empty connections; if clients of this port are slow to speak or the server speaks first, turn deferral off.",
@@ -429,152 +425,4 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	sa_line_int(&L, "ret", ret);
 	sa_line_emit(&L, SA_LEVEL_TRACE, &f);
 	sa_listener_tick(l, t1);
-}
-
-/* The listener an accepted socket came from, while it is still that
- * listener: once it closed (its line is written) or was reused, NULL. */
-static struct sa_listener *origin(const struct sa_sock *s)
-{
-	struct sa_listener *l = s->acc.listener;
-
-	if (!l || !__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) != s->acc.listener_inc)
-		return NULL;
-	return l;
-}
-
-struct settle {
-	const struct sa_sock *by;
-	int who;
-};
-
-static void settle_copy(int fd, struct sa_sock *c, void *arg)
-{
-	const struct settle *st = arg;
-	uint8_t expected = 0;
-
-	if (c == st->by || !(c->flags & SA_F_DUPED) || c->acc.serial != st->by->acc.serial ||
-	    c->acc.listener != st->by->acc.listener)
-		return;
-	__atomic_compare_exchange_n(&c->acc.first_speaker, &expected, (uint8_t)st->who, 0,
-				    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-	__atomic_and_fetch(&c->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
-}
-
-static void decided(int fd, struct sa_sock *s, int who)
-{
-	struct sa_listener *l = origin(s);
-	struct sa_findings f;
-	uint8_t expected = 0;
-	uint64_t n;
-	struct sa_line L;
-
-	sa_findings_init(&f);
-	__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
-	/* Two threads doing the first I/O at once: count it once. */
-	if (!__atomic_compare_exchange_n(&s->acc.first_speaker, &expected, (uint8_t)who, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		return;
-	/* The socket has other numbers (dup): settle them too, so the host's
-	 * first I/O through any of them is not counted again. Rare: a table
-	 * walk only for sockets dup'd before anyone spoke. */
-	if (s->flags & SA_F_DUPED) {
-		struct settle st = { s, who };
-
-		sa_fd_foreach(settle_copy, &st);
-	}
-	if (!l)
-		return;
-	if (who == SPEAKER_CLIENT) {
-		ADD(l->first_client, 1);
-		return;
-	}
-	if (who == SPEAKER_UNKNOWN) {
-		ADD(l->first_unknown, 1);
-		return;
-	}
-	n = ADD(l->first_server, 1);
-	if (__atomic_load_n(&l->defer_s, __ATOMIC_RELAXED) > 0)
-		sa_findings_add(&f, "server_speaks_first_deferred",
-			"The server wrote first on a listener with TCP_DEFER_ACCEPT=%d s: no client byte had arrived (FIONREAD 0 at the write). A client that waits for a greeting (SMTP-like) sends nothing, so its connection reaches accept() only when the deferral window runs out (the accept line's syn_ack_retrans >= 1 and queue time show it). Turn TCP_DEFER_ACCEPT (nginx deferred) off on this port.",
-			l->defer_s);
-	if (!sa_level_enabled(SA_LEVEL_TRACE) && !(f.n && worth_reporting(n))) {
-		if (f.n) {
-			sa_findings_count(f.codes[0]);
-			sa_suppressed_add(1);
-		}
-		return;
-	}
-	sa_line_begin(&L, "first_speaker", fd, &f);
-	sa_line_int(&L, "listen_fd", s->acc.listen_fd);
-	sa_line_str(&L, "local", l->local[0] ? l->local : NULL);
-	sa_line_str(&L, "speaker", "server");
-	sa_line_int(&L, "defer_accept_s", l->defer_s);
-	sa_line_emit(&L, SA_LEVEL_TRACE, &f);
-}
-
-void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
-{
-	int n = 0;
-
-	if (dir == SA_IO_READ) {
-		if (ret > 0)
-			decided(fd, s, SPEAKER_CLIENT);
-		else if (ret == 0)
-			decided(fd, s, SPEAKER_UNKNOWN);   /* closed without a word */
-		else if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)
-			decided(fd, s, SPEAKER_UNKNOWN);
-		return;
-	}
-	if (ret < 0) {
-		if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)
-			decided(fd, s, SPEAKER_UNKNOWN);
-		return;
-	}
-	if (ret == 0)
-		return;
-	/* The program wrote before reading: if the client's bytes were
-	 * already waiting, the client still spoke first. */
-	if (ioctl(fd, FIONREAD, &n) == 0 && n > 0)
-		decided(fd, s, SPEAKER_CLIENT);
-	else
-		decided(fd, s, SPEAKER_SERVER);
-}
-
-/* An undecided socket with other numbers is closing on this one: the
- * socket may live on. TCP_INFO (a read; rare: only dup'd sockets) tells
- * whether someone already spoke through another number; if nobody did,
- * the copies stay watched and decide later. */
-static void close_duped(int fd, struct sa_sock *s)
-{
-	struct sa_tcpinfo ti;
-	uint64_t in;
-	uint32_t out;
-
-	if (sa_tcpinfo_read(fd, &ti) != 0 || !ti.has_bytes_received || !ti.has_data_segs) {
-		__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
-		return;
-	}
-	in = ti.bytes_received;
-	out = ti.data_segs_out;
-	if (in > 0 && out == 0)
-		decided(fd, s, SPEAKER_CLIENT);
-	else if (in == 0 && out > 0)
-		decided(fd, s, SPEAKER_SERVER);
-	else if (in > 0 && out > 0)
-		decided(fd, s, SPEAKER_UNKNOWN);   /* both spoke, order unseen */
-	else
-		__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
-}
-
-void sa_accept_close(int fd, struct sa_sock *s, int defer)
-{
-	if (s->flags & SA_F_LISTENER)
-		sa_listener_release(s, defer);
-	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) != (SA_F_ACCEPTED | SA_F_WATCH_IO))
-		return;
-	if (s->flags & SA_F_DUPED)
-		close_duped(fd, s);
-	else
-		decided(fd, s, SPEAKER_UNKNOWN);
 }

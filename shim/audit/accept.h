@@ -89,4 +89,15 @@ enum sa_empty_cause sa_empty_cause(int defer_s, long bytes_ready, int state,
  * listener's queue length read right after. Pure. */
 int sa_queue_was_full(int backlog, uint32_t len_after, long queue_ms) SA_HIDDEN;
 
+/* ---- shared by accept.c and speaker.c ------------------------------------ */
+
+enum { SPEAKER_UNKNOWN = 3, SPEAKER_CLIENT = 1, SPEAKER_SERVER = 2 };
+#define ADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
+
+/* Report the 1st, 2nd, 4th, 8th ... occurrence; count the rest as suppressed. */
+static inline int worth_reporting(uint64_t n)
+{
+	return n != 0 && (n & (n - 1)) == 0;
+}
+
 #endif

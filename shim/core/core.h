@@ -32,6 +32,24 @@ __sighandler_t sa_sig_signal(int sig, __sighandler_t h) SA_HIDDEN;
 /* 1 when a handler left by longjmp (the guard is then reset). */
 int sa_signal_escaped(void) SA_HIDDEN;
 
+/* ---- children.c: children that share our memory ------------------------ */
+/* A clone(CLONE_VM) child of ours is running somewhere: is it this code? */
+extern int sa_vm_children SA_HIDDEN;
+int sa_on_vm_child_stack(void) SA_HIDDEN;
+void sa_vm_child_register(void *stack) SA_HIDDEN;
+#define IN_VM_CHILD() (SA_UNLIKELY(__atomic_load_n(&sa_vm_children, __ATOMIC_RELAXED)) && sa_on_vm_child_stack())
+/* Called (tail-jumped) by vfork in vfork_x86_64.S. */
+int sa_vfork_child(void) SA_HIDDEN;
+pid_t sa_vfork_parent(long r) SA_HIDDEN;
+
+/* ---- interpose.c: what the libc closers share ------------------------------ */
+/* fd (or first..last) is about to close: move our log out of the way,
+ * forget the sockets. Keeps errno. */
+void sa_before_close(int fd) SA_HIDDEN;
+void sa_before_close_range(unsigned int first, unsigned int last) SA_HIDDEN;
+/* Whether dup2/dup3 will close newfd. */
+int sa_dup_closes_newfd(int oldfd, int newfd, int flags, int is3) SA_HIDDEN;
+
 /* ---- dispatch.c: what each wrapper hands over once the real call returned */
 void sa_on_socket(int fd, int domain, int type, int protocol) SA_HIDDEN;
 void sa_on_setsockopt(int fd, int level, int opt, const void *val, socklen_t len,

@@ -1,5 +1,5 @@
 /*
- * interpose.c: the only file that defines libc names. Each wrapper calls
+ * interpose.c: with interpose_proc.c, the only files that define libc names. Each wrapper calls
  * the real function, keeps exactly the return value and errno the host
  * must see, hands the facts to dispatch.c inside the re-entry guard, and
  * gives the result back. Nothing here may change what the host observes.
@@ -34,10 +34,7 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 #define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_init(); } while (0)
 /* Our own calls (jansson, dlsym, the sink) and disabled processes pass through. */
 #define AUDITING() ((SA_LIKELY(!sa_in_shim) || sa_signal_escaped()) && !IN_VM_CHILD() && sa_ensure_init())
-/* A clone(CLONE_VM) child of ours is running somewhere: is it this code? */
-extern int sa_vm_children;
-int sa_on_vm_child_stack(void);
-#define IN_VM_CHILD() (SA_UNLIKELY(__atomic_load_n(&sa_vm_children, __ATOMIC_RELAXED)) && sa_on_vm_child_stack())
+
 
 SA_EXPORT int socket(int domain, int type, int protocol)
 {
@@ -178,7 +175,7 @@ SA_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 /* Forget what we knew about fd before it is closed: another thread may get
  * the number back from accept() the moment close returns. */
-static void before_close(int fd)
+void sa_before_close(int fd)
 {
 	struct sa_sock *s;
 	int err = errno;
@@ -205,7 +202,7 @@ static void before_close(int fd)
 SA_EXPORT int close(int fd)
 {
 	READY(close);
-	before_close(fd);
+	sa_before_close(fd);
 	return sa_real.close(fd);
 }
 
@@ -222,7 +219,7 @@ static void forget_one(int fd, struct sa_sock *s, void *arg)
 
 /* Fds first..last are about to close: move our log out of the way and
  * forget the sockets, with the host's errno kept. */
-static void before_close_range(unsigned int first, unsigned int last)
+void sa_before_close_range(unsigned int first, unsigned int last)
 {
 	unsigned int r[2] = { first, last };
 	int err = errno;
@@ -243,7 +240,7 @@ SA_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 	int ret, err, ours = !sa_in_shim && !IN_VM_CHILD() && !(flags & ~6) && !(flags & 4) && first <= last;
 
 	if (ours)
-		before_close_range(first, last);
+		sa_before_close_range(first, last);
 	ret = sa_real.close_range(first, last, flags);
 	if (ours && sa_active()) {
 		err = errno;
@@ -261,7 +258,7 @@ SA_EXPORT void closefrom(int lowfd)
 	int err, ours = !sa_in_shim && !IN_VM_CHILD();
 
 	if (ours)
-		before_close_range(lowfd > 0 ? (unsigned int)lowfd : 0, ~0U);
+		sa_before_close_range(lowfd > 0 ? (unsigned int)lowfd : 0, ~0U);
 	sa_real.closefrom(lowfd);
 	if (ours && sa_active()) {
 		err = errno;
@@ -286,7 +283,7 @@ SA_EXPORT int dup(int fd)
  * fails), and with a bad oldfd or bad flags the kernel fails before touching
  * newfd. Moving our sink out of the way then would leave our fd behind, and
  * forgetting newfd would lose what we know about a socket that stays open. */
-static int dup_closes_newfd(int oldfd, int newfd, int flags, int is3)
+int sa_dup_closes_newfd(int oldfd, int newfd, int flags, int is3)
 {
 	int err = errno, ok;
 
@@ -301,8 +298,8 @@ static int do_dup2(int oldfd, int newfd, int flags, int is3)
 {
 	int ret, err;
 
-	if (dup_closes_newfd(oldfd, newfd, flags, is3))
-		before_close(newfd);
+	if (sa_dup_closes_newfd(oldfd, newfd, flags, is3))
+		sa_before_close(newfd);
 	ret = is3 ? sa_real.dup3(oldfd, newfd, flags) : sa_real.dup2(oldfd, newfd);
 	if (ret >= 0 && oldfd != newfd && !sa_in_shim) {
 		err = errno;
@@ -321,201 +318,6 @@ SA_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	READY(dup3);
 	return do_dup2(oldfd, newfd, flags, 1);
-}
-
-/*
- * syscall(): a program that closes or duplicates through it (libuv, Go's
- * cgo runtime, a hand-rolled close-all loop) would otherwise close our log
- * fd or a tracked socket behind our back. Same checks as the libc calls,
- * then the call exactly as made. Calls we would audit through libc are
- * noted once as a blind spot.
- */
-SA_EXPORT long syscall(long n, ...)
-{
-	va_list ap;
-	long a[6];
-	int i;
-
-	va_start(ap, n);
-	for (i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
-	READY(syscall);
-	if (!sa_in_shim && !IN_VM_CHILD() && sa_active()) {
-		switch (n) {
-		case SYS_close:
-			before_close((int)a[0]);
-			break;
-#ifdef SYS_close_range
-		case SYS_close_range:
-			if (!(a[2] & ~6) && !(a[2] & 4) && (unsigned long)a[0] <= (unsigned long)a[1])
-				before_close_range((unsigned int)a[0], (unsigned int)a[1]);
-			break;
-#endif
-#ifdef SYS_dup2
-		case SYS_dup2:
-			if (dup_closes_newfd((int)a[0], (int)a[1], 0, 0))
-				before_close((int)a[1]);
-			break;
-#endif
-		case SYS_dup3:
-			if (dup_closes_newfd((int)a[0], (int)a[1], (int)a[2], 1))
-				before_close((int)a[1]);
-			break;
-		default: {
-			int err = errno;
-			sa_in_shim++;
-			sa_blind_raw_syscall(n);
-			sa_in_shim--;
-			errno = err;
-			break;
-		}
-		}
-	}
-	return sa_real.syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
-}
-
-/* ---- vfork and clone: children that share our memory ------------------------ */
-
-__thread void *sa_vfork_ret __attribute__((tls_model("initial-exec"))) SA_HIDDEN;
-
-/* Called (tail-jumped) by vfork in vfork_x86_64.S. */
-int sa_vfork_child(void) SA_HIDDEN;
-pid_t sa_vfork_parent(long r) SA_HIDDEN;
-
-int sa_vfork_child(void)
-{
-	sa_in_vfork++;
-	sa_in_shim++;
-	return 0;
-}
-
-pid_t sa_vfork_parent(long r)
-{
-	if (r < 0 && r > -4096) {
-		errno = (int)-r;
-		return -1;
-	}
-	/* The child ran (and exec'd or exited) on this thread's TLS. */
-	if (sa_in_vfork > 0) {
-		sa_in_vfork--;
-		sa_in_shim--;
-	}
-	return (pid_t)r;
-}
-
-#if !defined(__x86_64__)
-/* No assembly for this machine: a plain fork() is always safe (TSan does
- * the same), at the cost of copying the page tables on every spawn. */
-SA_EXPORT pid_t vfork(void)
-{
-	return fork();
-}
-#endif
-
-/*
- * clone(): a child without CLONE_VM is a new process that glibc's fork
- * handlers never see: it starts with its own pid, tid and counts. A child
- * with CLONE_VM shares our memory (and, without CLONE_SETTLS, this
- * thread's TLS): nothing of ours may change there, so its calls pass
- * straight through, found by the stack it runs on.
- */
-#define VM_STACKS 16
-#define VM_STACK_SPAN (256 * 1024)
-static uintptr_t vm_stack_top[VM_STACKS];
-static unsigned vm_stack_next;
-int sa_vm_children;
-
-int sa_on_vm_child_stack(void)
-{
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	int i;
-
-	for (i = 0; i < VM_STACKS; i++) {
-		uintptr_t top = __atomic_load_n(&vm_stack_top[i], __ATOMIC_ACQUIRE);
-		if (top && sp < top && sp >= top - VM_STACK_SPAN)
-			return 1;
-	}
-	return 0;
-}
-
-struct clone_arg {
-	int (*fn)(void *);
-	void *arg;
-	int flags;
-};
-
-static int clone_child(void *p)
-{
-	struct clone_arg a = *(struct clone_arg *)p;
-
-	if (!(a.flags & CLONE_VM)) {
-		sa_lifecycle_new_process();
-		free(p);   /* our copy of the parent's heap */
-	}
-	return a.fn(a.arg);
-}
-
-SA_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
-{
-	static int (*real_clone)(int (*)(void *), void *, int, void *, ...);
-	struct clone_arg *ca;
-	va_list ap;
-	pid_t *ptid;
-	void *tls;
-	pid_t *ctid;
-	int ret, err;
-
-	va_start(ap, arg);
-	ptid = va_arg(ap, pid_t *);
-	tls = va_arg(ap, void *);
-	ctid = va_arg(ap, pid_t *);
-	va_end(ap);
-	if (!real_clone) {
-		sa_real_init();
-		real_clone = (__typeof__(real_clone))sa_real.clone;
-	}
-	if (sa_in_shim || !sa_active() || !fn)
-		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
-	if (flags & CLONE_VM) {
-		/* Registered for good: the parent never learns when it ends. */
-		unsigned i = __atomic_fetch_add(&vm_stack_next, 1, __ATOMIC_RELAXED) % VM_STACKS;
-		__atomic_store_n(&vm_stack_top[i], (uintptr_t)stack, __ATOMIC_RELEASE);
-		__atomic_store_n(&sa_vm_children, 1, __ATOMIC_RELEASE);
-		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
-	}
-	ca = malloc(sizeof *ca);
-	if (!ca)
-		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
-	ca->fn = fn;
-	ca->arg = arg;
-	ca->flags = flags;
-	ret = real_clone(clone_child, stack, flags, ca, ptid, tls, ctid);
-	err = errno;
-	free(ca);   /* the child has its own copy */
-	errno = err;
-	return ret;
-}
-
-/* ---- _exit: the summary before a process ends without exit() ---------------- */
-
-SA_EXPORT void _exit(int status)
-{
-	static void (*real)(int);
-
-	if (!real)
-		real = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
-	if (!sa_in_vfork && !IN_VM_CHILD())
-		sa_lifecycle_end();
-	if (real)
-		real(status);
-	sa_syscall(SYS_exit_group, status);
-	__builtin_unreachable();
-}
-
-SA_EXPORT void _Exit(int status)
-{
-	_exit(status);
 }
 
 /* ---- I/O: only fds we watch go further than one lookup ------------------- */
@@ -671,33 +473,3 @@ SA_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 	return ret;
 }
 
-/* ---- signal handlers: run in a trampoline that keeps the shim out ----------- */
-
-/* ThreadSanitizer already defers a signal until the thread is out of its
- * runtime (malloc included), and it calls sigaction while it initializes,
- * before an instrumented wrapper may run: a TSan build leaves these out. */
-#ifndef __SANITIZE_THREAD__
-
-/* Inside a host handler these still go through the trampoline's table
- * (lock-free, async-signal-safe): a handler that asks for its own
- * disposition, or re-installs itself with signal(), gets and sets the
- * host's handler, never the trampoline. Only the shim's own calls and a
- * child sharing our memory go straight to libc. */
-#define SIGNALS_RAW() ((sa_in_shim && !sa_in_signal) || sa_in_vfork || IN_VM_CHILD())
-
-SA_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
-{
-	READY(sigaction);
-	if (SIGNALS_RAW())
-		return sa_real.sigaction(sig, act, oldact);
-	return sa_sig_action(sig, act, oldact);
-}
-
-SA_EXPORT __sighandler_t signal(int sig, __sighandler_t h)
-{
-	READY(signal);
-	if (SIGNALS_RAW())
-		return sa_real.signal(sig, h);
-	return sa_sig_signal(sig, h);
-}
-#endif

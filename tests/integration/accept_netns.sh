@@ -57,7 +57,7 @@ S='(.[] | select(.event=="listener_stats"))'
 check_jq "200 silent clients: SYN-cookie empties flagged and counted" "$L" \
   "$S | .empty_syncookie>=1 and .empty_defer_expired>=1 and .accepts==.empty_accepts"
 check_jq "200 silent clients: accept lines carry empty_accept_syncookie with a msg about SYN cookies" "$L" \
-  'any(.[]; .event=="accept" and .findings==["empty_accept_syncookie"] and .syn_ack_retrans==0 and .bytes_ready==0 and (.msg|test("SYN cookies")))'
+  'any(.[]; .event=="accept" and .findings==["empty_accept_syncookie"] and .syn_ack_retrans==0 and .bytes_ready==0 and (.msg|test("SYN cookie")))'
 check_jq "200 silent clients: summary finding totals match listener_stats" "$L" \
   "($S) as \$s | any(.[]; .event==\"summary\" and .findings.empty_accept_syncookie==\$s.empty_syncookie and .findings.empty_accept_defer_expired==\$s.empty_defer_expired)"
 check_jq "200 silent clients: summary SyncookiesRecv delta >= syncookie empties, TCPDeferAcceptDrop rose" "$L" \

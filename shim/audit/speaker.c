@@ -1,0 +1,167 @@
+/*
+ * speaker.c: who speaks first on an accepted connection (the question
+ * behind "would deferred help this port?"): data already waiting at
+ * accept means the client; otherwise the first read or write through the
+ * socket, or any copy of it, decides; a close before either, neither.
+ * Counted in the listener's stats; a server that speaks first on a
+ * deferred listener is a finding.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+
+#include "audit/accept.h"
+#include "syn_schedule.h"
+
+/* The listener an accepted socket came from, while it is still that
+ * listener: once it closed (its line is written) or was reused, NULL. */
+static struct sa_listener *origin(const struct sa_sock *s)
+{
+	struct sa_listener *l = s->acc.listener;
+
+	if (!l || !__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) != s->acc.listener_inc)
+		return NULL;
+	return l;
+}
+
+struct settle {
+	const struct sa_sock *by;
+	int who;
+};
+
+static void settle_copy(int fd, struct sa_sock *c, void *arg)
+{
+	const struct settle *st = arg;
+	uint8_t expected = 0;
+
+	if (c == st->by || !(c->flags & SA_F_DUPED) || c->acc.serial != st->by->acc.serial ||
+	    c->acc.listener != st->by->acc.listener)
+		return;
+	__atomic_compare_exchange_n(&c->acc.first_speaker, &expected, (uint8_t)st->who, 0,
+				    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	__atomic_and_fetch(&c->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
+}
+
+static void decided(int fd, struct sa_sock *s, int who)
+{
+	struct sa_listener *l = origin(s);
+	struct sa_findings f;
+	uint8_t expected = 0;
+	uint64_t n;
+	struct sa_line L;
+
+	sa_findings_init(&f);
+	__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
+	/* Two threads doing the first I/O at once: count it once. */
+	if (!__atomic_compare_exchange_n(&s->acc.first_speaker, &expected, (uint8_t)who, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	/* The socket has other numbers (dup): settle them too, so the host's
+	 * first I/O through any of them is not counted again. Rare: a table
+	 * walk only for sockets dup'd before anyone spoke. */
+	if (s->flags & SA_F_DUPED) {
+		struct settle st = { s, who };
+
+		sa_fd_foreach(settle_copy, &st);
+	}
+	if (!l)
+		return;
+	if (who == SPEAKER_CLIENT) {
+		ADD(l->first_client, 1);
+		return;
+	}
+	if (who == SPEAKER_UNKNOWN) {
+		ADD(l->first_unknown, 1);
+		return;
+	}
+	n = ADD(l->first_server, 1);
+	if (__atomic_load_n(&l->defer_s, __ATOMIC_RELAXED) > 0)
+		sa_findings_add(&f, "server_speaks_first_deferred",
+			"The server wrote first on a listener with TCP_DEFER_ACCEPT=%d s: no client byte had arrived (FIONREAD 0 at the write). A client that waits for a greeting (SMTP-like) sends nothing, so its connection reaches accept() only when the deferral window runs out (the accept line's syn_ack_retrans >= 1 and queue time show it). Turn TCP_DEFER_ACCEPT (nginx deferred) off on this port.",
+			l->defer_s);
+	if (!sa_level_enabled(SA_LEVEL_TRACE) && !(f.n && worth_reporting(n))) {
+		if (f.n) {
+			sa_findings_count(f.codes[0]);
+			sa_suppressed_add(1);
+		}
+		return;
+	}
+	sa_line_begin(&L, "first_speaker", fd, &f);
+	sa_line_int(&L, "listen_fd", s->acc.listen_fd);
+	sa_line_str(&L, "local", l->local[0] ? l->local : NULL);
+	sa_line_str(&L, "speaker", "server");
+	sa_line_int(&L, "defer_accept_s", l->defer_s);
+	sa_line_emit(&L, SA_LEVEL_TRACE, &f);
+}
+
+void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
+{
+	int n = 0;
+
+	if (dir == SA_IO_READ) {
+		if (ret > 0)
+			decided(fd, s, SPEAKER_CLIENT);
+		else if (ret == 0)
+			decided(fd, s, SPEAKER_UNKNOWN);   /* closed without a word */
+		else if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)
+			decided(fd, s, SPEAKER_UNKNOWN);
+		return;
+	}
+	if (ret < 0) {
+		if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)
+			decided(fd, s, SPEAKER_UNKNOWN);
+		return;
+	}
+	if (ret == 0)
+		return;
+	/* The program wrote before reading: if the client's bytes were
+	 * already waiting, the client still spoke first. */
+	if (ioctl(fd, FIONREAD, &n) == 0 && n > 0)
+		decided(fd, s, SPEAKER_CLIENT);
+	else
+		decided(fd, s, SPEAKER_SERVER);
+}
+
+/* An undecided socket with other numbers is closing on this one: the
+ * socket may live on. TCP_INFO (a read; rare: only dup'd sockets) tells
+ * whether someone already spoke through another number; if nobody did,
+ * the copies stay watched and decide later. */
+static void close_duped(int fd, struct sa_sock *s)
+{
+	struct sa_tcpinfo ti;
+	uint64_t in;
+	uint32_t out;
+
+	if (sa_tcpinfo_read(fd, &ti) != 0 || !ti.has_bytes_received || !ti.has_data_segs) {
+		__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
+		return;
+	}
+	in = ti.bytes_received;
+	out = ti.data_segs_out;
+	if (in > 0 && out == 0)
+		decided(fd, s, SPEAKER_CLIENT);
+	else if (in == 0 && out > 0)
+		decided(fd, s, SPEAKER_SERVER);
+	else if (in > 0 && out > 0)
+		decided(fd, s, SPEAKER_UNKNOWN);   /* both spoke, order unseen */
+	else
+		__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
+}
+
+void sa_accept_close(int fd, struct sa_sock *s, int defer)
+{
+	if (s->flags & SA_F_LISTENER)
+		sa_listener_release(s, defer);
+	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) != (SA_F_ACCEPTED | SA_F_WATCH_IO))
+		return;
+	if (s->flags & SA_F_DUPED)
+		close_duped(fd, s);
+	else
+		decided(fd, s, SPEAKER_UNKNOWN);
+}
