@@ -4,6 +4,14 @@
 # Each daemon runs plain and under the shim; every wait is bounded by timeout
 # and a timeout fails the check.
 SA=$TOP/sockaudit   # the launcher build
+# Under make SANITIZE=..., the sanitizer runtime must come first in
+# LD_PRELOAD: the launcher keeps what LD_PRELOAD holds ahead of the shim.
+case ",${SANITIZE:-}," in
+*,address,*|*,thread,*)
+	_rt=$(preload_value); _rt=${_rt%%:*}
+	printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$_rt" "$TOP/sockaudit" >"$T/sockaudit-san"
+	chmod +x "$T/sockaudit-san"; SA=$T/sockaudit-san ;;
+esac
 PY=/usr/bin/python3
 
 # need PROG...: fail and finish when a program is not installed.

@@ -37,8 +37,10 @@ int main(int argc, char **argv)
 	long n = 0, odd = 0;
 	double end;
 
-	if (argc != 3)
+	if (argc != 3 && argc != 4)
 		return 2;
+	if (argc == 4)   /* the timer's period in microseconds */
+		it.it_interval.tv_usec = it.it_value.tv_usec = atoi(argv[3]);
 	a = life_addr(atoi(argv[2]));
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
