@@ -32,7 +32,7 @@ struct sa_listener {
 	char local[80];
 	int backlog;                     /* effective, as last read back */
 	int defer_s;                     /* TCP_DEFER_ACCEPT seconds, as last known */
-	long defer_real_ms, rto_max_ms;  /* its real window and cap (sa_defer_window) */
+	long defer_real_ms, rto_max_ms;  /* its real window and cap (sa_defer_window); 0: not known */
 	uint64_t accepts, eagain, errors;
 	uint64_t empty_accepts, with_data;
 	uint64_t defer_expired, syncookie, fd_limit;

@@ -188,8 +188,6 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 	l->family = s->family;
 	l->backlog = s->lsn.backlog_effective;
 	l->defer_s = s->opt.defer_accept_s;
-	l->defer_real_ms = s->opt.defer_accept_s * 1000L;
-	l->rto_max_ms = SA_RTO_MAX_DEFAULT_MS;
 	l->last_emit_ns = sa_now_ns();
 	/* As text, no allocation; escaped when written (sa_json_str, sa_line_str). */
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
@@ -236,10 +234,10 @@ int sa_listener_advice(const struct sa_advice_in *in, json_t *arr)
 	/* Over the accepts checked for data (all of them on a deferred
 	 * listener, the sampled ones on others): empty + with_data. */
 	int n = 0, empty_pct = pct(in->empty_accepts, in->empty_accepts + in->with_data);
-	char win[24], note[300];
+	/* The real window where the listener's TCP_RTO_MAX_MS shortens it (6.19+); 0: not known. */
 	long real_ms = in->defer_real_ms > 0 ? in->defer_real_ms : in->defer_s * 1000L;
+	char win[24], note[300];
 
-	/* The real window where the listener's TCP_RTO_MAX_MS shortens it (6.19+). */
 	sa_secs_str(win, sizeof win, real_ms);
 	sa_defer_note(note, sizeof note, in->defer_s, in->defer_real_ms, in->rto_max_ms);
 
