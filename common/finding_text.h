@@ -17,9 +17,10 @@ struct sa_finding_text {
 
 static const struct sa_finding_text sa_finding_texts[] __attribute__((unused)) = {
 	{ "syn_retransmitted",
-	  "The client sent its SYN again: the connect's time includes the kernel's retransmission "
-	  "timeouts (about 1 s each for the first tcp_syn_linear_timeouts, then doubling). The peer's "
-	  "accept queue was probably full or SYNs were lost; the peer's own logs do not show this wait." },
+	  "The connect resent its SYN (tcpi_total_retrans): its time includes this kernel's SYN "
+	  "timeouts (1 s each for the first tcp_syn_linear_timeouts resends, then doubling). Why the "
+	  "first SYN went unanswered is not measured: a full accept queue on the server "
+	  "(TcpExtListenOverflows there) or loss (a capture on both ends); the server's logs do not show this wait." },
 	{ "slow_connect",
 	  "The connect took longer than SOCKAUDIT_SLOW_CONNECT_MS. Its syn_retrans field says whether "
 	  "SYN retransmissions explain the time; if 0, the peer or the path was slow to answer." },
@@ -31,45 +32,54 @@ static const struct sa_finding_text sa_finding_texts[] __attribute__((unused)) =
 	  "The namespace's ListenOverflows counter rose while this process ran: some listener's accept "
 	  "queue overflowed. Whether clients waited shows in their SYN retransmissions." },
 	{ "backlog_clamped",
-	  "listen()'s backlog was lowered to net.core.somaxconn of this network namespace: fewer "
-	  "connections can wait for accept() than the program asked for." },
+	  "listen() got a smaller backlog than it asked for (read back with TCP_INFO or unix_diag): "
+	  "fewer connections can wait for accept(). When the value equals net.core.somaxconn of the "
+	  "network namespace, that sysctl lowered it." },
 	{ "empty_accept_defer_expired",
 	  "A connection was accepted without data after the TCP_DEFER_ACCEPT window ran out: the "
 	  "deferral cost the client that window and saved nothing." },
 	{ "empty_accept_syncookie",
-	  "A connection came in through SYN cookies with no data although TCP_DEFER_ACCEPT is on: the "
-	  "SYN queue was full, so the deferral was skipped." },
+	  "A connection came in with no data and no SYN-ACK resend although TCP_DEFER_ACCEPT is on, "
+	  "which only a SYN-cookie connection does: the SYN queue was probably full (TcpExtSyncookiesRecv "
+	  "confirms it), so the deferral was skipped." },
 	{ "accept_fd_limit",
-	  "accept() failed with EMFILE or ENFILE: the process or system ran out of file descriptors "
-	  "and the connection stays queued." },
+	  "accept() failed with EMFILE or ENFILE: the process (RLIMIT_NOFILE) or the system "
+	  "(fs.file-max) reached its limit of open files, and the connection stays queued until an "
+	  "accept succeeds." },
 	{ "defer_rounded",
-	  "TCP_DEFER_ACCEPT counts SYN-ACK retransmission rounds, not seconds: the kernel keeps and "
-	  "reports a rounded value." },
+	  "TCP_DEFER_ACCEPT counts SYN-ACK retransmission rounds, not seconds: the kernel keeps rounds and "
+	  "reports the seconds they span. On 6.19+ a listener's TCP_RTO_MAX_MS can make the real window "
+	  "shorter than the reported seconds; the line then says both." },
 	{ "defer_on_client_socket",
-	  "TCP_DEFER_ACCEPT set on a connecting socket holds back the handshake's final ACK until "
-	  "data is sent; it defers nothing on the server." },
+	  "TCP_DEFER_ACCEPT reads back set on a connecting socket: it defers nothing on the server; the "
+	  "client's kernel holds back the handshake's final ACK (up to 200 ms) until data is sent." },
 	{ "defer_with_fastopen",
-	  "TCP_DEFER_ACCEPT and TCP_FASTOPEN are both on: Fast Open connections skip the deferral." },
+	  "TCP_DEFER_ACCEPT and TCP_FASTOPEN are both set on a listener: a client that opens with a valid "
+	  "Fast Open cookie skips the deferral (TcpExtTCPFastOpenPassive counts them)." },
 	{ "defer_bypass_risk",
-	  "Deferred connections wait in the SYN queue (backlog + 1); a burst larger than that within "
-	  "the deferral window is accepted through SYN cookies without deferral." },
+	  "Deferred connections wait in the SYN queue (backlog + 1) and net.ipv4.tcp_syncookies is on: "
+	  "a burst larger than that within the deferral window would be accepted through SYN cookies "
+	  "without deferral. The line sees the sizes, not the traffic (TcpExtSyncookiesSent does)." },
 	{ "server_speaks_first_deferred",
-	  "The server writes first on a TCP_DEFER_ACCEPT listener: the client waits for it, so every "
-	  "connection sits out the whole deferral window." },
+	  "The server wrote first on a TCP_DEFER_ACCEPT listener: a client that waits for the greeting "
+	  "sends nothing, so its connection sits out the whole deferral window (the accept line's "
+	  "syn_ack_retrans and queue time show it)." },
 	{ "option_adjusted",
-	  "The kernel stored a different value than requested in a documented way (buffers are "
-	  "doubled for bookkeeping, or capped by a sysctl)." },
+	  "An option reads back different from what was requested, in a way the kernel documents (buffers "
+	  "stored doubled, caps by a sysctl, rounding to the timer tick, the MSS in use); the line names which." },
 	{ "option_differs",
-	  "An option reads back different from what was requested." },
+	  "An option reads back different from what was requested, for a reason the shim does not know." },
 	{ "config_warning",
 	  "A SOCKAUDIT_* setting could not be used as given; the line says which and what was "
 	  "used instead." },
 	{ "quickack_hot_loop",
-	  "TCP_QUICKACK is set again and again on one socket: the kernel leaves quick-ACK mode on its "
-	  "own, so each set costs a syscall for little effect." },
+	  "TCP_QUICKACK is set again and again on one socket, mostly with no read between sets: each set "
+	  "is a syscall, and it acts only on ACKs owed for received data. The line does not count the ACKs "
+	  "sent; a capture or nstat (TcpOutSegs, TcpExtDelayedACKs) shows what the sets changed." },
 	{ "blind_spot",
-	  "The process made socket calls the shim cannot see (through syscall() or io_uring): its "
-	  "accept and connect lines and counts cover only the calls made through libc." },
+	  "The process made calls the shim cannot see: accept or connect through syscall() (those calls "
+	  "are missing from the lines and counts), or an io_uring set up, whose submitted accepts and "
+	  "connects, if any, would be missing too." },
 };
 
 /* The explanation of CODE, or NULL for a code this table does not know. */

@@ -19,7 +19,9 @@
  * - TCP_DEFER_ACCEPT keeps R SYN-ACK rounds (secs_to_retrans(), always with
  *   the 120 s constant); the bare ACK waits until the R-th timeout, so the
  *   window is the same sum over R rounds, which getsockopt reports with the
- *   constant cap whatever the listener's TCP_RTO_MAX_MS.
+ *   constant cap whatever the listener's TCP_RTO_MAX_MS. From 6.19 the real
+ *   timeouts are capped by it ("tcp: Apply max RTO to non-TFO SYN+ACK"), so
+ *   the real window can be shorter than the reported seconds.
  */
 #ifndef SA_SYN_SCHEDULE_H
 #define SA_SYN_SCHEDULE_H
@@ -89,6 +91,44 @@ static inline long sa_synack_retrans_at_ms(int n, long rto_max_ms)
 static inline long sa_defer_window_ms(int rounds, long rto_max_ms)
 {
 	return sa_synack_retrans_at_ms(rounds, rto_max_ms);
+}
+
+/* The wall-clock TCP_DEFER_ACCEPT window in ms of a listener that keeps
+ * ROUNDS rounds: each SYN-ACK timeout capped by the listener's
+ * TCP_RTO_MAX_MS where the kernel applies it (synack_capped, 6.19+), by
+ * the 120 s constant before, where it equals the seconds getsockopt
+ * reports (retrans_to_secs()). */
+static inline long sa_defer_real_ms(int rounds, long rto_max_ms, int synack_capped)
+{
+	return sa_defer_window_ms(rounds, synack_capped ? rto_max_ms : SA_RTO_MAX_DEFAULT_MS);
+}
+
+/* "7" or "2.5": ms as seconds, one decimal where needed. Returns buf. */
+static inline const char *sa_secs_str(char *buf, size_t len, long ms)
+{
+	if (ms % 1000)
+		snprintf(buf, len, "%.1f", ms / 1000.0);
+	else
+		snprintf(buf, len, "%ld", ms / 1000);
+	return buf;
+}
+
+/* The sentence a deferral message appends when the real window (real_ms)
+ * differs from the DEFER_S seconds getsockopt(TCP_DEFER_ACCEPT) reports,
+ * else "" (every kernel before 6.19, and any listener whose TCP_RTO_MAX_MS
+ * does not shorten its rounds). Returns buf. */
+static inline const char *sa_defer_note(char *buf, size_t len, int defer_s, long real_ms, long rto_max_ms)
+{
+	char s[24];
+
+	if (len == 0)
+		return buf;
+	buf[0] = '\0';
+	if (defer_s <= 0 || real_ms <= 0 || real_ms == defer_s * 1000L)
+		return buf;
+	snprintf(buf, len, " The deferral window really lasts %s s, not the %d s getsockopt(TCP_DEFER_ACCEPT) reports: this kernel caps each SYN-ACK timeout by the listener's TCP_RTO_MAX_MS (%ld ms), while the reported seconds count the rounds at the 120 s constant.",
+		 sa_secs_str(s, sizeof s, real_ms), defer_s, rto_max_ms);
+	return buf;
 }
 
 /* "1, 2, 3 s": the first n SYN retransmission times, seconds with one

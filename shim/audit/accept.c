@@ -149,6 +149,13 @@ void sa_accept_on_listening(int fd, struct sa_sock *s)
 		/* A second listen() (nginx reload) changes the backlog. */
 		__atomic_store_n(&l->backlog, s->lsn.backlog_effective, __ATOMIC_RELAXED);
 		__atomic_store_n(&l->defer_s, s->opt.defer_accept_s, __ATOMIC_RELAXED);
+		{
+			long real_ms, rto_max;
+
+			sa_defer_window(fd, s->opt.defer_accept_s, &real_ms, &rto_max);
+			__atomic_store_n(&l->defer_real_ms, real_ms, __ATOMIC_RELAXED);
+			__atomic_store_n(&l->rto_max_ms, rto_max, __ATOMIC_RELAXED);
+		}
 	}
 }
 
@@ -168,18 +175,24 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
 	uint64_t nerr = l ? ADD(l->errors, 1) : 1, nlim = 0;
 	int have_q = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == SA_TCP_LISTEN;
 	struct sa_line L;
+	char queue[96];
 
 	if (err == EMFILE || err == ENFILE) {
 		nlim = l ? ADD(l->fd_limit, 1) : 1;
 		getrlimit(RLIMIT_NOFILE, &rl);
+		if (have_q)
+			snprintf(queue, sizeof queue, "%u waiting, room for %u, when this line was written",
+				 lti.unacked, lti.sacked + 1);
+		else
+			snprintf(queue, sizeof queue, "its length was not read");
 		if (err == EMFILE)
 			sa_findings_add(&f, "accept_fd_limit",
-				"accept() failed with EMFILE: this process has used all %llu file descriptors it may open (RLIMIT_NOFILE), so connections pile up in the listen queue (%s) and their clients wait. Raise the limit (ulimit -n, systemd LimitNOFILE=) or close idle connections sooner.",
-				(unsigned long long)rl.rlim_cur,
-				have_q ? "see queue_len" : "length unknown");
+				"accept() failed with EMFILE: this process has reached its RLIMIT_NOFILE of %llu open file descriptors. Connections stay in the listen queue (%s) until an accept succeeds; how long their clients wait shows in the next accepts' queue_ms, and if the queue fills, in TcpExtListenOverflows. Raise the limit (ulimit -n, systemd LimitNOFILE=) or close idle connections sooner.",
+				(unsigned long long)rl.rlim_cur, queue);
 		else
 			sa_findings_add(&f, "accept_fd_limit",
-				"accept() failed with ENFILE: the whole system is out of file descriptors (fs.file-max), so connections pile up in the listen queue and their clients wait. Raise fs.file-max or find the process holding them.");
+				"accept() failed with ENFILE: the system reached its limit of open files (fs.file-max; /proc/sys/fs/file-nr shows used and max). Connections stay in the listen queue (%s) until an accept succeeds. Raise fs.file-max or find the process holding them.",
+				queue);
 	}
 	/* Trace shows every failure; otherwise the 1st, 2nd, 4th ... per listener. */
 	if (!sa_level_enabled(SA_LEVEL_TRACE) &&
@@ -356,14 +369,21 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	/* Below trace the listener's TCP_INFO is sampled: else its last read-back. */
 	if (backlog < 0 && l)
 		backlog = __atomic_load_n(&l->backlog, __ATOMIC_RELAXED);
-	if (cause == SA_EMPTY_DEFER_EXPIRED)
-		sa_findings_add(&f, "empty_accept_defer_expired",
-			"This connection arrived with no data (FIONREAD 0) on a listener with TCP_DEFER_ACCEPT=%d s, after %u SYN-ACK %s (tcpi_total_retrans): the kernel resends the SYN-ACK once when the window runs out and then accepts the connection empty. Deferral is a delay, not a filter, so handle empty connections; if clients of this port are slow to speak or the server speaks first, turn deferral off.",
-			defer_s, ti.total_retrans, sa_plural(ti.total_retrans, "resend", "resends"));
-	else if (cause == SA_EMPTY_SYNCOOKIE)
-		sa_findings_add(&f, "empty_accept_syncookie",
-			"This connection arrived with no data and no SYN-ACK resend although TCP_DEFER_ACCEPT is %d s, which only a connection made by a SYN cookie does (it never waits at the deferral gate): the SYN queue, bounded by the backlog (%d), was probably full; TcpExtSyncookiesRecv in listener_stats.netns_counters (or nstat) confirms it. If you rely on deferral, raise the backlog above the number of clients that connect within %d s.",
-			defer_s, backlog, defer_s);
+	if (cause == SA_EMPTY_DEFER_EXPIRED || cause == SA_EMPTY_SYNCOOKIE) {
+		long real_ms, rto_max;
+		char win[24], note[300];
+
+		sa_defer_window(lfd, defer_s, &real_ms, &rto_max);
+		sa_defer_note(note, sizeof note, defer_s, real_ms, rto_max);
+		if (cause == SA_EMPTY_DEFER_EXPIRED)
+			sa_findings_add(&f, "empty_accept_defer_expired",
+				"This connection arrived with no data (FIONREAD 0) on a listener with TCP_DEFER_ACCEPT=%d s, after %u SYN-ACK %s (tcpi_total_retrans): the kernel resends the SYN-ACK once when the window runs out and then accepts the connection empty. Deferral is a delay, not a filter, so handle empty connections; if clients of this port are slow to speak or the server speaks first, turn deferral off.%s",
+				defer_s, ti.total_retrans, sa_plural(ti.total_retrans, "resend", "resends"), note);
+		else
+			sa_findings_add(&f, "empty_accept_syncookie",
+				"This connection arrived with no data and no SYN-ACK resend although TCP_DEFER_ACCEPT is %d s, which only a connection made by a SYN cookie does (it never waits at the deferral gate): the SYN queue, bounded by the backlog (%d), was probably full; TcpExtSyncookiesRecv in listener_stats.netns_counters (or nstat) confirms it. If you rely on deferral, raise the backlog above the number of clients that connect within %s s.%s",
+				defer_s, backlog, sa_secs_str(win, sizeof win, real_ms), note);
+	}
 	if (full)
 		queue_full_msg(&f, &lti, backlog, have_ti ? &ti : NULL,
 			       sa_needed_backlog(l ? __atomic_load_n(&l->peak_waiting, __ATOMIC_RELAXED) : lti.unacked + 1, backlog));

@@ -32,6 +32,7 @@ struct sa_listener {
 	char local[80];
 	int backlog;                     /* effective, as last read back */
 	int defer_s;                     /* TCP_DEFER_ACCEPT seconds, as last known */
+	long defer_real_ms, rto_max_ms;  /* its real window and cap (sa_defer_window); 0: not known */
 	uint64_t accepts, eagain, errors;
 	uint64_t empty_accepts, with_data;
 	uint64_t defer_expired, syncookie, fd_limit;
@@ -70,6 +71,7 @@ struct sa_advice_in {
 	uint64_t queue_full_seen;
 	uint32_t peak_waiting;
 	int backlog, defer_s;
+	long defer_real_ms, rto_max_ms;  /* the real window when it differs (6.19+) */
 	int ns_valid;                    /* the ns_* deltas below are known */
 	int has_defer_drop, has_cookies_recv, has_overflows;
 	uint64_t defer_drop, cookies_recv, overflows;

@@ -155,7 +155,7 @@ void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double conn
 	}
 	if (defer_s > 0)
 		sa_findings_add(f, "defer_on_client_socket",
-				"TCP_DEFER_ACCEPT (%d s) is set on a socket that connects: on a client it defers nothing on the server, it holds back the handshake's final ACK (up to 200 ms) until the first data is sent. Set it on the listening socket, or drop it here.",
+				"TCP_DEFER_ACCEPT reads back %d s on this connecting socket. On a client it defers nothing on the server: tcp_rcv_synsent_state_process() holds back the handshake's final ACK for up to 200 ms (the delayed-ACK timer) so it can ride on the first data. If the program sends at once that costs nothing; if it waits for the server to speak first, the server sees the connection up to 200 ms late (a capture shows the gap between SYN-ACK and ACK). Set it on the listening socket, or drop it here.",
 				defer_s);
 }
 

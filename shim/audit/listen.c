@@ -17,6 +17,7 @@
 #include <sys/un.h>
 
 #include "audit/audit.h"
+#include "syn_schedule.h"
 
 /* Below this effective backlog, a burst of silent clients overflows the
  * SYN queue that deferred connections wait in (see README). */
@@ -83,19 +84,49 @@ void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f)
 {
 	int tfo = 0;
 	socklen_t l = sizeof tfo;
-	long cookies = 0;
+	long cookies = 0, tfo_mode = -1, real_ms, rto_max;
+	char win[24], note[300];
 
 	if (s->opt.defer_accept_s <= 0 || s->type != SOCK_STREAM ||
 	    (s->family != AF_INET && s->family != AF_INET6))
 		return;
-	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &tfo, &l) == 0 && tfo > 0)
+	sa_defer_window(fd, s->opt.defer_accept_s, &real_ms, &rto_max);
+	sa_defer_note(note, sizeof note, s->opt.defer_accept_s, real_ms, rto_max);
+	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &tfo, &l) == 0 && tfo > 0) {
+		sa_read_sysctl("/proc/sys/net/ipv4/tcp_fastopen", &tfo_mode);
+		/* tcp_try_fastopen() queues the child at the SYN when the
+		 * cookie is valid: it never meets tcp_check_req()'s gate. */
 		sa_findings_add(f, "defer_with_fastopen",
-			"TCP_DEFER_ACCEPT and TCP_FASTOPEN are both on: Fast Open connections are queued at SYN time and never wait for the deferral gate.");
+			"TCP_FASTOPEN (queue %d) and TCP_DEFER_ACCEPT (%d s) are both set on this listener (net.ipv4.tcp_fastopen=%ld; 0x2 lets servers take Fast Open). A client that opens with a valid Fast Open cookie is queued for accept() at its SYN and skips the deferral. This line does not see whether any client does: TcpExtTCPFastOpenPassive with nstat counts them.",
+			tfo, s->opt.defer_accept_s, tfo_mode);
+	}
 	if (sa_read_sysctl("/proc/sys/net/ipv4/tcp_syncookies", &cookies) == 0 && cookies != 0 &&
 	    s->lsn.backlog_effective > 0 && s->lsn.backlog_effective < DEFER_BYPASS_BACKLOG)
 		sa_findings_add(f, "defer_bypass_risk",
-			"Deferred connections wait in the SYN queue, which holds backlog+1 = %d; when more clients than that connect within the %d s deferral window, SYN cookies (net.ipv4.tcp_syncookies=%ld) accept the rest directly and they skip deferral. Raise the backlog if you rely on deferral.",
-			s->lsn.backlog_effective + 1, s->opt.defer_accept_s, cookies);
+			"TCP_DEFER_ACCEPT is %d s on a listener with backlog %d and net.ipv4.tcp_syncookies=%ld. Deferred connections wait as requests in the SYN queue, which holds backlog + 1 = %d (inet_csk_reqsk_queue_is_full()); if more clients than that connect within the %s s deferral window, the kernel answers the rest with SYN cookies and they reach accept() without deferral. This line sees the sizes, not the traffic: TcpExtSyncookiesSent with nstat, and this listener's empty_syncookie count, show whether it happens. Raise the backlog if you rely on deferral.%s",
+			s->opt.defer_accept_s, s->lsn.backlog_effective, cookies, s->lsn.backlog_effective + 1,
+			sa_secs_str(win, sizeof win, real_ms), note);
+}
+
+/* backlog_clamped: the request, what the kernel reports, how it was read,
+ * and somaxconn beside it; somaxconn named as the cause only when the
+ * effective backlog equals it (__sys_listen_socket() lowers to it). */
+static void backlog_clamped(struct sa_findings *f, int backlog, int effective, const char *source,
+			    long somaxconn)
+{
+	const char *how = !strcmp(source, "tcp_info") ? "read back with TCP_INFO" :
+			  !strcmp(source, "unix_diag") ? "read back with unix_diag" :
+			  "computed from somaxconn, not read back";
+	unsigned room = (unsigned)effective + 1;
+
+	if (somaxconn >= 0 && effective == somaxconn)
+		sa_findings_add(f, "backlog_clamped",
+			"listen(%d) got a backlog of %d (%s), the value of net.core.somaxconn in this network namespace: the kernel lowers a larger backlog to it, so the accept queue holds at most %u %s (backlog + 1) waiting for accept(). Raise it with sysctl -w net.core.somaxconn=%d in this namespace (each namespace has its own; a new one starts at 4096).",
+			backlog, effective, how, room, sa_plural(room, "connection", "connections"), backlog);
+	else
+		sa_findings_add(f, "backlog_clamped",
+			"listen(%d) got a backlog of %d (%s), so the accept queue holds at most %u %s (backlog + 1) waiting for accept(). net.core.somaxconn here is %ld, so it did not set this value; ss -ltn (Send-Q) shows the backlog the kernel uses.",
+			backlog, effective, how, room, sa_plural(room, "connection", "connections"), somaxconn);
 }
 
 void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
@@ -132,9 +163,7 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 		if (inet && sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, &dl) == 0)
 			s->opt.defer_accept_s = defer;
 		if (backlog > 0 && effective >= 0 && effective < backlog)
-			sa_findings_add(&f, "backlog_clamped",
-				"listen(%d) was clamped to %d by net.core.somaxconn=%ld in this network namespace, so at most %d connections can wait for accept(); raise it with sysctl -w net.core.somaxconn=%d (it is per namespace: each new one starts at 4096).",
-				backlog, effective, somaxconn, effective + 1, backlog);
+			backlog_clamped(&f, backlog, effective, source, somaxconn);
 		sa_listen_defer_checks(fd, s, &f);
 	}
 	if (!sa_level_enabled(SA_LEVEL_INFO) && f.n == 0 && ret == 0) {

@@ -218,7 +218,7 @@ static int pct(uint64_t part, uint64_t whole)
 static void advise(json_t *arr, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void advise(json_t *arr, int *n, const char *fmt, ...)
 {
-	char buf[400];
+	char buf[768];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -234,20 +234,26 @@ int sa_listener_advice(const struct sa_advice_in *in, json_t *arr)
 	/* Over the accepts checked for data (all of them on a deferred
 	 * listener, the sampled ones on others): empty + with_data. */
 	int n = 0, empty_pct = pct(in->empty_accepts, in->empty_accepts + in->with_data);
+	/* The real window where the listener's TCP_RTO_MAX_MS shortens it (6.19+); 0: not known. */
+	long real_ms = in->defer_real_ms > 0 ? in->defer_real_ms : in->defer_s * 1000L;
+	char win[24], note[300];
+
+	sa_secs_str(win, sizeof win, real_ms);
+	sa_defer_note(note, sizeof note, in->defer_s, in->defer_real_ms, in->rto_max_ms);
 
 	/* 1. Who sends the first byte on this port? */
 	if (in->first_server > 0 && in->first_server >= in->first_client) {
 		if (in->defer_s > 0)
-			advise(arr, &n, "The server speaks first on this port (%llu of %llu connections): turn TCP_DEFER_ACCEPT off, it adds the whole %d s window to every connection.",
-			       (unsigned long long)in->first_server, (unsigned long long)decided, in->defer_s);
+			advise(arr, &n, "The server speaks first on this port (%llu of %llu connections) and TCP_DEFER_ACCEPT is %d s: a client that waits for the server's greeting reaches accept() only after the whole %s s window (the accept lines' syn_ack_retrans and queue_ms show whether they did). Turn TCP_DEFER_ACCEPT off here.%s",
+			       (unsigned long long)in->first_server, (unsigned long long)decided, in->defer_s, win, note);
 		else
-			advise(arr, &n, "The server speaks first on this port (%llu of %llu connections): do not use TCP_DEFER_ACCEPT (nginx deferred) here, every connection would wait out its window.",
+			advise(arr, &n, "The server speaks first on this port (%llu of %llu connections): do not use TCP_DEFER_ACCEPT (nginx deferred) here: a client that waits for the greeting would wait out the whole window.",
 			       (unsigned long long)in->first_server, (unsigned long long)decided);
 	} else if (in->first_client > 0 && in->defer_s <= 0 && in->accepts >= ADVICE_MIN_ACCEPTS &&
 		   in->empty_accepts + in->with_data >= ADVICE_MIN_ACCEPTS) {
 		/* 2. What would deferral gain? The accepts that found no data. */
 		if (empty_pct >= 50)
-			advise(arr, &n, "The client speaks first and %d%% of accepts found no data yet: TCP_DEFER_ACCEPT=1 (nginx: listen ... deferred) would save those wake-ups; the window is about 1 s and empty connections still arrive when it expires.",
+			advise(arr, &n, "The client speaks first and %d%% of accepts found no data yet: TCP_DEFER_ACCEPT=1 (nginx: listen ... deferred) could save those wake-ups; the window is about 1 s and empty connections still arrive when it expires.",
 			       empty_pct);
 		else
 			advise(arr, &n, "The client speaks first and %d%% of accepts already had data: TCP_DEFER_ACCEPT would gain little on this port.",
@@ -259,9 +265,9 @@ int sa_listener_advice(const struct sa_advice_in *in, json_t *arr)
 	}
 	/* 4. The window expires and the connection arrives anyway. */
 	if (in->defer_s > 0 && (in->defer_expired || in->syncookie))
-		advise(arr, &n, "TCP_DEFER_ACCEPT is %d s here, yet %llu of %llu accepts arrived empty (%llu after the window expired, %llu made by SYN cookies that skip deferral): deferral is a delay, not a filter, so the program must handle empty connections.",
+		advise(arr, &n, "TCP_DEFER_ACCEPT is %d s here, yet %llu of %llu accepts arrived empty (%llu after the window expired, %llu made by SYN cookies that skip deferral): deferral is a delay, not a filter, so the program must handle empty connections.%s",
 		       in->defer_s, (unsigned long long)in->empty_accepts, (unsigned long long)in->accepts,
-		       (unsigned long long)in->defer_expired, (unsigned long long)in->syncookie);
+		       (unsigned long long)in->defer_expired, (unsigned long long)in->syncookie, note);
 	/* 5. Under load the queue, bounded by the backlog, fills. */
 	if (in->queue_full_seen > 0) {
 		advise(arr, &n, "The accept queue was seen full at %llu %s (room for %d, backlog %d; peak %u waiting). Whether clients waited for it shows in ListenOverflows here (drops) and TCPSynRetrans on the clients (SYNs resent after 1 s); a backlog of at least %d (and net.core.somaxconn to match), or accepting faster, keeps it from filling.",
@@ -308,6 +314,8 @@ static void fill_advice_in(const struct sa_listener *l, struct sa_advice_in *in)
 	in->peak_waiting = LOAD(l->peak_waiting);
 	in->backlog = LOAD(l->backlog);
 	in->defer_s = LOAD(l->defer_s);
+	in->defer_real_ms = LOAD(l->defer_real_ms);
+	in->rto_max_ms = LOAD(l->rto_max_ms);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	in->accepts = LOAD(l->accepts);
 }

@@ -105,14 +105,13 @@ static void emit(int fd, struct sa_sock *s, uint32_t sets, const struct sa_qa_ve
 		cork = s->opt.cork;
 	nagle = !nodelay;
 
-	if (nagle)
-		sa_findings_add(&f, "quickack_hot_loop",
-			"TCP_QUICKACK was set %u times on this socket, with a median of %u data segments sent between sets and no read between %u%% of them, while Nagle is on: the kernel leaves quick-ACK mode on its own, and setting it again after every send only adds ACKs. Set it once (or once per received reply), and fix the write pattern (one write per message, or TCP_CORK around it) or set TCP_NODELAY first.",
-			sets, v->median_out, v->quiet_pct);
-	else
-		sa_findings_add(&f, "quickack_hot_loop",
-			"TCP_QUICKACK was set %u times on this socket, with a median of %u data segments sent between sets and no read between %u%% of them: the kernel leaves quick-ACK mode on its own, and setting it again after every send only adds ACKs and syscalls. Set it once, or once per received reply.",
-			sets, v->median_out, v->quiet_pct);
+	/* tcp_setsockopt(TCP_QUICKACK) acts only on ACKs owed for received
+	 * data: it sends a pending one and leaves pingpong mode, which the
+	 * kernel re-enters on its own; the ACKs sent are not counted here. */
+	sa_findings_add(&f, "quickack_hot_loop",
+		"TCP_QUICKACK was set %u times on this socket, with a median of %u data segments sent between sets and no read between %u%% of them%s. Each set is a syscall, and it acts only on ACKs this socket owes for data it received: it sends a pending one at once and leaves delayed-ACK mode, which the kernel re-enters on its own. This line does not count the ACKs that went out: a capture, or nstat's TcpOutSegs and TcpExtDelayedACKs over runs with and without the sets, shows what they changed. Set it once, or once per received reply%s.",
+		sets, v->median_out, v->quiet_pct, nagle ? ", while Nagle is on" : "",
+		nagle ? "; with Nagle on, write each message in one call (or TCP_CORK around it) or set TCP_NODELAY" : "");
 
 	ev = sa_event_new("quickack_hot_loop", fd);
 	if (!ev)

@@ -15,6 +15,7 @@
 #include <sys/time.h>
 
 #include "audit/audit.h"
+#include "syn_schedule.h"
 
 static uint32_t fnv(uint32_t h, const void *p, size_t n)
 {
@@ -80,8 +81,8 @@ static void explain_buf(struct sa_findings *f, struct sa_sock *s, const char *na
 	sa_read_sysctl(rcv ? "/proc/sys/net/core/rmem_max" : "/proc/sys/net/core/wmem_max", &max);
 	if (req > 0 && (long)eff == 2L * req) {
 		sa_findings_add(f, "option_adjusted",
-			"%s %d reads back as %d: the kernel doubles the value to leave room for its own bookkeeping, so about %d bytes hold data.%s",
-			name, req, eff, req, autotune);
+			"%s %d reads back as %d: the kernel stores twice the value (sk_setsockopt()) and counts its own per-packet overhead against it, so how much data fits depends on the packet sizes (ss -tm shows the buffer and what is in use).%s",
+			name, req, eff, autotune);
 	} else if (!forced && max > 0 && req > max && (long)eff == 2L * max) {
 		sa_findings_add(f, "option_adjusted",
 			"%s %d was capped by %s=%ld and then doubled to %d: raise %s (or use %sFORCE with CAP_NET_ADMIN) to get the size you asked for.%s",
@@ -95,16 +96,23 @@ static void explain_buf(struct sa_findings *f, struct sa_sock *s, const char *na
 }
 
 /* Findings for an int-valued option whose read-back differs. */
-static void explain_int(struct sa_findings *f, struct sa_sock *s, int level, int opt,
+static void explain_int(struct sa_findings *f, struct sa_sock *s, int fd, int level, int opt,
 			const char *name, int req, int eff)
 {
 	long v = 0;
 
 	if (level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT) {
-		if (req > 0 && eff == sa_defer_secs(sa_defer_rounds(req)))
+		if (req > 0 && eff == sa_defer_secs(sa_defer_rounds(req))) {
+			int rounds = sa_defer_rounds(req);
+			long real_ms, rto_max;
+			char note[300];
+
+			sa_defer_window(fd, eff, &real_ms, &rto_max);
 			sa_findings_add(f, "defer_rounded",
-				"TCP_DEFER_ACCEPT %d s is kept as %d retransmission rounds, which the kernel waits and reports as %d s: it counts SYN-ACK rounds (1, 3, 7, 15, 31, 63, 127 s, then +120 s), not seconds. Write %d to mean what you get.",
-				req, sa_defer_rounds(req), eff, eff);
+				"TCP_DEFER_ACCEPT %d s reads back as %d s: the kernel keeps it as %d SYN-ACK retransmission %s (secs_to_retrans(); resent at 1, 3, 7, 15, 31, 63, 127 s, then every 120 s) and reports the seconds those rounds span, not the value written. A connection whose client stays silent is held for those rounds; the accept line's syn_ack_retrans and queue time show it. Write %d to say what the kernel keeps.%s",
+				req, eff, rounds, sa_plural((unsigned long long)rounds, "round", "rounds"), eff,
+				sa_defer_note(note, sizeof note, eff, real_ms, rto_max));
+		}
 		else if (!(req <= 0 && eff == 0))
 			sa_findings_add(f, "option_differs", "TCP_DEFER_ACCEPT %d reads back as %d.", req, eff);
 		return;
@@ -122,8 +130,8 @@ static void explain_int(struct sa_findings *f, struct sa_sock *s, int level, int
 	}
 	if (level == IPPROTO_TCP && opt == TCP_MAXSEG) {
 		sa_findings_add(f, "option_adjusted",
-			"TCP_MAXSEG reads back the MSS in use (%d), not the %d requested: the kernel settles the MSS during the handshake and never goes above what the path allows.",
-			eff, req);
+			"TCP_MAXSEG %d reads back as %d: on a connected socket getsockopt reports the MSS in use (tcp_getsockopt() returns mss_cache), not the value set, which shapes only a handshake that follows (tcp_connect_init()). ss -ti (mss:) shows the MSS this connection uses.",
+			req, eff);
 		return;
 	}
 	if (level == IPPROTO_IP && opt == IP_TOS && eff == (req & ~3)) {
@@ -140,7 +148,7 @@ static void explain_int(struct sa_findings *f, struct sa_sock *s, int level, int
 			"TCP_WINDOW_CLAMP %d is below the kernel's minimum; it reads back as %d.", req, eff);
 		return;
 	}
-	sa_findings_add(f, "option_differs", "%s %d reads back as %d; the kernel kept a different value than the program asked for.",
+	sa_findings_add(f, "option_differs", "%s %d reads back as %d: the kernel kept a value other than the one asked for, for a reason the shim does not know.",
 			name, req, eff);
 }
 
@@ -211,7 +219,7 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 		switch (kind) {
 		case SA_OPT_INT:
 			if (as_int(val, len, &req_i) && as_int(eff, efflen, &eff_i) && req_i != eff_i)
-				explain_int(&f, s, level, opt, name, req_i, eff_i);
+				explain_int(&f, s, fd, level, opt, name, req_i, eff_i);
 			break;
 		case SA_OPT_BOOL:
 			if (!quickack && as_int(val, len, &req_i) && as_int(eff, efflen, &eff_i) &&

@@ -81,10 +81,15 @@ static void decided(int fd, struct sa_sock *s, int who)
 		return;
 	}
 	n = ADD(l->first_server, 1);
-	if (__atomic_load_n(&l->defer_s, __ATOMIC_RELAXED) > 0)
+	if (__atomic_load_n(&l->defer_s, __ATOMIC_RELAXED) > 0) {
+		char note[300];
+
 		sa_findings_add(&f, "server_speaks_first_deferred",
-			"The server wrote first on a listener with TCP_DEFER_ACCEPT=%d s: no client byte had arrived (FIONREAD 0 at the write). A client that waits for a greeting (SMTP-like) sends nothing, so its connection reaches accept() only when the deferral window runs out (the accept line's syn_ack_retrans >= 1 and queue time show it). Turn TCP_DEFER_ACCEPT (nginx deferred) off on this port.",
-			l->defer_s);
+			"The server wrote first on a listener with TCP_DEFER_ACCEPT=%d s: no client byte had arrived (FIONREAD 0 at the write). A client that waits for a greeting (SMTP-like) sends nothing, so its connection reaches accept() only when the deferral window runs out (the accept line's syn_ack_retrans >= 1 and queue time show it). Turn TCP_DEFER_ACCEPT (nginx deferred) off on this port.%s",
+			l->defer_s, sa_defer_note(note, sizeof note, l->defer_s,
+						  __atomic_load_n(&l->defer_real_ms, __ATOMIC_RELAXED),
+						  __atomic_load_n(&l->rto_max_ms, __ATOMIC_RELAXED)));
+	}
 	if (!sa_level_enabled(SA_LEVEL_TRACE) && !(f.n && worth_reporting(n))) {
 		if (f.n) {
 			sa_findings_count(f.codes[0]);

@@ -51,6 +51,10 @@ struct sa_syn_sched;
 const struct sa_syn_sched *sa_syn_sched(void) SA_HIDDEN;
 /* The socket's TCP_RTO_MAX_MS (6.15+), or fallback where it has none. */
 long sa_sock_rto_max_ms(int fd, long fallback) SA_HIDDEN;
+/* A deferring listener's real TCP_DEFER_ACCEPT window (ms) and the
+ * TCP_RTO_MAX_MS that caps it; on kernels before 6.19 defer_s * 1000 and
+ * 120000 without a syscall. */
+void sa_defer_window(int fd, int defer_s, long *real_ms, long *rto_max_ms) SA_HIDDEN;
 
 /* ---- netns.c: the namespace's TCP counters --------------------------------- */
 

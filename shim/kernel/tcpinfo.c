@@ -160,3 +160,21 @@ long sa_sock_rto_max_ms(int fd, long fallback)
 		return v;
 	return fallback;
 }
+
+void sa_defer_window(int fd, int defer_s, long *real_ms, long *rto_max_ms)
+{
+	const struct sa_syn_sched *k;
+
+	*real_ms = defer_s > 0 ? defer_s * 1000L : 0;
+	*rto_max_ms = SA_RTO_MAX_DEFAULT_MS;
+	if (defer_s <= 0)
+		return;
+	k = sa_syn_sched();
+	/* Before 6.19 the SYN-ACK timer uses the 120 s constant whatever the
+	 * listener's TCP_RTO_MAX_MS (measured on 6.18.44), so the reported
+	 * seconds are the real window and no getsockopt is needed. */
+	if (!k->synack_capped)
+		return;
+	*rto_max_ms = sa_sock_rto_max_ms(fd, k->rto_max_ms);
+	*real_ms = sa_defer_real_ms(sa_defer_rounds(defer_s), *rto_max_ms, 1);
+}

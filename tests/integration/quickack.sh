@@ -28,7 +28,9 @@ run reassert --qa write --writes 2 --turns 100 &&
 check_jq "reassert after every write with Nagle on: flagged, nagle=true" "$T/reassert.jsonl" \
 	"$hot | length == 4 and all(.[]; .nagle == true and .cork == false and .severity == \"warn\"
 	  and .findings == [\"quickack_hot_loop\"] and .data_segs_between <= 2 and .no_read_pct >= 25
-	  and (.msg | test(\"TCP_NODELAY\")) and (.peer | test(\"127.0.0.1:$port\")))
+	  and (.msg | test(\"TCP_NODELAY\")) and (.peer | test(\"127.0.0.1:$port\"))
+	  and (.msg | test(\"while Nagle is on. Each set is a syscall\")) and (.msg | test(\"does not count the ACKs\"))
+	  and (.msg | test(\"only adds ACKs\") | not))
 	  and ([.[].reasserts] == [16, 32, 64, 128])" &&
 check_jq "reassert: one TCP_QUICKACK line, the rest counted" "$T/reassert.jsonl" \
 	"($qa_lines | length == 1 and .[0].effective != null) and

@@ -166,8 +166,25 @@ static void advice(void **state)
 	a = json_array();
 	sa_listener_advice(&in, a);
 	assert_true(any_matches(a, "server speaks first"));
-	assert_true(any_matches(a, "turn TCP_DEFER_ACCEPT off"));
+	assert_true(any_matches(a, "Turn TCP_DEFER_ACCEPT off"));
 	assert_true(any_matches(a, "delay, not a filter"));
+	/* No real window known (0): the advice names the reported seconds only. */
+	assert_true(any_matches(a, "only after the whole 1 s window"));
+	assert_false(any_matches(a, "really lasts"));
+	json_decref(a);
+
+	/* A 6.19+ listener whose TCP_RTO_MAX_MS shortens 7 s to 3 s: both said. */
+	in.defer_s = 7; in.defer_real_ms = 3000; in.rto_max_ms = 1000;
+	a = json_array();
+	sa_listener_advice(&in, a);
+	assert_true(any_matches(a, "TCP_DEFER_ACCEPT is 7 s: a client that waits for the server's greeting reaches accept() only after the whole 3 s window"));
+	assert_true(any_matches(a, "really lasts 3 s, not the 7 s getsockopt(TCP_DEFER_ACCEPT) reports"));
+	json_decref(a);
+	in.defer_real_ms = 7000; in.rto_max_ms = 120000;
+	a = json_array();
+	sa_listener_advice(&in, a);
+	assert_true(any_matches(a, "whole 7 s window"));
+	assert_false(any_matches(a, "really lasts"));
 	json_decref(a);
 
 	memset(&in, 0, sizeof in);

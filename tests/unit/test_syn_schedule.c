@@ -52,6 +52,35 @@ static void synack_and_defer(void **state)
 	assert_int_equal(sa_defer_window_ms(3, 1000), 3000);
 }
 
+static void defer_real_window(void **state)
+{
+	char b[300], s[24];
+
+	/* Before 6.19 the listener's cap does not apply: the reported seconds. */
+	assert_int_equal(sa_defer_real_ms(3, 1000, 0), 7000);
+	assert_int_equal(sa_defer_real_ms(3, 120000, 1), 7000);
+	assert_int_equal(sa_defer_real_ms(3, 1000, 1), 3000);
+	assert_int_equal(sa_defer_real_ms(4, 2500, 1), 1000 + 2000 + 2500 + 2500);
+	assert_string_equal(sa_secs_str(s, sizeof s, 3000), "3");
+	assert_string_equal(sa_secs_str(s, sizeof s, 8000 - 500), "7.5");
+	/* Equal, unknown (0) or no deferral: nothing to add. */
+	assert_string_equal(sa_defer_note(b, sizeof b, 7, 7000, 120000), "");
+	assert_string_equal(sa_defer_note(b, sizeof b, 7, 0, 1000), "");
+	assert_string_equal(sa_defer_note(b, sizeof b, 0, 3000, 1000), "");
+	sa_defer_note(b, sizeof b, 7, 3000, 1000);
+	assert_non_null(strstr(b, "really lasts 3 s, not the 7 s getsockopt(TCP_DEFER_ACCEPT) reports"));
+	assert_non_null(strstr(b, "TCP_RTO_MAX_MS (1000 ms)"));
+	sa_defer_note(b, sizeof b, 15, 7500, 2500);
+	assert_non_null(strstr(b, "really lasts 7.5 s, not the 15 s"));
+	/* Cut to the buffer, still terminated. */
+	{
+		volatile size_t small = 10;   /* not a constant: the cut is the point */
+
+		sa_defer_note(b, small, 7, 3000, 1000);
+	}
+	assert_int_equal(strlen(b), 9);
+}
+
 static void schedule_text(void **state)
 {
 	char b[64];
@@ -91,6 +120,7 @@ int main(void)
 		cmocka_unit_test(syn_before_6_5),
 		cmocka_unit_test(syn_rto_max),
 		cmocka_unit_test(synack_and_defer),
+		cmocka_unit_test(defer_real_window),
 		cmocka_unit_test(schedule_text),
 		cmocka_unit_test(plurals),
 		cmocka_unit_test(connect_message_uses_kernel),
