@@ -119,7 +119,7 @@ struct rp_optdiff {
 };
 
 struct rp_connects {
-	long logged, ok, failed, pending, abandoned;
+	long logged, ok, failed, pending, abandoned, interrupted;
 	json_t *by_errno;       /* errno name -> count */
 	long hist[SA_CONN_NBUCKETS]; /* from logged connect events */
 	long syn_retrans[5];    /* 0,1,2,3,4+ SYN retransmissions */
@@ -129,7 +129,7 @@ struct rp_connects {
 	int have_sum_hist;
 	long syn_retrans_total;
 	int have_syn_retrans_total;
-	long sum_outcome[3];    /* summaries' connects: ok, failed, abandoned */
+	long sum_outcome[4];    /* summaries' connects: ok, failed, abandoned, interrupted */
 	int have_sum_outcome;
 };
 

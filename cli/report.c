@@ -280,6 +280,10 @@ static void on_connect(struct rp_state *st, const struct rp_ev *ev)
 	if (outcome && strcmp(outcome, "abandoned") == 0) {
 		/* Closed before the handshake finished. */
 		c->abandoned++;
+	} else if (outcome && strcmp(outcome, "interrupted") == 0) {
+		/* A blocking connect a signal interrupted (EINTR); its end, if the
+		 * program waited on, is a later line with after_interrupt. */
+		c->interrupted++;
 	} else if (outcome && strcmp(outcome, "pending") == 0) {
 		c->pending++;
 	} else if (ret == 0 && !err) {

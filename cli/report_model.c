@@ -153,8 +153,8 @@ void rp_finish(struct rp_state *st)
 			if (rp_long(hist, sa_conn_bucket_names[b], &n) && n > 0)
 				st->conn.sum_hist[b] += n;
 		}
-		for (b = 0; b < 3; b++) {
-			static const char *const key[3] = { "ok", "failed", "abandoned" };
+		for (b = 0; b < 4; b++) {
+			static const char *const key[4] = { "ok", "failed", "abandoned", "interrupted" };
 
 			if (rp_long(json_object_get(p->summary, "connects"), key[b], &n)) {
 				st->conn.sum_outcome[b] += n;

@@ -390,6 +390,8 @@ static void print_connects(const struct rp_state *st, FILE *out)
 			fprintf(out, ", in progress when logged %ld", c->pending);
 		if (c->abandoned)
 			fprintf(out, ", abandoned before the handshake finished %ld", c->abandoned);
+		if (c->interrupted)
+			fprintf(out, ", interrupted by a signal %ld", c->interrupted);
 		if (c->failed) {
 			fputs(", failed: ", out);
 			tp_counts(out, c->by_errno, 1);
@@ -401,9 +403,13 @@ static void print_connects(const struct rp_state *st, FILE *out)
 				"4+: %ld\n", c->syn_retrans[0], c->syn_retrans[1], c->syn_retrans[2],
 				c->syn_retrans[3], c->syn_retrans[4]);
 	}
-	if (c->have_sum_outcome)
-		fprintf(out, "  all connects (summaries): ok %ld, failed %ld, abandoned %ld\n",
+	if (c->have_sum_outcome) {
+		fprintf(out, "  all connects (summaries): ok %ld, failed %ld, abandoned %ld",
 			c->sum_outcome[0], c->sum_outcome[1], c->sum_outcome[2]);
+		if (c->sum_outcome[3])
+			fprintf(out, ", interrupted %ld", c->sum_outcome[3]);
+		fputc('\n', out);
+	}
 	if (c->have_syn_retrans_total)
 		fprintf(out, "  SYN retransmissions, all processes (summaries): %ld\n",
 			c->syn_retrans_total);

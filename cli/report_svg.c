@@ -328,7 +328,7 @@ void h_connects(const struct rp_state *st, FILE *out)
 	size_t i;
 
 	const struct rp_connects *c = &st->conn;
-	long all = c->sum_outcome[0] + c->sum_outcome[1] + c->sum_outcome[2];
+	long all = c->sum_outcome[0] + c->sum_outcome[1] + c->sum_outcome[2] + c->sum_outcome[3];
 	int b;
 
 	if (!st->npeers && !all)
@@ -336,8 +336,9 @@ void h_connects(const struct rp_state *st, FILE *out)
 	fprintf(out, "<section id=connects data-connects=%ld><h2>Connects</h2>\n", c->logged);
 	if (c->have_sum_outcome && all) {
 		fprintf(out, "<p>All processes' summaries count %ld connects (%ld ok, %ld failed, %ld "
-			"abandoned) and %ld SYN retransmissions", all, c->sum_outcome[0],
-			c->sum_outcome[1], c->sum_outcome[2], c->syn_retrans_total);
+			"abandoned, %ld interrupted by a signal) and %ld SYN retransmissions", all,
+			c->sum_outcome[0], c->sum_outcome[1], c->sum_outcome[2], c->sum_outcome[3],
+			c->syn_retrans_total);
 		if (c->have_sum_hist) {
 			fputs("; by time:", out);
 			for (b = 0; b < SA_CONN_NBUCKETS; b++)

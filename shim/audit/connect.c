@@ -270,8 +270,9 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
 		defer_s = defer_of(fd, s);
 	add(d->outcome == SA_CONN_OK ? &n_ok : d->outcome == SA_CONN_FAILED ? &n_failed :
 	    d->outcome == SA_CONN_INTERRUPTED ? &n_interrupted : &n_abandoned, 1);
-	if (retrans > 0)
-		add(&retrans_total, (uint64_t)retrans);
+	/* After an interrupt the count is cumulative: add only what is new. */
+	if (retrans > s->conn.retrans_counted)
+		add(&retrans_total, (uint64_t)(retrans - s->conn.retrans_counted));
 	if (tcp && d->outcome == SA_CONN_OK) {
 		sa_hist_add(&hist, d->ms);
 		add(&buckets[sa_conn_bucket(d->ms)], 1);
@@ -422,6 +423,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 	 * leaves the socket in SYN_SENT). */
 	if (ret < 0 && s != &tmp && (err == EINPROGRESS || (err == EINTR && sa_sock_is_tcp(s)))) {
 		s->conn.interrupted = err == EINTR;
+		s->conn.retrans_counted = err == EINTR && d.ti.valid ? (uint8_t)(d.ti.total_retrans > 255 ? 255 : d.ti.total_retrans) : 0;
 		s->conn.start_ns = t0;
 		s->conn.peer_len = 0;
 		if (addr && len > 0 && len <= (socklen_t)sizeof s->conn.peer) {

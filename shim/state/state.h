@@ -63,6 +63,7 @@ struct sa_sock_connect {
 	uint64_t start_ns;
 	uint8_t peer_len;           /* bytes of peer in use */
 	uint8_t interrupted;        /* a blocking connect that returned EINTR, already reported */
+	uint8_t retrans_counted;    /* SYN retransmissions already in the summary (at EINTR) */
 	uint8_t peer[28];           /* pending connect's address (sockaddr_in/in6 fit) */
 };
 
