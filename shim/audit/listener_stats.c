@@ -257,6 +257,8 @@ void sa_listener_emit(struct sa_listener *l)
 	json_object_set_new(ev, "peak_waiting", json_integer(in.peak_waiting));
 	json_object_set_new(ev, "fd_limit", json_integer((json_int_t)fd_limit));
 	json_object_set_new(ev, "first_speaker", speaker_json(&in));
+	/* setsockopt calls on connections accepted here (logged once, counted after). */
+	json_object_set_new(ev, "setsockopt", sa_sockopt_counts_json(1, (uint64_t)(uintptr_t)l));
 	if (have_now)
 		json_object_set_new(ev, "netns_counters", sa_netns_delta_json(base, &now));
 	advice = json_array();

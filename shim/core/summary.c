@@ -14,6 +14,7 @@ void sa_summary_write(void)
 	sa_accept_summary(ev);
 	sa_connect_summary(ev);
 	sa_quickack_summary(ev);
+	sa_sockopt_summary(ev);
 	sa_netns_summary(ev);
 	/* Counts last, so they include the listener_stats written above. */
 	json_object_set_new(ev, "counts", sa_event_counts());
@@ -29,4 +30,5 @@ void sa_summary_reset_after_fork(void)
 	sa_accept_reset();
 	sa_connect_reset();
 	sa_quickack_reset();
+	sa_sockopt_reset();
 }

@@ -22,19 +22,11 @@
 #define SA_F_WATCH_IO    0x08u  /* the I/O wrappers report to sa_on_io */
 #define SA_F_CONNECTING  0x10u  /* non-blocking connect in progress */
 
-#define SA_OPTCACHE 8
-struct sa_optcache {            /* last value logged per option, for repeats */
-	int level, opt;
-	uint32_t hash;
-	uint32_t repeats;
-};
-
 struct sa_listener;             /* audit/accept.h */
 
-/* audit/sockopt.c */
+/* audit/sockopt.c. Which calls were already logged is kept per process and
+ * kind of socket (sockopt.c), not per fd: fd numbers are reused. */
 struct sa_sock_opts {
-	struct sa_optcache cache[SA_OPTCACHE];
-	uint8_t next;
 	uint8_t nodelay;            /* TCP_NODELAY as last read back */
 	uint8_t cork;               /* TCP_CORK as last read back */
 	int defer_accept_s;         /* TCP_DEFER_ACCEPT read back, seconds */
@@ -59,7 +51,8 @@ struct sa_sock_connect {
 	uint8_t peer[28];           /* pending connect's address (sockaddr_in/in6 fit) */
 };
 
-/* audit/quickack.c */
+/* audit/quickack.c: allocated at the first TCP_QUICKACK set on the fd
+ * (most sockets never see one), freed when the fd is forgotten or reused. */
 #define SA_QA_WINDOW 32
 struct sa_sock_quickack {
 	uint32_t sets;              /* successful setsockopt(TCP_QUICKACK) */
@@ -73,6 +66,8 @@ struct sa_sock_quickack {
 	uint16_t out[SA_QA_WINDOW]; /* data segments out per interval, capped at 65535 */
 };
 
+/* About 100 bytes (was 300 with a per-fd option cache and the quickack
+ * window inline): bench/fdtab_mem prints it. */
 struct sa_sock {
 	uint32_t flags;
 	uint16_t family;
@@ -82,7 +77,7 @@ struct sa_sock {
 	struct sa_sock_listen lsn;
 	struct sa_sock_accepted acc;
 	struct sa_sock_connect conn;
-	struct sa_sock_quickack qa;
+	struct sa_sock_quickack *qa;   /* NULL until the first TCP_QUICKACK */
 };
 
 /* TCP over IPv4 or IPv6: the sockets tcp_info and the TCP findings are for. */
@@ -129,6 +124,7 @@ void sa_fdtab_atfork_prepare(void) SA_HIDDEN;
 void sa_fdtab_atfork_parent(void) SA_HIDDEN;
 void sa_fdtab_atfork_child(void) SA_HIDDEN;
 size_t sa_fdtab_bytes(void) SA_HIDDEN;          /* memory held, for bench */
+size_t sa_fdtab_tracked(void) SA_HIDDEN;        /* fds tracked now */
 
 /* ---- hist.c: latency histograms -------------------------------------------- */
 
