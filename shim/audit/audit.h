@@ -66,6 +66,7 @@ void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, in
 void sa_accept_close(int fd, struct sa_sock *s) SA_HIDDEN;
 void sa_accept_summary(json_t *summary) SA_HIDDEN;      /* listeners, final listener_stats */
 void sa_accept_reset(void) SA_HIDDEN;
+int sa_accept_active(void) SA_HIDDEN;                   /* a listener accepted (or failed) here */
 
 /* ---- connect.c ------------------------------------------------------------ */
 void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,

@@ -291,6 +291,16 @@ static int active(const struct sa_listener *l)
 	return LOAD(l->accepts) || LOAD(l->eagain) || LOAD(l->errors);
 }
 
+int sa_accept_active(void)
+{
+	struct sa_listener *l;
+
+	for (l = __atomic_load_n(&head, __ATOMIC_ACQUIRE); l; l = l->next)
+		if (active(l))
+			return 1;
+	return 0;
+}
+
 void sa_accept_summary(json_t *summary)
 {
 	struct sa_listener *l;
@@ -342,5 +352,7 @@ void sa_accept_reset(void)
 		l->last_emit_ns = now;
 		memset(&l->ns_prev, 0, sizeof l->ns_prev);
 	}
-	sa_netns_reset();
+	/* The namespace baseline stays the parent's: a child serving one
+	 * connection does not read /proc/net twice more for it (the counters
+	 * are namespace-wide, so its deltas simply start at the parent's). */
 }

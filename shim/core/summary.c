@@ -5,10 +5,25 @@
  */
 #include "core/core.h"
 
+static int forked_child;
+
 void sa_summary_write(void)
 {
-	json_t *ev = sa_event_new("summary", -1);
+	json_t *ev, *f;
+	int quiet;
 
+	/* A forked child that accepted nothing and found nothing writes no
+	 * summary below trace: under a fork-per-connection server (socat fork,
+	 * inetd style) it would be a line (and an init line) per connection.
+	 * Its counts are lost; SOCKAUDIT_LEVEL=trace keeps every child's. */
+	if (forked_child && !sa_level_enabled(SA_LEVEL_TRACE) && !sa_accept_active()) {
+		f = sa_findings_totals();
+		quiet = !f || json_object_size(f) == 0;
+		json_decref(f);
+		if (quiet)
+			return;
+	}
+	ev = sa_event_new("summary", -1);
 	if (!ev)
 		return;
 	sa_accept_summary(ev);
@@ -27,6 +42,7 @@ void sa_summary_write(void)
 
 void sa_summary_reset_after_fork(void)
 {
+	forked_child = 1;
 	sa_accept_reset();
 	sa_connect_reset();
 	sa_quickack_reset();
