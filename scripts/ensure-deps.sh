@@ -7,10 +7,10 @@ pkgs=""
 for group in "$@"; do
 	case "$group" in
 	build) pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev" ;;
-	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils libcap2-bin strace clang libclang-rt-14-dev" ;;
+	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils libcap2-bin strace clang libclang-rt-14-dev apache2-utils" ;;
 	peer)  pkgs="$pkgs python3" ;;
 	demo)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev jq python3 curl iproute2 nginx-light procps" ;;
-	bench) pkgs="$pkgs nginx-light wrk strace valgrind procps" ;;
+	bench) pkgs="$pkgs nginx-light wrk strace valgrind procps apache2-utils linux-perf socat iproute2" ;;
 	fuzz)  pkgs="$pkgs clang libclang-rt-14-dev" ;;
 	*) echo "ensure-deps: unknown group $group" >&2; exit 2 ;;
 	esac
