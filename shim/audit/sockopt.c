@@ -27,6 +27,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 
@@ -136,16 +137,40 @@ static void add(json_t *o, const char *k, uint64_t v)
 
 #define LOADS(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
+/* At most this many options in a counts object (the busiest), the rest
+ * summed under "other_options": a line stays far below 4 KB. */
+#define COUNTS_MAX_OPTIONS 10
+
+static int by_calls_desc(const void *a, const void *b)
+{
+	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "calls"));
+	json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "calls"));
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Zero counts left out; only "calls" is always there. */
+static void drop_zeros(json_t *o)
+{
+	static const char *const k[] = { "logged", "read_back", "not_read_back", "differs", "failed" };
+	size_t i;
+
+	for (i = 0; i < sizeof k / sizeof k[0]; i++)
+		if (json_integer_value(json_object_get(o, k[i])) == 0)
+			json_object_del(o, k[i]);
+}
+
 json_t *sa_sockopt_counts_json(int only_accepted, uint64_t id)
 {
-	json_t *all = json_object();
+	json_t *all = json_object(), *v, *vals[SA_OPTSEEN_SLOTS];
+	const char *name;
 	unsigned i;
+	size_t n = 0, j;
 	char b[32];
 
 	for (i = 0; i < SA_OPTSEEN_SLOTS; i++) {
 		const struct sa_optseen *e = &seen[i];
 		json_t *o;
-		const char *name;
 
 		if (!__atomic_load_n(&e->key, __ATOMIC_ACQUIRE))
 			continue;
@@ -164,6 +189,30 @@ json_t *sa_sockopt_counts_json(int only_accepted, uint64_t id)
 		add(o, "differs", LOADS(e->differs));
 		add(o, "failed", LOADS(e->failed));
 	}
+	json_object_foreach(all, name, v) {
+		drop_zeros(v);
+		json_object_set_new(v, "_name", json_string(name));
+		vals[n++] = v;
+	}
+	if (n > COUNTS_MAX_OPTIONS) {
+		json_t *rest = json_object(), *top = json_object();
+		json_int_t calls = 0;
+
+		qsort(vals, n, sizeof vals[0], by_calls_desc);
+		for (j = 0; j < n; j++) {
+			if (j < COUNTS_MAX_OPTIONS)
+				json_object_set(top, json_string_value(json_object_get(vals[j], "_name")), vals[j]);
+			else
+				calls += json_integer_value(json_object_get(vals[j], "calls"));
+		}
+		json_object_set_new(rest, "options", json_integer((json_int_t)(n - COUNTS_MAX_OPTIONS)));
+		json_object_set_new(rest, "calls", json_integer(calls));
+		json_object_set_new(top, "other_options", rest);
+		json_decref(all);
+		all = top;
+	}
+	json_object_foreach(all, name, v)
+		json_object_del(v, "_name");
 	return all;
 }
 
