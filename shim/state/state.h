@@ -141,5 +141,6 @@ double sa_hist_pct(const struct sa_hist *h, double pct) SA_HIDDEN;
 double sa_hist_max(const struct sa_hist *h) SA_HIDDEN;
 json_t *sa_hist_json(const struct sa_hist *h) SA_HIDDEN;   /* {n,p50,p95,p99,max} */
 void sa_hist_reset(struct sa_hist *h) SA_HIDDEN;
+int sa_hist_bucket(double ms) SA_HIDDEN;   /* the bucket ms falls in */
 
 #endif
