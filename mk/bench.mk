@@ -1,5 +1,10 @@
-# mk/bench.mk: what the shim costs (issue 9).
-#   make bench             nginx + wrk side by side: plain, shim default, shim trace, strace
+# mk/bench.mk: what the shim costs (issues 9, 17).
+#   make bench             counted first (bench/counts.sh: syscalls, instructions and
+#                          lines per request per arm: plain, default, trace, strace),
+#                          then wall and CPU ratios side by side (bench/run.sh)
+#   make bench-counts      the counted figures only
+#   make bench-socat       socat fork (a process per connection), plain vs default
+#   make bench-conns-mem   memory of 10,000 idle connections, and after they close
 #   make bench-callgrind   instructions per call of the wrappers' fast paths (valgrind)
 #   make bench-mem         the shim's resident memory at low and high RLIMIT_NOFILE
 # Documented in README.md, "Performance: what the shim costs".
@@ -17,13 +22,29 @@ $(BENCH_FDTAB): bench/fdtab_mem.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -Ishim -o $@ $< $(CORE_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread -lm
 
-.PHONY: bench bench-callgrind bench-mem bench-build
+.PHONY: bench bench-callgrind bench-mem bench-build bench-counts bench-socat bench-conns-mem
 bench-build: all $(BENCH_MB) $(BENCH_FDTAB)
 
 bench:
 	@scripts/ensure-deps.sh build bench
 	@$(MAKE) --no-print-directory bench-build
-	@bench/run.sh
+	@echo "== counted per request (exact; the figures to judge by)"
+	@bench/counts.sh; c=$$?; \
+	echo "== wall and CPU ratios (secondary: they swing 2-15% on a shared machine)"; \
+	bench/run.sh; r=$$?; [ $$c = 0 ] && [ $$r = 0 ]
+
+bench-counts:
+	@scripts/ensure-deps.sh build bench
+	@$(MAKE) --no-print-directory bench-build
+	@bench/counts.sh
+
+bench-socat:
+	@$(MAKE) --no-print-directory all
+	@bench/socat_fork.sh
+
+bench-conns-mem:
+	@$(MAKE) --no-print-directory all
+	@bench/conns_mem.sh
 
 bench-callgrind:
 	@scripts/ensure-deps.sh build bench

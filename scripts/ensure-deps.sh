@@ -15,7 +15,7 @@ for group in "$@"; do
 	daemons) pkgs="$pkgs $daemons" ;;
 	peer)  pkgs="$pkgs python3" ;;
 	demo)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev jq python3 curl iproute2 nginx-light procps" ;;
-	bench) pkgs="$pkgs nginx-light wrk strace valgrind procps" ;;
+	bench) pkgs="$pkgs nginx-light wrk strace valgrind procps apache2-utils linux-perf socat iproute2" ;;
 	fuzz)  pkgs="$pkgs clang libclang-rt-14-dev" ;;
 	*) echo "ensure-deps: unknown group $group" >&2; exit 2 ;;
 	esac

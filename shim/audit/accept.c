@@ -3,11 +3,12 @@
  * the connection sat in the accept queue, the queue's depth, empty
  * connections and their cause, and who speaks first.
  *
- * Per accepted TCP connection below trace it costs no syscall but on a
- * sample (TCP_INFO on the child and the listener, once a ms per listener),
+ * Per accepted TCP connection it costs no syscall but on a sample (TCP_INFO
+ * on the child and the listener: one accept in 64 per listener below trace,
+ * one in 16 at trace, and any accept 100 ms after the previous sample),
  * when a finding needs one, and FIONREAD on a deferred listener; at trace
- * both TCP_INFO reads every time, and getsockname only for a wildcard
- * listener. One more (FIONREAD) on the first write when nobody spoke yet. After that the
+ * getsockname only for a wildcard listener (the trace line's queue_ms,
+ * queue_len and bytes_ready are null off the sample). One more (FIONREAD) on the first write when nobody spoke yet. After that the
  * socket's SA_F_WATCH_IO bit is cleared and the I/O wrappers are back to
  * one lookup. EAGAIN from a non-blocking accept loop is only counted.
  * Never changes the child or the listener.
@@ -94,18 +95,26 @@ static int bound_to_one(const char *local)
  * listener's queue even off the sample. */
 #define QUEUE_WAIT_CHECK_MS 5
 
-/* Below trace level: is it time for this listener's next TCP_INFO sample? */
-static int sample_due(struct sa_listener *l, uint64_t now)
+/* Below trace level: is it time for this listener's next TCP_INFO sample?
+ * One accept in SA_ACCEPT_SAMPLE_EVERY (by count, so the cost per request
+ * does not grow with the request rate: 2 getsockopt / 64 = 0.03 syscalls
+ * per accept), and any accept 100 ms or more after the last sample, so a
+ * quiet listener is sampled at every accept. */
+#define SA_ACCEPT_SAMPLE_EVERY 64
+#define SA_ACCEPT_SAMPLE_EVERY_TRACE 16   /* trace: every accept has a line, 1 in 16 its TCP_INFO */
+#define SA_ACCEPT_SAMPLE_NS 100000000ull
+static int sample_due(struct sa_listener *l, uint64_t now, int trace)
 {
 	uint64_t next;
 
 	if (!l)
 		return 1;
 	next = __atomic_load_n(&l->next_sample_ns, __ATOMIC_RELAXED);
-	if (now < next)
+	if (now < next && __atomic_load_n(&l->accepts, __ATOMIC_RELAXED) %
+	    (trace ? SA_ACCEPT_SAMPLE_EVERY_TRACE : SA_ACCEPT_SAMPLE_EVERY) != 0)
 		return 0;
 	/* Threads racing here may both sample once: harmless. */
-	__atomic_store_n(&l->next_sample_ns, now + 1000000u, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->next_sample_ns, now + SA_ACCEPT_SAMPLE_NS, __ATOMIC_RELAXED);
 	return 1;
 }
 
@@ -302,10 +311,10 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	}
 	tcp = sa_sock_is_tcp(ls);
 	/* TCP_INFO on the child and the listener is most of what an accept
-	 * costs us: below trace it is read on a sample (at most once a ms per
-	 * listener, which is what the queue_ms histogram and the queue depth
+	 * costs us: below trace it is read on a sample (one accept in 64 per
+	 * listener, or 100 ms after the last, which is what the queue_ms histogram and the queue depth
 	 * are built from), and whenever a finding depends on it. */
-	sample = tcp && (trace || sample_due(l, t1));
+	sample = tcp && sample_due(l, t1, trace);
 	if (sample) {
 		/* Right after accept and before the program writes: tcp_get_info()
 		 * gives last_data_sent = now - lsndtime, set when the child was

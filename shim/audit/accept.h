@@ -41,7 +41,7 @@ struct sa_listener {
 	uint64_t first_client, first_server, first_unknown;
 	struct sa_hist queue_ms, wait_ms;
 	uint64_t last_emit_ns;
-	uint64_t next_sample_ns;         /* below trace: TCP_INFO at most once a ms */
+	uint64_t next_sample_ns;         /* TCP_INFO sampled by count, and 100 ms after the last */
 	/* What the previous listener_stats line saw, for per-interval findings. */
 	struct sa_netns_snap ns_prev;
 	uint64_t queue_full_prev;

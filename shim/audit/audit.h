@@ -19,6 +19,37 @@ enum sa_io_dir { SA_IO_READ, SA_IO_WRITE };
 /* ---- sockopt.c ----------------------------------------------------------- */
 void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
 		      socklen_t len, int ret, int err) SA_HIDDEN;
+/* What was seen, per process: one entry per (option, value, outcome, kind
+ * of socket). Counts are relaxed atomics. */
+enum sa_optsock { SA_OPTSOCK_OTHER, SA_OPTSOCK_LISTENER, SA_OPTSOCK_ACCEPTED, SA_OPTSOCK_OUTGOING };
+#define SA_OPTSEEN_SLOTS 1024
+#define SA_OPTSEEN_PROBE 16
+#define SA_OPT_SAMPLE_FIRST 8       /* below trace: read back the first 8 of each entry, */
+#define SA_OPT_SAMPLE_EVERY 64      /* then one in 64 */
+struct sa_optseen {
+	uint64_t key;               /* sa_optseen_key(); 0 = free */
+	uint32_t claim;             /* 1 once a thread took the slot */
+	int level, opt;
+	uint8_t sock_kind;          /* enum sa_optsock */
+	uint8_t full;               /* a difference was seen: read back every call */
+	uint8_t logged;             /* its line went out (or was claimed) */
+	uint64_t sock_id;           /* accepted: the listener; outgoing: a hash of the peer */
+	uint64_t eff_hash;          /* the logged call's read-back (0: none) */
+	uint64_t calls, read_back, logged_n, differs, failed;
+};
+uint64_t sa_optseen_key(int level, int opt, int ret, int err, const void *val, socklen_t len,
+			enum sa_optsock kind, uint64_t id) SA_HIDDEN;
+/* The entry for key, made on first use; NULL when the table is full. */
+struct sa_optseen *sa_optseen_get(uint64_t key, int level, int opt, enum sa_optsock kind,
+				  uint64_t id) SA_HIDDEN;
+/* Whether the nth call (from 1) of an entry is read back. Pure. */
+int sa_optseen_readback(uint64_t nth, int full, int always) SA_HIDDEN;
+const char *sa_optsock_name(enum sa_optsock k) SA_HIDDEN;
+/* {"OPTION": {calls, logged, read_back, not_read_back, differs, failed}},
+ * over all kinds, or (only_accepted) the sockets accepted from listener id. */
+json_t *sa_sockopt_counts_json(int only_accepted, uint64_t id) SA_HIDDEN;
+void sa_sockopt_summary(json_t *summary) SA_HIDDEN;   /* "setsockopt" */
+void sa_sockopt_reset(void) SA_HIDDEN;                /* a forked child starts over */
 
 /* ---- listen.c ------------------------------------------------------------ */
 void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err) SA_HIDDEN;
@@ -36,6 +67,7 @@ void sa_accept_close(int fd, struct sa_sock *s, int defer) SA_HIDDEN;
 void sa_listener_flush(void) SA_HIDDEN;   /* lines of listeners closed by close_range */
 void sa_accept_summary(json_t *summary) SA_HIDDEN;      /* listeners, final listener_stats */
 void sa_accept_reset(void) SA_HIDDEN;
+int sa_accept_active(void) SA_HIDDEN;                   /* a listener accepted (or failed) here */
 
 /* ---- connect.c ------------------------------------------------------------ */
 void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
@@ -44,7 +76,8 @@ void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 			   const void *val, const socklen_t *len, int ret) SA_HIDDEN;
 void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 void sa_connect_close(int fd, struct sa_sock *s) SA_HIDDEN;
-void sa_connect_summary(json_t *summary) SA_HIDDEN;     /* connect_ms, connect_hist, syn_retrans_total */
+void sa_connect_summary(json_t *summary) SA_HIDDEN;
+int sa_connect_active(void) SA_HIDDEN;       /* any connect finished in this process */     /* connect_ms, connect_hist, syn_retrans_total */
 void sa_connect_reset(void) SA_HIDDEN;
 
 /* ---- blind.c --------------------------------------------------------------- */

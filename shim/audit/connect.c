@@ -175,6 +175,11 @@ static uint64_t get(const uint64_t *c)
 	return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
 
+int sa_connect_active(void)
+{
+	return get(&n_ok) || get(&n_failed) || get(&n_abandoned) || get(&n_interrupted);
+}
+
 void sa_connect_summary(json_t *summary)
 {
 	json_t *h = json_object(), *c = json_object();

@@ -395,6 +395,8 @@ static void emit_line(struct sa_listener *l)
 	json_object_set_new(ev, "peak_waiting", json_integer(in.peak_waiting));
 	json_object_set_new(ev, "fd_limit", json_integer((json_int_t)fd_limit));
 	json_object_set_new(ev, "first_speaker", speaker_json(&in));
+	/* setsockopt calls on connections accepted here (logged once, counted after). */
+	json_object_set_new(ev, "setsockopt", sa_sockopt_counts_json(1, (uint64_t)(uintptr_t)l));
 	if (have_now)
 		json_object_set_new(ev, "netns_counters", sa_netns_delta_json(base, &now));
 	advice = json_array();
@@ -437,6 +439,16 @@ void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 static int active(const struct sa_listener *l)
 {
 	return LOAD(l->accepts) || LOAD(l->eagain) || LOAD(l->errors);
+}
+
+int sa_accept_active(void)
+{
+	struct sa_listener *l;
+
+	for (l = __atomic_load_n(&head, __ATOMIC_ACQUIRE); l; l = l->next)
+		if (active(l))
+			return 1;
+	return 0;
 }
 
 void sa_accept_summary(json_t *summary)
@@ -515,5 +527,7 @@ void sa_accept_reset(void)
 		l->last_emit_ns = now;
 		memset(&l->ns_prev, 0, sizeof l->ns_prev);
 	}
-	sa_netns_reset();
+	/* The namespace baseline stays the parent's: a child serving one
+	 * connection does not read /proc/net twice more for it (the counters
+	 * are namespace-wide, so its deltas simply start at the parent's). */
 }

@@ -32,12 +32,13 @@
 #include <linux/sockios.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
 #include "audit/audit.h"
 
-_Static_assert(SA_QA_WINDOW == sizeof(((struct sa_sock *)0)->qa.out) / sizeof(uint16_t),
+_Static_assert(SA_QA_WINDOW == sizeof(((struct sa_sock_quickack *)0)->out) / sizeof(uint16_t),
 	       "qa_out holds one window");
 _Static_assert(SA_QA_WINDOW <= 32, "qa_quiet is a 32-bit mask");
 
@@ -157,8 +158,15 @@ void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective)
 	int report = 0, first_hot = 0, unread = 0;
 	uint32_t read_total;
 
+	struct sa_sock_quickack *q;
+
 	__atomic_add_fetch(&qa.sets, 1, __ATOMIC_RELAXED);
 	if (!s)
+		return;
+	/* The window exists only for fds that set TCP_QUICKACK (fdtab.c's
+	 * side table: mmap, no heap). */
+	q = sa_fd_qa(fd, 1);
+	if (!q)
 		return;
 	/* Sample before taking the lock: these are syscalls. A listener has
 	 * no data to send, so repeated sets there say nothing about sends.
@@ -172,47 +180,47 @@ void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective)
 
 	/* Two threads setting it on one fd at once: one samples, the other
 	 * is only counted (no lock a handler or a fork could meet held). */
-	if (!sa_trylock(&s->qa.busy))
+	if (!sa_trylock(&q->busy))
 		return;
-	sets = ++s->qa.sets;
-	if (ti.valid && s->qa.have_last) {
-		uint32_t out = ti.data_segs_out - s->qa.last_out;   /* u32 wrap is fine */
+	sets = ++q->sets;
+	if (ti.valid && q->have_last) {
+		uint32_t out = ti.data_segs_out - q->last_out;   /* u32 wrap is fine */
 		/* Negative only through the race above: nothing read. */
-		int32_t rd = (int32_t)(read_total - s->qa.last_read);
-		unsigned i = s->qa.win_next % SA_QA_WINDOW;
+		int32_t rd = (int32_t)(read_total - q->last_read);
+		unsigned i = q->win_next % SA_QA_WINDOW;
 
-		s->qa.out[i] = out > 65535 ? 65535 : (uint16_t)out;
+		q->out[i] = out > 65535 ? 65535 : (uint16_t)out;
 		if (rd <= 0)
-			s->qa.quiet |= 1u << i;
+			q->quiet |= 1u << i;
 		else
-			s->qa.quiet &= ~(1u << i);
-		s->qa.win_next = (uint8_t)((i + 1) % SA_QA_WINDOW);
-		if (s->qa.win_n < SA_QA_WINDOW)
-			s->qa.win_n++;
+			q->quiet &= ~(1u << i);
+		q->win_next = (uint8_t)((i + 1) % SA_QA_WINDOW);
+		if (q->win_n < SA_QA_WINDOW)
+			q->win_n++;
 	}
-	s->qa.have_last = (uint8_t)ti.valid;
-	s->qa.last_out = ti.data_segs_out;
-	s->qa.last_read = read_total;
+	q->have_last = (uint8_t)ti.valid;
+	q->last_out = ti.data_segs_out;
+	q->last_read = read_total;
 	reasserts = sets - 1;
 	/* Judge only from the threshold on, and after an event only once the
 	 * reasserts have doubled. */
 	if (c && reasserts >= (uint32_t)c->quickack_min_reasserts &&
-	    reasserts >= 2ull * s->qa.reported_at) {
-		unsigned n = s->qa.win_n;
+	    reasserts >= 2ull * q->reported_at) {
+		unsigned n = q->win_n;
 		uint32_t mask = n >= 32 ? 0xffffffffu : (1u << n) - 1;
 		/* The ring fills from 0, so until it wraps the first n slots are
 		 * the valid ones; after that all of them are. */
-		sa_quickack_judge(reasserts, s->qa.out, n,
-				  (unsigned)__builtin_popcount(s->qa.quiet & mask),
+		sa_quickack_judge(reasserts, q->out, n,
+				  (unsigned)__builtin_popcount(q->quiet & mask),
 				  c->quickack_min_reasserts, c->quickack_max_segs,
 				  SA_QA_MIN_QUIET_PCT, &v);
 		if (v.hot) {
-			first_hot = s->qa.reported_at == 0;
-			s->qa.reported_at = reasserts;
+			first_hot = q->reported_at == 0;
+			q->reported_at = reasserts;
 			report = 1;
 		}
 	}
-	sa_unlock(&s->qa.busy);
+	sa_unlock(&q->busy);
 
 	if (sets == 1)
 		__atomic_add_fetch(&qa.fds, 1, __ATOMIC_RELAXED);

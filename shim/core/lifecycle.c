@@ -107,6 +107,7 @@ void sa_lifecycle_new_process(void)
 	struct sa_config *cfg = sa_cfg_slot(), c;
 
 	sa_sink_atfork_child();
+	sa_fdtab_atfork_child();
 	sa_tid_forget();
 	sa_set_pid((pid_t)sa_syscall(SYS_getpid));
 	/* A new process: its own init line, its own counts, and its own file

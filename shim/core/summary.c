@@ -5,11 +5,25 @@
  */
 #include "core/core.h"
 
+static int forked_child;
+
 void sa_summary_write(void)
 {
 	sigset_t old;
-	json_t *ev;
+	json_t *ev, *f;
+	int quiet;
 
+	/* A forked child that accepted, connected and found nothing writes no
+	 * summary below trace: under a fork-per-connection server (socat fork,
+	 * inetd style) it would be a line (and an init line) per connection
+	 * saying nothing. SOCKAUDIT_LEVEL=trace keeps every child's. */
+	if (forked_child && !sa_level_enabled(SA_LEVEL_TRACE) && !sa_accept_active() && !sa_connect_active()) {
+		f = sa_findings_totals();
+		quiet = !f || json_object_size(f) == 0;
+		json_decref(f);
+		if (quiet)
+			return;
+	}
 	sa_signals_hold(&old);
 	ev = sa_event_new("summary", -1);
 	if (!ev) {
@@ -19,6 +33,7 @@ void sa_summary_write(void)
 	sa_accept_summary(ev);
 	sa_connect_summary(ev);
 	sa_quickack_summary(ev);
+	sa_sockopt_summary(ev);
 	sa_netns_summary(ev);
 	/* Counts last, so they include the listener_stats written above. */
 	json_object_set_new(ev, "counts", sa_event_counts());
@@ -32,7 +47,9 @@ void sa_summary_write(void)
 
 void sa_summary_reset_after_fork(void)
 {
+	forked_child = 1;
 	sa_accept_reset();
 	sa_connect_reset();
 	sa_quickack_reset();
+	sa_sockopt_reset();
 }

@@ -10,9 +10,22 @@
  * Each entry keeps a generation (gen) across that zeroing: a wrapper that
  * blocks (accept) reads it before and compares after, so a fact learned
  * after the number changed socket under it is not credited to the new one.
+ *
+ * Memory goes back when connections close: chunks are mmap'd, each counts
+ * its tracked entries, and one that empties is handed back to the kernel
+ * with madvise(MADV_DONTNEED) (at most once a second per chunk, so a server
+ * whose fds hover at a chunk's edge does not pay a syscall per close). The
+ * mapping stays, so a lock-free reader never touches freed memory: the
+ * pages read back as zeros, i.e. "not tracked". A chunk being handed back
+ * is marked (RELEASING) and sa_fd_track() waits a bounded while for the
+ * mark to clear.
+ *
+ * The TCP_QUICKACK windows, which few programs need, live in a side table
+ * of the same shape, mapped per chunk on first use and never handed back.
+ * No heap anywhere: a host handler may siglongjmp out of any wrapper.
  */
+#include <sched.h>
 #include <sys/mman.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "state/state.h"
@@ -20,10 +33,25 @@
 #define CHUNK_BITS SA_FD_CHUNK_BITS
 #define CHUNK (1u << CHUNK_BITS)
 #define NCHUNKS (SA_FD_MAX / CHUNK)
+#define CHUNK_BYTES (CHUNK * sizeof(struct sa_sock))
 
 /* Read by the inline sa_fd_get() in state.h. */
 struct sa_sock *sa_fd_chunks[NCHUNKS];
 static size_t nchunks_alloc;
+/* Per chunk: tracked entries, plus RELEASING while madvise runs. */
+#define RELEASING (1u << 31)
+static uint32_t live[NCHUNKS];
+static uint32_t released_at_s[NCHUNKS];   /* coarse monotonic seconds */
+static size_t ntracked;
+static struct sa_sock_quickack *qa_chunks[NCHUNKS];
+
+static void *map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static struct sa_sock *slot(int fd, int create)
 {
 	struct sa_sock **pp, *c, *expected = NULL;
@@ -33,19 +61,98 @@ static struct sa_sock *slot(int fd, int create)
 	pp = &sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS];
 	c = __atomic_load_n(pp, __ATOMIC_ACQUIRE);
 	if (!c && create) {
-		/* mmap, not the heap: a host handler may siglongjmp out of the
-		 * wrapper that makes the first socket of a chunk. */
-		c = mmap(NULL, CHUNK * sizeof *c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (c == MAP_FAILED)
+		c = map(CHUNK_BYTES);
+		if (!c)
 			return NULL;
 		if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			munmap(c, CHUNK * sizeof *c);
+			munmap(c, CHUNK_BYTES);
 			c = expected;
 		} else {
 			__atomic_add_fetch(&nchunks_alloc, 1, __ATOMIC_RELAXED);
 		}
 	}
 	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
+}
+
+struct sa_sock_quickack *sa_fd_qa(int fd, int create)
+{
+	struct sa_sock_quickack **pp, *c, *expected = NULL;
+
+	if ((unsigned int)fd >= SA_FD_MAX)
+		return NULL;
+	pp = &qa_chunks[(unsigned int)fd >> CHUNK_BITS];
+	c = __atomic_load_n(pp, __ATOMIC_ACQUIRE);
+	if (!c && create) {
+		c = map(CHUNK * sizeof *c);
+		if (!c)
+			return NULL;
+		if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			munmap(c, CHUNK * sizeof *c);
+			c = expected;
+		}
+	}
+	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
+}
+
+/* A new socket on fd starts with no quickack history. */
+static void qa_clear(int fd)
+{
+	struct sa_sock_quickack *q = sa_fd_qa(fd, 0);
+
+	if (q && q->sets)
+		memset(q, 0, sizeof *q);
+}
+
+/* One more tracked entry in fd's chunk; waits (a bounded while) when the
+ * chunk is being handed back. 0 when it could not. */
+static int live_inc(int fd)
+{
+	uint32_t *p = &live[(unsigned int)fd >> CHUNK_BITS], v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	int spins = 0;
+
+	for (;;) {
+		if (v & RELEASING) {
+			/* A handler on this very thread could be the one that
+			 * interrupted the madvise: never wait for good. */
+			if (++spins > 1000)
+				return 0;
+			sched_yield();
+			v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+			continue;
+		}
+		if (__atomic_compare_exchange_n(p, &v, v + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+	}
+	__atomic_add_fetch(&ntracked, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/* One fewer; the last one out hands the chunk's pages back. */
+static void live_dec(int fd)
+{
+	unsigned int i = (unsigned int)fd >> CHUNK_BITS;
+	uint32_t zero = 0, now, v = __atomic_load_n(&live[i], __ATOMIC_ACQUIRE);
+	struct sa_sock *c;
+
+	/* Never below zero: a racing writer may have set flags on an entry
+	 * after it was forgotten, and its forget must not wrap the count. */
+	do {
+		if (v == 0 || (v & RELEASING))
+			return;
+	} while (!__atomic_compare_exchange_n(&live[i], &v, v - 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	__atomic_sub_fetch(&ntracked, 1, __ATOMIC_RELAXED);
+	if (v - 1 != 0)
+		return;
+	now = (uint32_t)(sa_now_ns() / 1000000000ull);
+	if (now == __atomic_load_n(&released_at_s[i], __ATOMIC_RELAXED))
+		return;
+	if (!__atomic_compare_exchange_n(&live[i], &zero, RELEASING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
+	if (c)
+		madvise(c, CHUNK_BYTES, MADV_DONTNEED);
+	__atomic_store_n(&released_at_s[i], now, __ATOMIC_RELAXED);
+	__atomic_store_n(&live[i], 0, __ATOMIC_RELEASE);
 }
 
 static void (*listener_ref)(struct sa_listener *);
@@ -71,21 +178,24 @@ static void drop_listener(struct sa_sock *s)
 static struct sa_sock *fresh(int fd, int bump)
 {
 	struct sa_sock *s = slot(fd, 1);
-	uint32_t gen;
+	uint32_t gen, old;
 
-	if (!s)
+	if (!s || !live_inc(fd))
 		return NULL;
 	/* The number was freed by a close in another thread (the kernel orders
 	 * that close before the call that handed the number out again); this
 	 * acquire pairs with sa_fd_forget's release so the reuse is ordered in
 	 * the memory model too, not only through the kernel. */
-	(void)__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
+	old = __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
 	drop_listener(s);
 	gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
 	memset(s, 0, sizeof *s);
+	qa_clear(fd);
 	__atomic_store_n(&s->gen, gen + (bump ? 1 : 0), __ATOMIC_RELAXED);
 	s->acc.listen_fd = -1;
 	__atomic_store_n(&s->flags, SA_F_SOCKET, __ATOMIC_RELEASE);
+	if (old)
+		live_dec(fd);   /* it was counted already: a close we did not see */
 	return s;
 }
 
@@ -110,17 +220,18 @@ void sa_fd_forget(int fd)
 {
 	struct sa_sock *s = slot(fd, 0);
 
-	if (s) {
-		__atomic_add_fetch(&s->gen, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->flags, 0, __ATOMIC_RELEASE);
-	}
+	if (!s)
+		return;
+	__atomic_add_fetch(&s->gen, 1, __ATOMIC_RELAXED);
+	if (__atomic_exchange_n(&s->flags, 0, __ATOMIC_ACQ_REL))
+		live_dec(fd);
 }
 
 void sa_fd_dup(int oldfd, int newfd)
 {
 	struct sa_sock *o = sa_fd_get(oldfd), *n;
 	struct sa_listener *l;
-	uint32_t gen, keep;
+	uint32_t gen, keep, old;
 
 	if (oldfd == newfd)
 		return;
@@ -129,9 +240,9 @@ void sa_fd_dup(int oldfd, int newfd)
 		return;
 	}
 	n = slot(newfd, 1);
-	if (!n)
+	if (!n || !live_inc(newfd))
 		return;
-	(void)__atomic_load_n(&n->flags, __ATOMIC_ACQUIRE);   /* as in sa_fd_track */
+	old = __atomic_load_n(&n->flags, __ATOMIC_ACQUIRE);   /* as in sa_fd_track */
 	drop_listener(n);
 	/* The copy's reference is taken before it exists, so a close of the
 	 * original racing with this dup cannot drop the last one first. */
@@ -141,11 +252,12 @@ void sa_fd_dup(int oldfd, int newfd)
 	gen = __atomic_load_n(&n->gen, __ATOMIC_RELAXED);
 	memcpy(n, o, sizeof *n);
 	n->lsn.listener = l;
+	qa_clear(newfd);   /* a duplicate shares the socket, not its quickack samples */
 	__atomic_store_n(&n->gen, gen + 1, __ATOMIC_RELAXED);
 	/* A duplicate shares the socket, not our per-call bookkeeping; but an
 	 * accepted socket nobody has spoken on yet stays watched on both
 	 * numbers (the host may read through either), marked so the first
-	 * decision settles every copy (audit/accept.c). */
+	 * decision settles every copy (audit/speaker.c). */
 	keep = o->flags & ~(SA_F_WATCH_IO | SA_F_CONNECTING);
 	if ((o->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO) &&
 	    !__atomic_load_n(&o->acc.first_speaker, __ATOMIC_ACQUIRE)) {
@@ -153,6 +265,8 @@ void sa_fd_dup(int oldfd, int newfd)
 		__atomic_or_fetch(&o->flags, SA_F_DUPED, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&n->flags, keep, __ATOMIC_RELEASE);
+	if (old)
+		live_dec(newfd);
 }
 
 void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
@@ -169,9 +283,25 @@ void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
 	}
 }
 
+void sa_fdtab_atfork_child(void)
+{
+	unsigned int i;
+
+	/* A thread of the parent may have been handing a chunk back. */
+	for (i = 0; i < NCHUNKS; i++)
+		live[i] &= ~RELEASING;
+}
+
+/* Address space of the table; resident memory is less once chunks empty
+ * (bench/mem.sh reads the process's RSS for that). */
 size_t sa_fdtab_bytes(void)
 {
-	return sizeof sa_fd_chunks + __atomic_load_n(&nchunks_alloc, __ATOMIC_RELAXED) * CHUNK * sizeof(struct sa_sock);
+	return sizeof sa_fd_chunks + __atomic_load_n(&nchunks_alloc, __ATOMIC_RELAXED) * CHUNK_BYTES;
+}
+
+size_t sa_fdtab_tracked(void)
+{
+	return __atomic_load_n(&ntracked, __ATOMIC_RELAXED);
 }
 
 void sa_sock_fill_kind(int fd, struct sa_sock *s)

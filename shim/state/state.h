@@ -23,19 +23,11 @@
 #define SA_F_CONNECTING  0x10u  /* non-blocking connect in progress */
 #define SA_F_DUPED       0x20u  /* an accepted socket copied by dup() while undecided */
 
-#define SA_OPTCACHE 8
-struct sa_optcache {            /* last value logged per option, for repeats */
-	int level, opt;
-	uint32_t hash;
-	uint32_t repeats;
-};
-
 struct sa_listener;             /* audit/accept.h */
 
-/* audit/sockopt.c */
+/* audit/sockopt.c. Which calls were already logged is kept per process and
+ * kind of socket (sockopt.c), not per fd: fd numbers are reused. */
 struct sa_sock_opts {
-	struct sa_optcache cache[SA_OPTCACHE];
-	uint8_t next;
 	uint8_t nodelay;            /* TCP_NODELAY as last read back */
 	uint8_t cork;               /* TCP_CORK as last read back */
 	int defer_accept_s;         /* TCP_DEFER_ACCEPT read back, seconds */
@@ -67,7 +59,9 @@ struct sa_sock_connect {
 	uint8_t peer[28];           /* pending connect's address (sockaddr_in/in6 fit) */
 };
 
-/* audit/quickack.c */
+/* audit/quickack.c: in a side table (sa_fd_qa), mapped per chunk at the
+ * first TCP_QUICKACK set on one of its fds (most programs never set one);
+ * cleared when a new socket takes the number. */
 #define SA_QA_WINDOW 32
 struct sa_sock_quickack {
 	uint32_t sets;              /* successful setsockopt(TCP_QUICKACK) */
@@ -82,6 +76,8 @@ struct sa_sock_quickack {
 	uint16_t out[SA_QA_WINDOW]; /* data segments out per interval, capped at 65535 */
 };
 
+/* About 90 bytes (the quickack window is in a side table): bench/fdtab_mem
+ * prints it. */
 struct sa_sock {
 	uint32_t flags;
 	uint32_t gen;               /* bumped whenever the number changes socket: see sa_fd_gen */
@@ -92,7 +88,6 @@ struct sa_sock {
 	struct sa_sock_listen lsn;
 	struct sa_sock_accepted acc;
 	struct sa_sock_connect conn;
-	struct sa_sock_quickack qa;
 };
 
 /* TCP over IPv4 or IPv6: the sockets tcp_info and the TCP findings are for. */
@@ -121,6 +116,8 @@ static inline struct sa_sock *sa_fd_get(int fd)
 	/* Acquire: pairs with the release store in sa_fd_track() (fdtab.c). */
 	return __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) ? s : NULL;
 }
+/* fd's TCP_QUICKACK window (created when create is set), or NULL. */
+struct sa_sock_quickack *sa_fd_qa(int fd, int create) SA_HIDDEN;
 /* A fresh, zeroed entry for fd (a new socket with this number); NULL if
  * fd is out of range or memory is short. */
 struct sa_sock *sa_fd_track(int fd) SA_HIDDEN;
@@ -143,9 +140,12 @@ void sa_sock_fill_kind(int fd, struct sa_sock *s) SA_HIDDEN;
 void sa_fd_forget(int fd) SA_HIDDEN;
 /* Copy oldfd's entry to newfd (dup), or forget newfd if oldfd untracked. */
 void sa_fd_dup(int oldfd, int newfd) SA_HIDDEN;
+/* In a forked child: no chunk is being handed back any more. */
+void sa_fdtab_atfork_child(void) SA_HIDDEN;
 /* Visit every tracked fd (summary at exit). */
 void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg) SA_HIDDEN;
 size_t sa_fdtab_bytes(void) SA_HIDDEN;          /* memory held, for bench */
+size_t sa_fdtab_tracked(void) SA_HIDDEN;        /* fds tracked now */
 
 /* ---- hist.c: latency histograms -------------------------------------------- */
 
@@ -162,5 +162,6 @@ double sa_hist_pct(const struct sa_hist *h, double pct) SA_HIDDEN;
 double sa_hist_max(const struct sa_hist *h) SA_HIDDEN;
 json_t *sa_hist_json(const struct sa_hist *h) SA_HIDDEN;   /* {n,p50,p95,p99,max} */
 void sa_hist_reset(struct sa_hist *h) SA_HIDDEN;
+int sa_hist_bucket(double ms) SA_HIDDEN;   /* the bucket ms falls in */
 
 #endif

@@ -1,0 +1,177 @@
+#!/bin/bash
+# bench/counts.sh: what the shim adds per request to an nginx worker, in
+# figures the kernel and valgrind count exactly (issue 17), not in clock
+# ratios that swing 2-15 % on a shared machine.
+#
+# For each arm (plain; the shim at the default level; at trace; strace
+# --seccomp-bpf) and each mode (close: Connection: close; ka4: keep-alive with
+# nginx's keepalive_requests 4, so 4 requests per connection):
+#   syscalls/req  every syscall the worker made (perf stat -e
+#                 'syscalls:sys_enter_*' -p WORKER), epoll_wait aside, over
+#                 exactly N requests (ab -n N -c 16), after a warm-up of N/10;
+#   lines/req     lines the shim wrote over the same requests;
+# and, with callgrind (BENCH_CALLGRIND=1, the default; nginx with
+# master_process off under valgrind, counters zeroed after a warm-up):
+#   instr/req     user-space instructions per request, shim included.
+# "+" columns are the difference to plain in the same mode.
+#
+# Usage: bench/counts.sh   (env: SA_LIB, NGINX, COUNTS_N (20000), COUNTS_CG_N
+#        (2000), COUNTS_ARMS ("plain default trace strace"), COUNTS_MODES
+#        ("close ka4"), BENCH_CALLGRIND (1), SOCKAUDIT_LOG_DIR (a temp dir: the
+#        shim's log is a regular file there; set COUNTS_LOG=/dev/null for none))
+# Exit status: 0 when every target holds, 1 when one is missed, 2 on a broken run.
+set -u
+. "$(dirname "$0")/nginx_conf.sh"
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+LIB=${SA_LIB:-$TOP/libsockaudit.so}
+case $LIB in /*) ;; *) LIB=$PWD/$LIB ;; esac
+NGINX=${NGINX:-/usr/sbin/nginx}
+N=${COUNTS_N:-20000}
+CGN=${COUNTS_CG_N:-2000}
+read -r -a ARMS <<<"${COUNTS_ARMS:-plain default trace strace}"
+read -r -a MODES <<<"${COUNTS_MODES:-close ka4}"
+CG=${BENCH_CALLGRIND:-1}
+STRACE_CALLS=socket,setsockopt,listen,accept4,connect
+# Targets (issue 17): arm mode column max-added.
+TARGETS=("default close sys 0.05" "default ka4 sys 0.05" "trace close sys 1.2"
+	 "default close lines 0.001" "default ka4 lines 0.001"
+	 "default close instr 300" "trace close instr 1500")
+for b in "$NGINX" ab perf ss; do
+	command -v "$b" >/dev/null || { echo "counts.sh: $b is not installed (scripts/ensure-deps.sh bench)" >&2; exit 2; }
+done
+[ -e "$LIB" ] || { echo "counts.sh: $LIB is missing (make)" >&2; exit 2; }
+T=$(mktemp -d /tmp/sa-counts.XXXXXX)
+chmod 755 "$T"
+MASTER= TRACER=
+stop() {
+	[ -n "$MASTER" ] && kill -QUIT "$MASTER" 2>/dev/null
+	for _ in $(seq 30); do [ -n "$MASTER" ] && kill -0 "$MASTER" 2>/dev/null || break; sleep 0.1; done
+	[ -n "$MASTER" ] && kill -KILL "$MASTER" 2>/dev/null
+	[ -n "$TRACER" ] && kill "$TRACER" 2>/dev/null
+	wait 2>/dev/null
+	MASTER= TRACER=
+}
+trap 'stop; rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM
+pick_port() {
+	local p
+	while :; do
+		p=$((12000 + RANDOM % 20000))
+		ss -Htan "sport = :$p" | grep -q . || { echo "$p"; return; }
+	done
+}
+
+# start ARM MODE [valgrind...]: nginx for this arm; sets PORT, MASTER, WORKER, LOG.
+start() {
+	local a=$1 mode=$2 d=$T/$1.$2 i
+	shift 2
+	PORT=$(pick_port)
+	mkdir -p "$d"; chmod 777 "$d"
+	LOG=${COUNTS_LOG:-$d/audit.jsonl}
+	local kr=1000000
+	[ "$mode" = ka4 ] && kr=4
+	KEEPALIVE_REQUESTS=$kr write_nginx_conf "$d" "$PORT"
+	local env=() pre=("$@")
+	case $a in
+	plain) ;;
+	default) env=(LD_PRELOAD="$LIB" SOCKAUDIT_LOG="$LOG") ;;
+	trace) env=(LD_PRELOAD="$LIB" SOCKAUDIT_LOG="$LOG" SOCKAUDIT_LEVEL=trace) ;;
+	strace) pre=(strace -f --seccomp-bpf -qq -o /dev/null -e trace=$STRACE_CALLS "${pre[@]}") ;;
+	esac
+	env "${env[@]}" "${pre[@]}" "$NGINX" -p "$d" -c "$d/nginx.conf" -e "$d/error.log" >"$d/stdout" 2>&1 &
+	MASTER=$!
+	[ "$a" = strace ] && TRACER=$MASTER
+	WORKER=
+	for i in $(seq 600); do
+		if ss -Hltn "sport = :$PORT" | grep -q .; then
+			if [ "${NGINX_MASTER:-on}" = off ]; then WORKER=$MASTER; break; fi
+			[ -s "$d/nginx.pid" ] && WORKER=$(pgrep -P "$(cat "$d/nginx.pid")" | head -1)
+			[ -n "$WORKER" ] && break
+		fi
+		sleep 0.05
+	done
+	[ "$a" = strace ] && [ -s "$d/nginx.pid" ] && MASTER=$(cat "$d/nginx.pid")
+	[ -n "$WORKER" ] || { echo "counts.sh: nginx ($a $mode) did not start" >&2; tail -3 "$d/error.log" >&2; return 1; }
+}
+
+drive() {   # drive MODE N: exactly N requests, 16 at a time
+	local k=()
+	[ "$1" = ka4 ] && k=(-k)
+	ab -q -r -n "$2" -c 16 "${k[@]}" "http://127.0.0.1:$PORT/" >"$T/ab.out" 2>&1
+	grep -q "^Failed requests: *0" "$T/ab.out" || { echo "counts.sh: ab reported failures:" >&2; grep -E "Failed|Non-2xx" "$T/ab.out" >&2; }
+}
+
+declare -A SYS LINES INS
+for mode in "${MODES[@]}"; do
+	for a in "${ARMS[@]}"; do
+		start "$a" "$mode" || exit 2
+		drive "$mode" $((N / 10))
+		[ -f "$LOG" ] && [ "$LOG" != /dev/null ] && : >"$LOG"
+		perf stat -x, -e 'syscalls:sys_enter_*' -p "$WORKER" -o "$T/perf.$a.$mode" -- sleep 600 >/dev/null 2>&1 &
+		pp=$!
+		sleep 1
+		drive "$mode" "$N"
+		# End perf's sleep (its workload), not perf: it then prints its counts.
+		sp=$(pgrep -P "$pp" | head -1)
+		[ -n "$sp" ] && kill "$sp" 2>/dev/null
+		wait $pp 2>/dev/null
+		SYS[$a.$mode]=$(awk -F, -v n="$N" '$3 ~ /sys_enter_/ && $3 !~ /epoll_wait|epoll_pwait/ && $1 ~ /^[0-9]+$/ { s += $1 } END { printf "%.3f", s / n }' "$T/perf.$a.$mode")
+		if [ -f "$LOG" ] && [ "$LOG" != /dev/null ] && [ "$a" != plain ] && [ "$a" != strace ]; then
+			LINES[$a.$mode]=$(awk -v n="$N" -v l="$(wc -l <"$LOG")" 'BEGIN { printf "%.4f", l / n }')
+		fi
+		awk -F, '$3 ~ /sys_enter_/ && $1 ~ /^[0-9]+$/ && $1 > 0 { print "  " $3 " " $1 }' "$T/perf.$a.$mode" >"$T/detail.$a.$mode"
+		stop
+	done
+done
+
+if [ "$CG" = 1 ] && command -v valgrind >/dev/null; then
+	for mode in "${MODES[@]}"; do
+		for a in "${ARMS[@]}"; do
+			[ "$a" = strace ] && continue
+			NGINX_MASTER=off start "$a" "$mode" valgrind --tool=callgrind --callgrind-out-file="$T/cg.$a.$mode.%p" || exit 2
+			drive "$mode" $((CGN / 4))
+			callgrind_control -z "$WORKER" >/dev/null 2>&1
+			drive "$mode" "$CGN"
+			callgrind_control -d "$WORKER" >/dev/null 2>&1
+			sleep 0.5
+			f=$(ls -t "$T"/cg."$a.$mode".* 2>/dev/null | head -1)
+			INS[$a.$mode]=$(awk -v n="$CGN" '/^(summary|totals):/ { t = $2 } END { if (t) printf "%.0f", t / n }' "$f" 2>/dev/null)
+			rm -f "$T"/cg."$a.$mode".*
+			NGINX_MASTER=off stop
+		done
+	done
+fi
+
+echo "libsockaudit counted cost per request: nginx $("$NGINX" -v 2>&1 | sed 's/.*\///'), 1 worker, return 200, 127.0.0.1;" \
+	"ab -c 16 -n $N (callgrind: -n $CGN); nproc $(nproc); kernel $(uname -r); log ${COUNTS_LOG:-a regular file}"
+printf '%-8s %-6s %10s %9s %10s %9s %10s\n' arm mode "sys/req" "+sys" "instr/req" "+instr" "lines/req"
+for mode in "${MODES[@]}"; do
+	for a in "${ARMS[@]}"; do
+		s=${SYS[$a.$mode]:-} i=${INS[$a.$mode]:-}
+		ps=${SYS[plain.$mode]:-} pi=${INS[plain.$mode]:-}
+		printf '%-8s %-6s %10s %9s %10s %9s %10s\n' "$a" "$mode" "${s:--}" \
+			"$([ -n "$s" ] && [ -n "$ps" ] && awk -v a="$s" -v b="$ps" 'BEGIN { printf "%+.3f", a - b }' || echo -)" \
+			"${i:--}" "$([ -n "$i" ] && [ -n "$pi" ] && awk -v a="$i" -v b="$pi" 'BEGIN { printf "%+.0f", a - b }' || echo -)" \
+			"${LINES[$a.$mode]:--}"
+	done
+done
+if [ -n "${COUNTS_DETAIL:-}" ]; then
+	for f in "$T"/detail.*; do echo "== ${f##*/detail.}"; sort -k2 -rn "$f"; done
+fi
+rc=0
+for t in "${TARGETS[@]}"; do
+	read -r a mode col max <<<"$t"
+	case $col in
+	sys) v=${SYS[$a.$mode]:-}; p=${SYS[plain.$mode]:-} ;;
+	instr) v=${INS[$a.$mode]:-}; p=${INS[plain.$mode]:-} ;;
+	lines) v=${LINES[$a.$mode]:-}; p=0 ;;
+	esac
+	[ -n "$v" ] && [ -n "$p" ] || continue
+	d=$(awk -v a="$v" -v b="$p" 'BEGIN { printf "%.4g", a - b }')
+	if awk -v d="$d" -v m="$max" 'BEGIN { exit !(d <= m) }'; then
+		echo "PASS $a $mode: +$d $col per request (target <= $max)"
+	else
+		echo "MISS $a $mode: +$d $col per request (target <= $max)"; rc=1
+	fi
+done
+exit $rc
