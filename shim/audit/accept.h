@@ -76,6 +76,8 @@ struct sa_advice_in {
 	int has_defer_drop, has_cookies_recv, has_overflows;
 	uint64_t defer_drop, cookies_recv, overflows;
 };
+/* 100 * part / whole, rounded; 0 when whole is 0. */
+int sa_pct(uint64_t part, uint64_t whole) SA_HIDDEN;
 /* Appends advice sentences (strings) to arr. Returns how many. */
 int sa_listener_advice(const struct sa_advice_in *in, json_t *arr) SA_HIDDEN;
 

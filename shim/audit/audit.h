@@ -45,6 +45,8 @@ struct sa_optseen *sa_optseen_get(uint64_t key, int level, int opt, enum sa_opts
 /* Whether the nth call (from 1) of an entry is read back. Pure. */
 int sa_optseen_readback(uint64_t nth, int full, int always) SA_HIDDEN;
 const char *sa_optsock_name(enum sa_optsock k) SA_HIDDEN;
+/* FNV-1a over n bytes, continuing from h (14695981039346656037 to start). */
+uint64_t sa_fnv64(uint64_t h, const void *p, size_t n) SA_HIDDEN;
 /* {"OPTION": {calls, logged, read_back, not_read_back, differs, failed}},
  * over all kinds, or (only_accepted) the sockets accepted from listener id. */
 json_t *sa_sockopt_counts_json(int only_accepted, uint64_t id) SA_HIDDEN;

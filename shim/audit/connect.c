@@ -45,120 +45,6 @@
 #include "audit/connect.h"
 #include "syn_schedule.h"
 
-/* ---- pure decisions --------------------------------------------------------- */
-
-const char *sa_conn_outcome_name(enum sa_conn_outcome o)
-{
-	switch (o) {
-	case SA_CONN_OK: return "ok";
-	case SA_CONN_FAILED: return "failed";
-	case SA_CONN_ABANDONED: return "abandoned";
-	case SA_CONN_INTERRUPTED: return "interrupted";
-	default: return "pending";
-	}
-}
-
-static int handshaking(int tcp_state)
-{
-	return tcp_state == SA_TCP_SYN_SENT || tcp_state == SA_TCP_SYN_RECV;
-}
-
-enum sa_conn_outcome sa_conn_judge_sockerr(int so_error, int tcp_state, int *err)
-{
-	*err = so_error;
-	/* The program got the error, so for it the connect failed. */
-	if (so_error != 0)
-		return SA_CONN_FAILED;
-	/* An event loop may ask before the handshake is done (a spurious
-	 * wakeup, or a poll on another event): 0 then means "no error yet". */
-	if (handshaking(tcp_state))
-		return SA_CONN_PENDING;
-	/* Closed with no error left: something already consumed it. */
-	if (tcp_state == SA_TCP_CLOSE)
-		return SA_CONN_FAILED;
-	return SA_CONN_OK;
-}
-
-enum sa_conn_outcome sa_conn_judge_io(ssize_t ret, int err, int tcp_state, int *errout)
-{
-	*errout = 0;
-	/* tcp_sendmsg/tcp_recvmsg on a SYN_SENT socket wait or say EAGAIN. */
-	if (ret < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR ||
-			err == EINPROGRESS || err == EALREADY))
-		return SA_CONN_PENDING;
-	/* A write that succeeds during the handshake (TCP Fast Open queues
-	 * data with the SYN) proves nothing yet. */
-	if (handshaking(tcp_state))
-		return SA_CONN_PENDING;
-	if (ret >= 0)
-		return SA_CONN_OK;
-	/* An error on a socket that did get established (EFAULT, EMSGSIZE...)
-	 * is about the call, not the connect. */
-	if (tcp_state != SA_TCP_UNKNOWN && tcp_state != SA_TCP_CLOSE)
-		return SA_CONN_OK;
-	*errout = err;
-	return SA_CONN_FAILED;
-}
-
-enum sa_conn_outcome sa_conn_judge_reconnect(int ret, int err, int *errout)
-{
-	*errout = 0;
-	/* __inet_stream_connect(): 0 once the handshake finished (first call
-	 * after completion), EISCONN after that, EALREADY/EINPROGRESS while
-	 * still in SYN_SENT, the socket's error once it failed. */
-	if (ret == 0 || err == EISCONN)
-		return SA_CONN_OK;
-	if (err == EALREADY || err == EINPROGRESS || err == EINTR)
-		return SA_CONN_PENDING;
-	*errout = err;
-	return SA_CONN_FAILED;
-}
-
-void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double connect_ms,
-		      int syn_retrans, int defer_s, int slow_ms, int is_unix,
-		      const struct sa_syn_sched *k)
-{
-	static const struct sa_syn_sched defaults = SA_SYN_SCHED_DEFAULTS;
-	char when[160];
-
-	if (!k)
-		k = &defaults;
-	if (syn_retrans > 0) {
-		/* Shown up to the 10th: enough for every default-kernel connect. */
-		int shown = syn_retrans > 10 ? 10 : syn_retrans;
-
-		sa_syn_schedule_str(when, sizeof when, shown, k->linear, k->rto_max_ms);
-		sa_findings_add(f, "syn_retransmitted",
-				"%d SYN %s on this connect (tcpi_total_retrans) and it %s after %.0f ms: the first %s got no SYN-ACK in time. This kernel resends an unanswered SYN at %s%s after the first (net.ipv4.tcp_syn_linear_timeouts=%ld, tcp_syn_retries=%ld, TCP_RTO_MAX_MS=%ld on this socket; it gives up at %ld s), so the resends account for about %.1f s of the wait. Not measured here is why: the server's accept queue may have been full (check TcpExtListenOverflows with nstat on the server and its listen backlog) or packets were lost (a capture on both ends); the server's own logs do not show this wait.",
-				syn_retrans, sa_plural((unsigned)syn_retrans, "retransmission", "retransmissions"),
-				o == SA_CONN_FAILED ? "failed" : o == SA_CONN_ABANDONED ? "was given up" :
-				o == SA_CONN_INTERRUPTED ? "was interrupted by a signal" : "completed",
-				connect_ms, syn_retrans == 1 ? "SYN" : "SYNs", when, syn_retrans > shown ? " ..." : "",
-				k->linear, k->syn_retries, k->rto_max_ms,
-				sa_syn_give_up_ms(k->linear, k->syn_retries, k->rto_max_ms) / 1000,
-				sa_syn_retrans_at_ms(syn_retrans, k->linear, k->rto_max_ms) / 1000.0);
-	}
-	if (connect_ms >= slow_ms) {
-		if (o == SA_CONN_ABANDONED)
-			sa_findings_add(f, "slow_connect",
-					"The connect waited %.0f ms and was closed unfinished (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d).",
-					connect_ms, slow_ms);
-		else if (o == SA_CONN_INTERRUPTED)
-			sa_findings_add(f, "slow_connect",
-					"The connect waited %.0f ms and was interrupted by a signal (EINTR) before it finished (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d): a connect timeout built on alarm() or a timer ran out.",
-					connect_ms, slow_ms);
-		else
-			sa_findings_add(f, "slow_connect", "The connect took %.0f ms (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d).%s",
-					connect_ms, slow_ms,
-					is_unix ? " unix_stream_connect() blocks only while the listener's queue (backlog + 1) is full, so it was full for most of that time: compare the listener's queue_capacity with `ss -xl` Recv-Q, or accept faster." :
-					syn_retrans == 0 ? " No SYN was retransmitted (tcpi_total_retrans 0), so no SYN was dropped: the time went to a slow SYN-ACK, the round trip (ss -ti shows rtt), or, for a non-blocking connect, the program looking late (see completed_by)." : "");
-	}
-	if (defer_s > 0)
-		sa_findings_add(f, "defer_on_client_socket",
-				"TCP_DEFER_ACCEPT reads back %d s on this connecting socket. On a client it defers nothing on the server: tcp_rcv_synsent_state_process() holds back the handshake's final ACK for up to 200 ms (the delayed-ACK timer) so it can ride on the first data. If the program sends at once that costs nothing; if it waits for the server to speak first, the server sees the connection up to 200 ms late (a capture shows the gap between SYN-ACK and ACK). Set it on the listening socket, or drop it here.",
-				defer_s);
-}
-
 /* ---- per-process statistics -------------------------------------------------- */
 
 static struct sa_hist hist;                  /* TCP connects that succeeded */
@@ -499,7 +385,7 @@ void sa_connect_close(int fd, struct sa_sock *s)
 			 * child may hold it and read SO_ERROR later), so the error
 			 * is not read here: failed, errno unknown. */
 			d.outcome = SA_CONN_FAILED;
-		} else if (!handshaking(d.ti.state)) {
+		} else if (!sa_conn_handshaking(d.ti.state)) {
 			/* Established, but the program only polled for it. Before
 			 * any data, tcpi_last_data_recv counts from the handshake's
 			 * end (tcp_finish_connect sets lrcvtime), which dates it. */

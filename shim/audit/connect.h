@@ -41,5 +41,7 @@ void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double conn
 #include "connect_buckets.h"   /* SA_CONN_NBUCKETS, sa_conn_bucket(), names */
 
 const char *sa_conn_outcome_name(enum sa_conn_outcome o) SA_HIDDEN;
+/* SYN_SENT or SYN_RECV: the handshake is still under way. */
+int sa_conn_handshaking(int tcp_state) SA_HIDDEN;
 
 #endif

@@ -35,197 +35,6 @@
 #include "audit/accept.h"
 #include "syn_schedule.h"
 
-static uint64_t fnv64(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	while (n--)
-		h = (h ^ *b++) * 1099511628211ull;
-	return h;
-}
-
-/* ---- what was seen, per process ------------------------------------------ */
-
-static struct sa_optseen seen[SA_OPTSEEN_SLOTS];
-static uint64_t seen_overflow;          /* calls that found no free slot */
-
-const char *sa_optsock_name(enum sa_optsock k)
-{
-	switch (k) {
-	case SA_OPTSOCK_LISTENER: return "listener";
-	case SA_OPTSOCK_ACCEPTED: return "accepted";
-	case SA_OPTSOCK_OUTGOING: return "outgoing";
-	default: return "other";
-	}
-}
-
-uint64_t sa_optseen_key(int level, int opt, int ret, int err, const void *val, socklen_t len,
-			enum sa_optsock kind, uint64_t id)
-{
-	uint64_t h = 14695981039346656037ull;
-	int k = (int)kind;
-
-	h = fnv64(h, &level, sizeof level);
-	h = fnv64(h, &opt, sizeof opt);
-	h = fnv64(h, &ret, sizeof ret);
-	h = fnv64(h, &err, sizeof err);
-	h = fnv64(h, &k, sizeof k);
-	h = fnv64(h, &id, sizeof id);
-	if (ret == 0 && val)
-		h = fnv64(h, val, len < 64 ? len : 64);
-	return h ? h : 1;
-}
-
-struct sa_optseen *sa_optseen_get(uint64_t key, int level, int opt, enum sa_optsock kind, uint64_t id)
-{
-	unsigned i, n;
-
-	for (n = 0, i = (unsigned)(key ^ (key >> 29)) % SA_OPTSEEN_SLOTS; n < SA_OPTSEEN_PROBE;
-	     n++, i = (i + 1) % SA_OPTSEEN_SLOTS) {
-		struct sa_optseen *e = &seen[i];
-		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE), zero = 0;
-
-		if (k == key)
-			return e;
-		if (k != 0)
-			continue;
-		/* Fill the fields first, then publish the key. A racing thread
-		 * with the same key may claim the next slot: a count split in two. */
-		if (!__atomic_compare_exchange_n(&e->claim, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			if (__atomic_load_n(&e->key, __ATOMIC_ACQUIRE) == key)
-				return e;
-			continue;
-		}
-		e->level = level;
-		e->opt = opt;
-		e->sock_kind = (uint8_t)kind;
-		e->sock_id = id;
-		__atomic_store_n(&e->key, key, __ATOMIC_RELEASE);
-		return e;
-	}
-	__atomic_add_fetch(&seen_overflow, 1, __ATOMIC_RELAXED);
-	return NULL;
-}
-
-int sa_optseen_readback(uint64_t nth, int full, int always)
-{
-	return always || full || nth <= SA_OPT_SAMPLE_FIRST || nth % SA_OPT_SAMPLE_EVERY == 0;
-}
-
-void sa_sockopt_reset(void)
-{
-	memset(seen, 0, sizeof seen);
-	seen_overflow = 0;
-}
-
-/* The option's name as the summary keys it. */
-static const char *opt_key(const struct sa_optseen *e, char *b, size_t n)
-{
-	const struct sa_optdesc *d = sa_opt_lookup(e->level, e->opt);
-
-	if (d)
-		return d->name;
-	snprintf(b, n, "%d:%d", e->level, e->opt);
-	return b;
-}
-
-static void add(json_t *o, const char *k, uint64_t v)
-{
-	json_t *x = json_object_get(o, k);
-
-	json_object_set_new(o, k, json_integer((json_int_t)(json_integer_value(x) + (json_int_t)v)));
-}
-
-#define LOADS(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-
-/* At most this many options in a counts object (the busiest), the rest
- * summed under "other_options": a line stays far below 4 KB. */
-#define COUNTS_MAX_OPTIONS 10
-
-static int by_calls_desc(const void *a, const void *b)
-{
-	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "calls"));
-	json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "calls"));
-
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* Zero counts left out; only "calls" is always there. */
-static void drop_zeros(json_t *o)
-{
-	static const char *const k[] = { "logged", "read_back", "not_read_back", "differs", "failed" };
-	size_t i;
-
-	for (i = 0; i < sizeof k / sizeof k[0]; i++)
-		if (json_integer_value(json_object_get(o, k[i])) == 0)
-			json_object_del(o, k[i]);
-}
-
-json_t *sa_sockopt_counts_json(int only_accepted, uint64_t id)
-{
-	json_t *all = json_object(), *v, *vals[SA_OPTSEEN_SLOTS];
-	const char *name;
-	unsigned i;
-	size_t n = 0, j;
-	char b[32];
-
-	for (i = 0; i < SA_OPTSEEN_SLOTS; i++) {
-		const struct sa_optseen *e = &seen[i];
-		json_t *o;
-
-		if (!__atomic_load_n(&e->key, __ATOMIC_ACQUIRE))
-			continue;
-		if (only_accepted && (e->sock_kind != SA_OPTSOCK_ACCEPTED || e->sock_id != id))
-			continue;
-		name = opt_key(e, b, sizeof b);
-		o = json_object_get(all, name);
-		if (!o) {
-			o = json_object();
-			json_object_set_new(all, name, o);
-		}
-		add(o, "calls", LOADS(e->calls));
-		add(o, "logged", LOADS(e->logged_n));
-		add(o, "read_back", LOADS(e->read_back));
-		add(o, "not_read_back", LOADS(e->calls) - LOADS(e->read_back) - LOADS(e->failed));
-		add(o, "differs", LOADS(e->differs));
-		add(o, "failed", LOADS(e->failed));
-	}
-	json_object_foreach(all, name, v) {
-		drop_zeros(v);
-		json_object_set_new(v, "_name", json_string(name));
-		vals[n++] = v;
-	}
-	if (n > COUNTS_MAX_OPTIONS) {
-		json_t *rest = json_object(), *top = json_object();
-		json_int_t calls = 0;
-
-		qsort(vals, n, sizeof vals[0], by_calls_desc);
-		for (j = 0; j < n; j++) {
-			if (j < COUNTS_MAX_OPTIONS)
-				json_object_set(top, json_string_value(json_object_get(vals[j], "_name")), vals[j]);
-			else
-				calls += json_integer_value(json_object_get(vals[j], "calls"));
-		}
-		json_object_set_new(rest, "options", json_integer((json_int_t)(n - COUNTS_MAX_OPTIONS)));
-		json_object_set_new(rest, "calls", json_integer(calls));
-		json_object_set_new(top, "other_options", rest);
-		json_decref(all);
-		all = top;
-	}
-	json_object_foreach(all, name, v)
-		json_object_del(v, "_name");
-	return all;
-}
-
-void sa_sockopt_summary(json_t *summary)
-{
-	json_t *o = sa_sockopt_counts_json(0, 0);
-
-	if (LOADS(seen_overflow))
-		json_object_set_new(o, "untracked_calls", json_integer((json_int_t)LOADS(seen_overflow)));
-	json_object_set_new(summary, "setsockopt", o);
-}
-
 /* Which kind of socket s is, for the seen table. */
 static enum sa_optsock sock_kind(const struct sa_sock *s, uint64_t *id)
 {
@@ -239,7 +48,7 @@ static enum sa_optsock sock_kind(const struct sa_sock *s, uint64_t *id)
 		return SA_OPTSOCK_ACCEPTED;
 	}
 	if (s->conn.peer_len > 0 && s->conn.peer_len <= sizeof s->conn.peer) {
-		*id = fnv64(14695981039346656037ull, s->conn.peer, s->conn.peer_len);
+		*id = sa_fnv64(14695981039346656037ull, s->conn.peer, s->conn.peer_len);
 		return SA_OPTSOCK_OUTGOING;
 	}
 	return SA_OPTSOCK_OTHER;
@@ -482,7 +291,7 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 	/* This kind already has its line and the kernel kept what it kept
 	 * then (the value asked, or the same explained adjustment): counted.
 	 * A read-back unlike the logged one is logged again. */
-	effhash = have_eff ? fnv64(14695981039346656037ull, eff, efflen) | 1 : 0;
+	effhash = have_eff ? sa_fnv64(14695981039346656037ull, eff, efflen) | 1 : 0;
 	if (e && first)
 		__atomic_store_n(&e->eff_hash, effhash, __ATOMIC_RELAXED);
 	if (!trace && ret == 0 && !first && e &&
