@@ -4,8 +4,9 @@
  * Finds libsockaudit.so, puts it first in LD_PRELOAD (keeping what was
  * there), sets the SOCKAUDIT_* variables and execs CMD in its own place, so
  * the exit status, signals and pid are the program's own. It must never
- * leave a descriptor or variable behind that the user did not ask for,
- * except the one stdout duplicate that `-o -` needs.
+ * leave a descriptor or variable behind that the user did not ask for:
+ * `-o -` is fd:1, the program's stdout itself (a duplicate would keep the
+ * caller's pipe open in a daemon that closed its own stdout).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,10 +19,6 @@
 
 #include "cli.h"
 #include "sockaudit.h"
-
-/* The fd `-o -` hands the library: high, so a program's own dup2(…, 3..)
- * games rarely meet it. */
-#define STDOUT_DUP_MIN 100
 
 void cli_usage(FILE *out)
 {
@@ -177,15 +174,17 @@ static int log_value(const char *arg, char *out, size_t cap)
 	char cwd[PATH_MAX];
 
 	if (strcmp(arg, "-") == 0) {
-		int fd = fcntl(STDOUT_FILENO, F_DUPFD, STDOUT_DUP_MIN);
+		/* stdout itself, never a duplicate: a daemon that lets go of its
+		 * stdout lets go of the caller's pipe (`out=$(sockaudit -o - --
+		 * redis-server --daemonize yes)` returns). */
+		int fl = fcntl(STDOUT_FILENO, F_GETFL);
 
-		/* F_DUPFD leaves FD_CLOEXEC clear: the fd must survive exec. */
-		if (fd < 0) {
+		if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY) {
 			fprintf(stderr, "sockaudit: -o -: standard output is not usable: %s\n",
-				strerror(errno));
+				fl < 0 ? strerror(errno) : "open read-only");
 			return -1;
 		}
-		snprintf(out, cap, "fd:%d", fd);
+		snprintf(out, cap, "fd:%d", STDOUT_FILENO);
 		return 0;
 	}
 	if (!*arg) {
