@@ -225,7 +225,7 @@ int cli_launch(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL, *level = NULL, *comm = NULL;
-	char lib[PATH_MAX], logv[PATH_MAX + 16];
+	char lib[PATH_MAX], logv[PATH_MAX + 16], pidv[24];
 	char *preload;
 	int c, err;
 
@@ -273,7 +273,9 @@ int cli_launch(int argc, char **argv)
 	} else {
 		strcpy(logv, "stderr");
 	}
+	snprintf(pidv, sizeof pidv, "%ld", (long)getpid());
 	err = setenv("LD_PRELOAD", preload, 1) || setenv(SOCKAUDIT_ENV_LOG, logv, 1) ||
+	      setenv(SA_ENV_LAUNCHED, pidv, 1) ||
 	      (level && setenv(SOCKAUDIT_ENV_LEVEL, level, 1)) ||
 	      (comm && setenv(SOCKAUDIT_ENV_COMM, comm, 1));
 	free(preload);
@@ -282,6 +284,8 @@ int cli_launch(int argc, char **argv)
 		return 127;
 	}
 
+	/* Blind spots said out loud; the program runs anyway. */
+	cli_check_program(argv[optind], stderr);
 	execvp(argv[optind], argv + optind);
 	/* Report it the way a shell does: 127 not found, 126 found but not runnable. */
 	err = errno;
