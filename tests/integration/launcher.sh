@@ -144,6 +144,23 @@ check "without the launcher: no exit message ($(tr '\n' '|' <"$T/nolaunch.err"))
 json_lines "fd 2 a file: the lines are written there" "$T/d.file"
 "$SA" -- "$T/dyn" 2>&1 >/dev/null | cat >"$T/d.pipe"
 json_lines "fd 2 a pipe: the lines go through it" "$T/d.pipe"
+mkfifo "$T/errfifo"
+timeout 20 cat "$T/errfifo" >"$T/d.fifo" &
+"$SA" -- "$T/dyn" >/dev/null 2>"$T/errfifo"
+wait $!
+json_lines "fd 2 a FIFO with a reader: the lines go through it" "$T/d.fifo"
+# A pipe nobody reads, already full: the program does not block.
+mkfifo "$T/fullfifo"; exec 8<>"$T/fullfifo"
+$PY -c '
+import os
+fd = os.open("/proc/self/fd/8", os.O_WRONLY | os.O_NONBLOCK)
+try:
+    while True: os.write(fd, b"x" * 4096)
+except BlockingIOError: pass'
+t0=$SECONDS
+timeout 20 "$SA" -l trace -- $PY "$T/conn.py" 100 >"$T/d.full.out" 2>&8; rc=$?
+exec 8>&-
+check "fd 2 a full pipe nobody reads: the program ends on its own (status $rc, $((SECONDS - t0)) s)" [ "$rc $(cat "$T/d.full.out")" = "0 done 100" ]
 "$SA" -- "$T/dyn" >/dev/null 2>/dev/null; rc=$?
 check "fd 2 /dev/null: runs, status 0 (got $rc)" [ "$rc" = 0 ]
 # Closed: the program's socket gets fd 2, and no line goes into it.
