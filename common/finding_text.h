@@ -61,6 +61,10 @@ static const struct sa_finding_text sa_finding_texts[] __attribute__((unused)) =
 	  "doubled for bookkeeping, or capped by a sysctl)." },
 	{ "option_differs",
 	  "An option reads back different from what was requested." },
+	{ "blind_spot",
+	  "This process made socket calls the shim cannot see: through io_uring, or through "
+	  "syscall() instead of libc. Those accepts, connects and closes are missing from the lines "
+	  "and counts; the line says which call." },
 	{ "config_warning",
 	  "A SOCKAUDIT_* setting could not be used as given; the line says which and what was "
 	  "used instead." },
