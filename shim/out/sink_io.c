@@ -170,7 +170,9 @@ ssize_t sa_sinkio_write_pipe(int fd, const char *line, size_t len)
 
 /* A short write of w bytes (ENOSPC) left the head of a line at the end of
  * the file: cut it off again when nobody wrote after it (the file ends
- * where our write ended), so the file holds whole lines only. 1 when cut. */
+ * where our write ended), so the file holds whole lines only. 1 when cut.
+ * (Another writer's whole line landing between our write and the lseek
+ * would need the full file system to free space at that instant.) */
 static int cut_partial(int fd, ssize_t w)
 {
 	struct stat st;
