@@ -25,6 +25,12 @@
  * on error (the exit status to use); on success it has exec'd. */
 int cli_launch(int argc, char **argv);
 void cli_usage(FILE *out);
+/* progcheck.c: one line on ERR when LD_PRELOAD cannot work for the program
+ * NAME resolves to (static, another ELF class, setuid/setgid/setcap). */
+void cli_check_program(const char *name, FILE *err);
+/* Set by the launcher to its own pid, which the program keeps across exec:
+ * the library's exit message is for that process only (shim/core/lifecycle.c). */
+#define SA_ENV_LAUNCHED "SOCKAUDIT_LAUNCHED"
 
 /* report.c: `sockaudit report [FILE...]`; returns the exit status. */
 int cli_report(int argc, char **argv);

@@ -4,8 +4,9 @@
  * Finds libsockaudit.so, puts it first in LD_PRELOAD (keeping what was
  * there), sets the SOCKAUDIT_* variables and execs CMD in its own place, so
  * the exit status, signals and pid are the program's own. It must never
- * leave a descriptor or variable behind that the user did not ask for,
- * except the one stdout duplicate that `-o -` needs.
+ * leave a descriptor or variable behind that the user did not ask for:
+ * `-o -` is fd:1, the program's stdout itself (a duplicate would keep the
+ * caller's pipe open in a daemon that closed its own stdout).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +20,6 @@
 #include "cli.h"
 #include "sockaudit.h"
 
-/* The fd `-o -` hands the library: high, so a program's own dup2(…, 3..)
- * games rarely meet it. */
-#define STDOUT_DUP_MIN 100
-
 void cli_usage(FILE *out)
 {
 	fputs(
@@ -33,8 +30,10 @@ void cli_usage(FILE *out)
 "Every socket call is audited and written as one JSON object per line.\n"
 "\n"
 "  -o, --output FILE   write the JSON lines to FILE (%p becomes the pid);\n"
-"                      '-' writes them to standard output; also accepts the\n"
-"                      SOCKAUDIT_LOG values stderr, syslog and fd:N.\n"
+"                      '-' writes them to standard output itself (a daemon\n"
+"                      that detaches from it logs nothing there: use FILE);\n"
+"                      also accepts the SOCKAUDIT_LOG values stderr, syslog\n"
+"                      and fd:N.\n"
 "                      Default: standard error.\n"
 "  -l, --level LEVEL   warn (findings and summaries), info (+ every setsockopt\n"
 "                      and listen), trace (+ every accept and connect).\n"
@@ -46,6 +45,10 @@ void cli_usage(FILE *out)
 "  report [FILE...]    read JSON lines (standard input when no FILE) and print\n"
 "                      per process, per listener, option read-back, connect\n"
 "                      and finding summaries for people.\n"
+"\n"
+"Before running COMMAND, says on stderr when LD_PRELOAD cannot work for it\n"
+"(statically linked, setuid/setgid/setcap, another ELF class); as COMMAND ends,\n"
+"says on stderr how many lines could not be written, if any.\n"
 "\n"
 "The library is looked for beside this program, in ../lib, then in " SOCKAUDIT_LIBDIR ".\n"
 "Example: sockaudit -o - -- nginx -g 'daemon off;' | jq 'select(.findings)'\n",
@@ -177,15 +180,17 @@ static int log_value(const char *arg, char *out, size_t cap)
 	char cwd[PATH_MAX];
 
 	if (strcmp(arg, "-") == 0) {
-		int fd = fcntl(STDOUT_FILENO, F_DUPFD, STDOUT_DUP_MIN);
+		/* stdout itself, never a duplicate: a daemon that lets go of its
+		 * stdout lets go of the caller's pipe (`out=$(sockaudit -o - --
+		 * redis-server --daemonize yes)` returns). */
+		int fl = fcntl(STDOUT_FILENO, F_GETFL);
 
-		/* F_DUPFD leaves FD_CLOEXEC clear: the fd must survive exec. */
-		if (fd < 0) {
+		if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY) {
 			fprintf(stderr, "sockaudit: -o -: standard output is not usable: %s\n",
-				strerror(errno));
+				fl < 0 ? strerror(errno) : "open read-only");
 			return -1;
 		}
-		snprintf(out, cap, "fd:%d", fd);
+		snprintf(out, cap, "fd:%d", STDOUT_FILENO);
 		return 0;
 	}
 	if (!*arg) {
@@ -226,7 +231,7 @@ int cli_launch(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL, *level = NULL, *comm = NULL;
-	char lib[PATH_MAX], logv[PATH_MAX + 16];
+	char lib[PATH_MAX], logv[PATH_MAX + 16], pidv[24];
 	char *preload;
 	int c, err;
 
@@ -274,7 +279,9 @@ int cli_launch(int argc, char **argv)
 	} else {
 		strcpy(logv, "stderr");
 	}
+	snprintf(pidv, sizeof pidv, "%ld", (long)getpid());
 	err = setenv("LD_PRELOAD", preload, 1) || setenv(SOCKAUDIT_ENV_LOG, logv, 1) ||
+	      setenv(SA_ENV_LAUNCHED, pidv, 1) ||
 	      (level && setenv(SOCKAUDIT_ENV_LEVEL, level, 1)) ||
 	      (comm && setenv(SOCKAUDIT_ENV_COMM, comm, 1));
 	free(preload);
@@ -283,6 +290,8 @@ int cli_launch(int argc, char **argv)
 		return 127;
 	}
 
+	/* Blind spots said out loud; the program runs anyway. */
+	cli_check_program(argv[optind], stderr);
 	execvp(argv[optind], argv + optind);
 	/* Report it the way a shell does: 127 not found, 126 found but not runnable. */
 	err = errno;

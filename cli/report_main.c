@@ -90,7 +90,7 @@ static void report_usage(FILE *out)
 int cli_report(int argc, char **argv)
 {
 	struct rp_state st;
-	int i, colour = -1, files = 0, status = 0, opts_done = 0;
+	int i, colour = -1, files = 0, status = 0, opts_done = 0, nread = 0, read_stdin = 0;
 	const char *html = NULL;
 	FILE *hf = NULL;
 
@@ -148,21 +148,40 @@ int cli_report(int argc, char **argv)
 			continue;
 		}
 		if (strcmp(a, "-") == 0) {
+			read_stdin = 1;
 			read_stream(&st, stdin);
 			continue;
 		}
 		f = fopen(a, "r");
+		if (!f && errno == ENOENT) {
+			/* The library opens a path log at its first line: no file
+			 * means no line was written, not an empty audit. */
+			fprintf(stderr,
+				"sockaudit report: %s does not exist: no line was ever written to it.\n"
+				"  Usually the program made no socket call, was statically linked or setuid/setcap\n"
+				"  (LD_PRELOAD could not load the library: the launcher says so when it starts it),\n"
+				"  or --comm / SOCKAUDIT_COMM excluded it (a per-process %%p log exists only for\n  the processes that wrote a line).\n",
+				a);
+			status = 1;
+			continue;
+		}
 		if (!f) {
 			fprintf(stderr, "sockaudit report: %s: %s\n", a, strerror(errno));
 			status = 1;
 			continue;
 		}
+		nread++;
 		read_stream(&st, f);
 		if (ferror(f)) {
 			fprintf(stderr, "sockaudit report: %s: read error\n", a);
 			status = 1;
 		}
 		fclose(f);
+	}
+	if (files && !nread && !read_stdin) {
+		/* Nothing could be read: an empty report would look like a clean audit. */
+		rp_state_free(&st);
+		return status;
 	}
 	rp_finish(&st);
 	if (html) {

@@ -12,10 +12,14 @@
  * meet held; the child handler only resets per-process state.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -25,6 +29,12 @@
 static int init_emitted;
 static int summary_done;
 static int sink_err;
+/* This process is the one `sockaudit` exec'd: SOCKAUDIT_LAUNCHED (set by
+ * cli/launcher.c) holds our pid. A forked child has another pid and is
+ * not; a program it execs keeps the pid and is. */
+#define SA_ENV_LAUNCHED "SOCKAUDIT_LAUNCHED"
+static int launched;
+static int init_written;             /* this process's init line reached the sink */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static json_t *sysctl_json(const char *path)
@@ -57,6 +67,7 @@ static void emit_init_once(double ts)
 	json_t *ev;
 	sigset_t old;
 	int i, ready;
+	uint64_t d0;
 
 	if (__atomic_exchange_n(&init_emitted, 1, __ATOMIC_ACQ_REL))
 		return;
@@ -84,7 +95,9 @@ static void emit_init_once(double ts)
 	json_object_set_new(ev, "tcp_syn_linear_timeouts",
 			    sysctl_json("/proc/sys/net/ipv4/tcp_syn_linear_timeouts"));
 	sa_event_count("init");
+	d0 = sa_sink_dropped();
 	sa_event_write(ev);
+	init_written = sa_sink_dropped() == d0;
 
 	for (i = 0; i < cfg->nwarnings; i++)
 		write_warning(cfg->warnings[i].var, cfg->warnings[i].value, cfg->warnings[i].why);
@@ -114,6 +127,8 @@ void sa_lifecycle_new_process(void)
 	 * when the path names the pid (%p). */
 	init_emitted = 0;
 	summary_done = 0;
+	launched = 0;
+	init_written = 0;
 	sa_event_counts_reset();
 	sa_summary_reset_after_fork();
 	sa_config_load(&c, secure_getenv, sa_pid());
@@ -133,6 +148,13 @@ static void do_init(void)
 	sa_real_init();
 	sa_set_pid(getpid());
 	sa_config_load(cfg, secure_getenv, sa_pid());
+	{
+		const char *l = secure_getenv(SA_ENV_LAUNCHED);
+		char *end;
+		long v = l ? strtol(l, &end, 10) : 0;
+
+		launched = l && *l && !*end && v == (long)sa_pid();
+	}
 	sa_comm_read();
 	if (cfg->disable || cfg->comm_overflow || !sa_config_comm_match(cfg->comm, sa_comm())) {
 		/* Failed closed on a bad SOCKAUDIT_COMM: audit nothing, but say
@@ -176,6 +198,82 @@ __attribute__((constructor)) static void sa_ctor(void)
 	sa_ensure_init();
 }
 
+/* Whether fd 2 is where the lines went (the default stderr sink, fd:2, or
+ * `-o - 2>&1`): a human line there would sit among the JSON. */
+static int stderr_is_sink(dev_t dev, ino_t ino)
+{
+	int sfd = sa_sink_fd();
+	dev_t sd;
+	ino_t si;
+	mode_t sm;
+
+	if (sfd == 2)
+		return 1;
+	return sfd >= 0 && sa_sinkio_identify(sfd, &sd, &si, &sm) == 0 && sd == dev && si == ino;
+}
+
+/*
+ * The launched process's last word, for the person who ran `sockaudit`:
+ * lines that could not be written, said on stderr, once, as it ends:
+ *   sockaudit: N lines were dropped (<reason>)
+ *   sockaudit: no line was written to <sink>: <reason> (N lines dropped)
+ * Never into a socket (an inetd client), never onto /dev/null, never
+ * blocking (a pipe or tty through its own O_NONBLOCK description, dropped
+ * when full; a background job on a tostop tty skips it), never among JSON
+ * lines that did reach fd 2 (its last lines there are the warning and the
+ * summary's dropped).
+ */
+static void exit_message(void)
+{
+	const char *why = NULL;
+	uint64_t dropped = sa_sink_dropped(), unrep;
+	char msg[640];
+	dev_t dev;
+	ino_t ino;
+	mode_t mode;
+	int n, fd, fl, none_written;
+	ssize_t w;
+
+	if (!dropped)
+		return;
+	unrep = sa_sink_take_unreported(&why);
+	/* Not one line reached the sink: the init line (the first) did not,
+	 * and no later line took the count of unreported drops. */
+	none_written = !init_written && unrep == dropped;
+	if (sa_sinkio_identify(2, &dev, &ino, &mode) != 0 || (fl = fcntl(2, F_GETFL)) < 0 ||
+	    (fl & O_ACCMODE) == O_RDONLY || S_ISSOCK(mode) ||
+	    (S_ISCHR(mode) && major(dev) == 1 && minor(dev) == 3))
+		return;
+	if (!none_written && stderr_is_sink(dev, ino) && !isatty(2))
+		return;
+	if (none_written)
+		n = snprintf(msg, sizeof msg, "sockaudit: no line was written to %s: %s (%llu line%s dropped)\n",
+			     sa_sink_describe(), why ? why : "the log destination failed",
+			     (unsigned long long)dropped, dropped == 1 ? "" : "s");
+	else
+		n = snprintf(msg, sizeof msg, "sockaudit: %llu line%s dropped (%s)\n",
+			     (unsigned long long)dropped, dropped == 1 ? " was" : "s were",
+			     why ? why : "the log destination failed");
+	if (n <= 0 || (size_t)n >= sizeof msg)
+		return;
+	if (S_ISFIFO(mode) || isatty(2)) {
+		if (isatty(2) && !sa_sinkio_tty_writable(2))
+			return;
+		if (fl & O_NONBLOCK) {
+			sa_sinkio_write_pipe(2, msg, (size_t)n);
+			return;
+		}
+		fd = sa_sinkio_reopen_nonblock(2);
+		if (fd < 0)
+			return;      /* no /proc, or setuid: skip rather than block */
+		w = sa_sinkio_write_pipe(fd, msg, (size_t)n);
+		(void)w;
+		sa_sinkio_close(fd);
+		return;
+	}
+	sa_sinkio_write_raw(2, msg, (size_t)n);   /* a file or a device: does not wait on a reader */
+}
+
 /*
  * The summary, once per process, at every ending the shim can see: exit()
  * and return from main (our destructor, which exit() runs even from a
@@ -196,6 +294,8 @@ void sa_lifecycle_end(void)
 		return;
 	sa_in_shim++;
 	sa_summary_write();
+	if (launched)
+		exit_message();
 	sa_in_shim--;
 	errno = err;
 }

@@ -168,25 +168,47 @@ ssize_t sa_sinkio_write_pipe(int fd, const char *line, size_t len)
 }
 
 
-/* Files: one write; after a short one, the next line starts afresh. */
+/* A short write of w bytes (ENOSPC) left the head of a line at the end of
+ * the file: cut it off again when nobody wrote after it (the file ends
+ * where our write ended), so the file holds whole lines only. 1 when cut.
+ * (Another writer's whole line landing between our write and the lseek
+ * would need the full file system to free space at that instant.) */
+static int cut_partial(int fd, ssize_t w)
+{
+	struct stat st;
+	long end = sa_syscall(SYS_lseek, fd, 0, SEEK_CUR);
+
+	if (end < (long)w || sa_syscall(SYS_fstat, fd, &st) != 0 || st.st_size != (off_t)end ||
+	    sa_syscall(SYS_ftruncate, fd, end - (long)w) != 0)
+		return 0;
+	sa_syscall(SYS_lseek, fd, end - (long)w, SEEK_SET);   /* a host fd without O_APPEND */
+	return 1;
+}
+
+/* Files: one write; a short one is cut off again, or, when it cannot be
+ * (another writer appended after it), the next line starts afresh. */
 int sa_sinkio_write_file(int fd, const char *line, size_t len)
 {
-	ssize_t n;
+	int was_torn = __atomic_exchange_n(&torn, 0, __ATOMIC_ACQ_REL), err;
+	size_t total = len + (was_torn ? 1 : 0);
+	ssize_t w;
 
-	if (__atomic_exchange_n(&torn, 0, __ATOMIC_ACQ_REL)) {
+	if (was_torn) {
 		struct iovec iov[2] = { { (void *)"\n", 1 }, { (void *)line, len } };
-		n = sa_syscall(SYS_writev, fd, iov, 2);
-		n = n > 0 ? n - 1 : n;
+		w = sa_syscall(SYS_writev, fd, iov, 2);
 	} else {
-		n = sa_sinkio_write_raw(fd, line, len);
+		w = sa_sinkio_write_raw(fd, line, len);
 	}
-	if (n == (ssize_t)len)
+	if (w == (ssize_t)total)
 		return 1;
-	if (n > 0)
+	err = errno;
+	/* An older partial line is still there unless a write ended it. */
+	if ((was_torn && w <= 0) || (w > 0 && (!cut_partial(fd, w) || was_torn)))
 		__atomic_store_n(&torn, 1, __ATOMIC_RELEASE);
-	sa_sinkio_drop(errno == ENOSPC || n > 0 ? "the file system is full" : "the log file cannot be written");
+	sa_sinkio_drop(err == ENOSPC || w > 0 ? "the file system is full" : "the log file cannot be written");
 	return 0;
 }
+
 
 /* A stream socket named by fd:N: a line goes whole or waits as a tail. */
 int sa_sinkio_write_stream(int fd, const char *line, size_t len)

@@ -31,10 +31,12 @@ check "launcher: -l sets SOCKAUDIT_LEVEL" grep -qx "SOCKAUDIT_LEVEL=trace" <<<"$
 check "launcher: --comm sets SOCKAUDIT_COMM" grep -qx "SOCKAUDIT_COMM=nginx,curl" <<<"$out"
 out=$(cd "$T" && env_of -o rel-%p.jsonl)
 check "launcher: -o relative path made absolute" grep -qx "SOCKAUDIT_LOG=$T/rel-%p.jsonl" <<<"$out"
-# -o -: fd:N is a copy of stdout that survives exec.
-out=$("$S" -o - -- bash -c 'n=${SOCKAUDIT_LOG#fd:}; echo "via-fd" >&$n; echo "$SOCKAUDIT_LOG"' 2>"$T/err")
+# -o -: fd:1, stdout itself: no duplicate that a daemon would keep open.
+out=$("$S" -o - -- bash -c 'n=${SOCKAUDIT_LOG#fd:}; echo "via-fd" >&$n; echo "$SOCKAUDIT_LOG"; ls /proc/$$/fd | tr "\n" " "; echo' 2>"$T/err")
 check "launcher: -o - gives fd:N that writes to stdout" grep -q "^via-fd$" <<<"$out"
-check "launcher: -o - value is fd:N" grep -qE "^fd:[0-9]+$" <<<"$out"
+check "launcher: -o - value is fd:1" grep -qx "fd:1" <<<"$out"
+plainfds=$(bash -c 'ls /proc/$$/fd | tr "\n" " "' 2>"$T/err")
+check "launcher: -o - leaves no extra fd in the program ($(tail -1 <<<"$out"); plain $plainfds)" test "$(tail -1 <<<"$out")" = "$plainfds"
 
 "$S" -- sh -c 'exit 7'; rc=$?
 check "launcher: exit status 7 passed through (got $rc)" test $rc = 7

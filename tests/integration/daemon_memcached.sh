@@ -2,7 +2,7 @@
 # memcached -d (issue 16, suite of real daemons; case 3: a daemon keeps the
 # caller's pipe open through the shim's fd). `memcached -d ... 2>&1 | cat`
 # must end as soon as memcached has daemonized, plain, under the launcher
-# (default sink) and under LD_PRELOAD (default sink). With a file log, the
+# (default sink, and -o -) and under LD_PRELOAD (default sink). With a file log, the
 # daemon's own count of connections (stats: total_connections) equals the
 # shim's listener accepts, every line parses and SIGTERM leaves a summary.
 . "$(dirname "$0")/../lib.sh"; . "$TOP/tests/daemon_lib.sh"
@@ -51,9 +51,10 @@ daemon() {
 daemon plain
 daemon file_log env SOCKAUDIT_LOG="$T/mc.jsonl" LD_PRELOAD="$(preload_value)"
 daemon launcher_default "$SA" --
+daemon launcher_o_dash "$SA" -o -
 daemon preload_default env -u SOCKAUDIT_LOG LD_PRELOAD="$(preload_value)"
 want=$(seq 0 $((N - 1)) | sed 's/^/v/')
-for m in plain file_log launcher_default preload_default; do
+for m in plain file_log launcher_default launcher_o_dash preload_default; do
 	check "$m: every client read back its value" [ "$(cat "$T/$m.replies" 2>/dev/null)" = "$want" ]
 done
 L=$T/mc.jsonl

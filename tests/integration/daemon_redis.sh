@@ -71,7 +71,18 @@ daemon() {   # daemon NAME CMD-PREFIX...: sets NAME_s, NAME_rc, checks, stops th
 daemon plain_daemonize
 daemon launcher_o_dash "$SA" -o -
 [ -n "$launcher_o_dash_out" ] && json_lines "launcher -o -: every line of \$(...) parses" "$T/launcher_o_dash.out" \
-	|| echo "# launcher -o -: no line in \$(...) (the parent made no socket call before daemonizing)"
+	|| echo "# launcher -o -: no line in \$(...) (the parent made no socket call before daemonizing; the daemon's stdout is /dev/null)"
+# -o FILE with %p: only the processes that wrote a line have a file (the
+# parent that forks and exits makes no socket call: no empty file of its pid).
+daemon launcher_o_pid "$SA" -o "$T/d-%p.jsonl"
+files=$(cd "$T" && ls d-*.jsonl 2>/dev/null | tr '\n' ' ')
+check "launcher -o d-%p.jsonl: one file, the daemon's ($files)" [ "$(wc -w <<<"$files")" = 1 ]
+for f in $files; do
+	p=${f#d-}; p=${p%.jsonl}
+	json_lines "launcher -o d-%p.jsonl: $f parses" "$T/$f"
+	check "launcher -o d-%p.jsonl: $f is the daemon's own (init and summary of pid $p)" \
+		grep -q "\"event\":\"summary\".*\"pid\":$p," "$T/$f"
+done
 daemon preload_default env -u SOCKAUDIT_LOG LD_PRELOAD="$(preload_value)"
 [ -n "$preload_default_out" ] && json_lines "LD_PRELOAD default sink: every line of \$(... 2>&1) parses" "$T/preload_default.out"
 finish
