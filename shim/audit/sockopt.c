@@ -44,7 +44,7 @@ static enum sa_optsock sock_kind(const struct sa_sock *s, uint64_t *id)
 	if (s->flags & SA_F_LISTENER)
 		return SA_OPTSOCK_LISTENER;
 	if (s->flags & SA_F_ACCEPTED) {
-		*id = s->lsn.listener ? (uint64_t)(uintptr_t)s->lsn.listener : (uint64_t)(unsigned)s->acc.listen_fd;
+		*id = s->acc.listener ? (uint64_t)(uintptr_t)s->acc.listener : (uint64_t)(unsigned)s->acc.listen_fd;
 		return SA_OPTSOCK_ACCEPTED;
 	}
 	if (s->conn.peer_len > 0 && s->conn.peer_len <= sizeof s->conn.peer) {

@@ -44,6 +44,9 @@ static uint32_t live[NCHUNKS];
 static uint32_t released_at_s[NCHUNKS];   /* coarse monotonic seconds */
 static size_t ntracked;
 static struct sa_sock_quickack *qa_chunks[NCHUNKS];
+/* The generations live beside the chunks, not in them: a chunk handed back
+ * reads as zeros, and a generation must never go back. */
+static uint32_t *gen_chunks[NCHUNKS];
 
 static void *map(size_t bytes)
 {
@@ -72,6 +75,34 @@ static struct sa_sock *slot(int fd, int create)
 		}
 	}
 	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
+}
+
+static uint32_t *gen_of(int fd, int create)
+{
+	uint32_t **pp, *c, *expected = NULL;
+
+	if ((unsigned int)fd >= SA_FD_MAX)
+		return NULL;
+	pp = &gen_chunks[(unsigned int)fd >> CHUNK_BITS];
+	c = __atomic_load_n(pp, __ATOMIC_ACQUIRE);
+	if (!c && create) {
+		c = map(CHUNK * sizeof *c);
+		if (!c)
+			return NULL;
+		if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			munmap(c, CHUNK * sizeof *c);
+			c = expected;
+		}
+	}
+	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
+}
+
+static void gen_bump(int fd)
+{
+	uint32_t *g = gen_of(fd, 1);
+
+	if (g)
+		__atomic_add_fetch(g, 1, __ATOMIC_RELEASE);
 }
 
 struct sa_sock_quickack *sa_fd_qa(int fd, int create)
@@ -178,7 +209,7 @@ static void drop_listener(struct sa_sock *s)
 static struct sa_sock *fresh(int fd, int bump)
 {
 	struct sa_sock *s = slot(fd, 1);
-	uint32_t gen, old;
+	uint32_t old;
 
 	if (!s || !live_inc(fd))
 		return NULL;
@@ -188,10 +219,10 @@ static struct sa_sock *fresh(int fd, int bump)
 	 * the memory model too, not only through the kernel. */
 	old = __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
 	drop_listener(s);
-	gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
 	memset(s, 0, sizeof *s);
 	qa_clear(fd);
-	__atomic_store_n(&s->gen, gen + (bump ? 1 : 0), __ATOMIC_RELAXED);
+	if (bump)
+		gen_bump(fd);
 	s->acc.listen_fd = -1;
 	__atomic_store_n(&s->flags, SA_F_SOCKET, __ATOMIC_RELEASE);
 	if (old)
@@ -211,9 +242,9 @@ struct sa_sock *sa_fd_adopt(int fd)
 
 uint32_t sa_fd_gen(int fd)
 {
-	struct sa_sock *s = slot(fd, 0);
+	uint32_t *g = gen_of(fd, 0);
 
-	return s ? __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) : 0;
+	return g ? __atomic_load_n(g, __ATOMIC_ACQUIRE) : 0;
 }
 
 void sa_fd_forget(int fd)
@@ -222,7 +253,7 @@ void sa_fd_forget(int fd)
 
 	if (!s)
 		return;
-	__atomic_add_fetch(&s->gen, 1, __ATOMIC_RELAXED);
+	gen_bump(fd);
 	if (__atomic_exchange_n(&s->flags, 0, __ATOMIC_ACQ_REL))
 		live_dec(fd);
 }
@@ -231,7 +262,7 @@ void sa_fd_dup(int oldfd, int newfd)
 {
 	struct sa_sock *o = sa_fd_get(oldfd), *n;
 	struct sa_listener *l;
-	uint32_t gen, keep, old;
+	uint32_t keep, old;
 
 	if (oldfd == newfd)
 		return;
@@ -249,11 +280,10 @@ void sa_fd_dup(int oldfd, int newfd)
 	l = __atomic_load_n(&o->lsn.listener, __ATOMIC_ACQUIRE);
 	if (l && listener_ref)
 		listener_ref(l);
-	gen = __atomic_load_n(&n->gen, __ATOMIC_RELAXED);
 	memcpy(n, o, sizeof *n);
 	n->lsn.listener = l;
 	qa_clear(newfd);   /* a duplicate shares the socket, not its quickack samples */
-	__atomic_store_n(&n->gen, gen + 1, __ATOMIC_RELAXED);
+	gen_bump(newfd);
 	/* A duplicate shares the socket, not our per-call bookkeeping; but an
 	 * accepted socket nobody has spoken on yet stays watched on both
 	 * numbers (the host may read through either), marked so the first

@@ -80,7 +80,6 @@ struct sa_sock_quickack {
  * prints it. */
 struct sa_sock {
 	uint32_t flags;
-	uint32_t gen;               /* bumped whenever the number changes socket: see sa_fd_gen */
 	uint16_t family;
 	uint16_t type;              /* SOCK_STREAM ... without flags */
 	int protocol;

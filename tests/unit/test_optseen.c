@@ -221,7 +221,7 @@ static void accepted_kinds_by_listener(void **state)
 		s->family = AF_INET;
 		s->type = SOCK_STREAM;
 		s->flags |= SA_F_ACCEPTED;
-		s->lsn.listener = (struct sa_listener *)(i % 2 ? (void *)&l1 : (void *)&l2);
+		s->acc.listener = (struct sa_listener *)(i % 2 ? (void *)&l1 : (void *)&l2);
 		sa_sockopt_audit(fd, s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one,
 				 setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
 		sa_fd_forget(fd);
