@@ -130,6 +130,7 @@ void sa_lifecycle_new_process(void)
 	launched = 0;
 	init_written = 0;
 	sa_event_counts_reset();
+	sa_lines_written_reset();
 	sa_summary_reset_after_fork();
 	sa_config_load(&c, secure_getenv, sa_pid());
 	if (c.sink == SA_SINK_PATH && strcmp(c.path, cfg->path) != 0) {

@@ -13,11 +13,12 @@ void sa_summary_write(void)
 	json_t *ev, *f;
 	int quiet;
 
-	/* A forked child that accepted, connected and found nothing writes no
-	 * summary below trace: under a fork-per-connection server (socat fork,
-	 * inetd style) it would be a line (and an init line) per connection
-	 * saying nothing. SOCKAUDIT_LEVEL=trace keeps every child's. */
-	if (forked_child && !sa_level_enabled(SA_LEVEL_TRACE) && !sa_accept_active() && !sa_connect_active()) {
+	/* A forked child below trace that accepted nothing, found nothing and
+	 * wrote no line has nothing to say: under a fork-per-connection server
+	 * (socat fork, inetd style) its init and summary would be two lines per
+	 * connection. Its counts (a healthy connect to the backend, say) are
+	 * lost; SOCKAUDIT_LEVEL=trace keeps every child's summary. */
+	if (forked_child && !sa_level_enabled(SA_LEVEL_TRACE) && !sa_accept_active() && !sa_lines_written()) {
 		f = sa_findings_totals();
 		quiet = !f || json_object_size(f) == 0;
 		json_decref(f);

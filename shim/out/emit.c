@@ -12,6 +12,17 @@
 #include "out/out.h"
 
 static sa_first_line_fn first_line;
+static uint64_t written;            /* lines this process wrote */
+
+uint64_t sa_lines_written(void)
+{
+	return __atomic_load_n(&written, __ATOMIC_RELAXED);
+}
+
+void sa_lines_written_reset(void)
+{
+	written = 0;
+}
 
 void sa_emit_set_first_line(sa_first_line_fn fn)
 {
@@ -70,8 +81,10 @@ void sa_line_write(struct sa_line *L, const struct sa_findings *f)
 {
 	int n = sa_line_finish(L, f);
 
-	if (n > 0 && sa_sink_write(L->buf, (size_t)n))
+	if (n > 0 && sa_sink_write(L->buf, (size_t)n)) {
+		__atomic_add_fetch(&written, 1, __ATOMIC_RELAXED);
 		report_drops();
+	}
 }
 
 void sa_line_emit(struct sa_line *L, enum sa_level l, const struct sa_findings *f)

@@ -171,6 +171,9 @@ int sa_level_enabled(enum sa_level l) SA_HIDDEN;
  * enabled (findings make it warn); the first line of a process is preceded
  * by what the first-line hook writes. */
 void sa_line_emit(struct sa_line *L, enum sa_level l, const struct sa_findings *f) SA_HIDDEN;
+/* Lines this process has written (reset in a forked child). */
+uint64_t sa_lines_written(void) SA_HIDDEN;
+void sa_lines_written_reset(void) SA_HIDDEN;
 /* Writes the line as it is: no count, no level check (init, warnings). */
 void sa_line_write(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;
 /* An event not written at this level: counted as if it were (its findings
