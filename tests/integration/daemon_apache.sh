@@ -8,6 +8,7 @@
 # children's summaries and listener_stats must be there and add up to N;
 # every process that wrote init wrote a summary; every line parses.
 . "$(dirname "$0")/../lib.sh"; . "$TOP/tests/daemon_lib.sh"
+skip_under_tsan "an uninstrumented multi-threaded daemon under the TSan runtime reports its own synchronisation as races"
 need /usr/sbin/apache2
 N=60
 M=/usr/lib/apache2/modules

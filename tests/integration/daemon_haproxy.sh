@@ -7,6 +7,7 @@
 # connects; the shim reads back TCP_DEFER_ACCEPT and the backlog; every line
 # parses; the summary is there after a soft stop (SIGUSR1).
 . "$(dirname "$0")/../lib.sh"; . "$TOP/tests/daemon_lib.sh"
+skip_under_tsan "an uninstrumented multi-threaded daemon under the TSan runtime reports its own synchronisation as races"
 need haproxy curl socat
 N=20
 B=$(free_port)

@@ -7,6 +7,7 @@
 # equal the requests; the client speaks first on every connection; every line
 # parses; the summary is written at SIGTERM.
 . "$(dirname "$0")/../lib.sh"; . "$TOP/tests/daemon_lib.sh"
+skip_under_tsan "an uninstrumented multi-threaded daemon under the TSan runtime reports its own synchronisation as races"
 need lighttpd
 N=300
 mkdir -p "$T/www"; echo hello >"$T/www/index.html"

@@ -6,6 +6,7 @@
 # daemon's own count of connections (stats: total_connections) equals the
 # shim's listener accepts, every line parses and SIGTERM leaves a summary.
 . "$(dirname "$0")/../lib.sh"; . "$TOP/tests/daemon_lib.sh"
+skip_under_tsan "an uninstrumented multi-threaded daemon under the TSan runtime reports its own synchronisation as races"
 need memcached
 N=6
 # client PORT: N connections, each set+get; prints the values read.

@@ -9,6 +9,7 @@
 #    ...), and again with the plain LD_PRELOAD default sink and stderr captured
 #    (issue 16 case 3: the daemon kept the caller's pipe open through fd 900).
 . "$(dirname "$0")/../lib.sh"; . "$TOP/tests/daemon_lib.sh"
+skip_under_tsan "an uninstrumented multi-threaded daemon under the TSan runtime reports its own synchronisation as races"
 need redis-server redis-benchmark redis-cli
 N=200 C=4
 common=(--bind 127.0.0.1 --save '' --appendonly no --dir "$T")

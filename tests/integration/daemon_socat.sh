@@ -6,6 +6,7 @@
 # accepts, every line parses, and the listening process writes its summary
 # when stopped with SIGTERM (socat's handler re-raises it: status 143).
 . "$(dirname "$0")/../lib.sh"; . "$TOP/tests/daemon_lib.sh"
+skip_under_tsan "an uninstrumented multi-threaded daemon under the TSan runtime reports its own synchronisation as races"
 need socat
 N=5
 # run MODE: one server, N clients; replies in $T/MODE.replies.

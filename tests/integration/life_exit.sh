@@ -7,7 +7,11 @@
 # 7. A server with 3 accepts, blocked in accept(), ends by: exit(0) from its
 # SIGTERM handler, _exit(0) from it, SIG_DFL + re-raise (killed by SIGTERM),
 # or return from main.
-for m in exit _exit fatal return; do
+# A TSan build leaves the signal wrappers out (docs/hardening.md) and TSan
+# runs its own _exit: the endings from a handler are checked without it.
+MODES="exit _exit fatal return"
+case ",${SANITIZE:-}," in *,thread,*) MODES="exit return"; echo "ok - case 7 (_exit, fatal) # SKIP SANITIZE=thread" ;; esac
+for m in $MODES; do
 	life_plain "$T/e${m}p" 10 "$PROGS/life_exit" "$m"
 	life_shim "$T/e${m}s" 10 info "$PROGS/life_exit" "$m"
 	life_same "case 7 ($m): ends as plain (status $(cat "$T/e${m}p.rc"))" "$T/e${m}p" "$T/e${m}s"

@@ -4,6 +4,7 @@
 # plainly and under the shim; a run the timeout has to kill fails as "hung".
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/life_lib.sh"
+skip_under_tsan "TSan intercepts pthread_cancel, siglongjmp out of handlers and fork itself"
 RP=$(free_port)   # nobody listens there: connects are refused (and logged at info)
 
 # 1. pthread_cancel of workers looping socket/setsockopt/connect/accept, 300 rounds, then setsockopt.
