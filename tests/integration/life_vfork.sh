@@ -20,7 +20,11 @@ life_parses "case 4a: log parses" "$T/v4s.jsonl"
 # with TCP_NODELAY) at ulimit -n 1024. N=1500 as in the issue (about 5 s).
 # Under a sanitizer every /bin/true child loads its runtime (about 50 ms):
 # fewer rounds keep the test inside its timeout.
-N=${LIFE_SUBPROC_N:-$([ -n "${SANITIZE:-}" ] && echo 300 || echo 1500)}
+case ",${SANITIZE:-}," in
+*,thread,*) N=${LIFE_SUBPROC_N:-50} ;;
+*,address,*) N=${LIFE_SUBPROC_N:-300} ;;
+*) N=${LIFE_SUBPROC_N:-1500} ;;
+esac
 life_plain "$T/v5p" 40 bash -c "ulimit -n 1024 && exec $PY $TOP/tests/progs/life_subproc.py $N"
 SOCKAUDIT_STATS_INTERVAL=0 life_shim "$T/v5s" 40 info bash -c "ulimit -n 1024 && exec $PY $TOP/tests/progs/life_subproc.py $N"
 life_same "case 4b: CPython subprocess x$N at ulimit -n 1024: fds open and open() as plain ($(cat "$T/v5s.out"); plain: $(cat "$T/v5p.out"))" \

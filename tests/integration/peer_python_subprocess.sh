@@ -15,6 +15,7 @@
 # sink (stderr, nothing of ours open) and with a path sink at trace level
 # (our file open, high and close-on-exec, for the whole run).
 . "$(dirname "$0")/../lib.sh"
+skip_under_tsan "every subprocess the suite starts loads the TSan runtime: far past the time limit"
 
 py=/usr/bin/python3
 v=$($py -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
