@@ -106,7 +106,7 @@ install: all
 
 lint:
 	cppcheck --quiet --enable=warning,performance,portability --inline-suppr -Iinclude -Icommon -Ishim shim
-	clang-tidy --quiet $(SHIM_SRC) -- $(SA_CFLAGS)
+	clang-tidy --quiet $(filter %.c,$(SHIM_SRC)) -- $(SA_CFLAGS) -Ishim
 
 clean:
 	rm -rf $(BUILD) libsockaudit.so sockaudit
