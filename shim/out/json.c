@@ -42,41 +42,39 @@ size_t sa_utf8_seq(const unsigned char *s, size_t n)
 
 /* ---- writers ------------------------------------------------------------ */
 
-int sa_out_put(struct sa_out *o, const char *s, size_t n)
+static const char pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* The decimal digits of v, right-aligned to end; returns where they start. */
+static inline char *dec_back(char *end, uint64_t v)
 {
-	if ((size_t)(o->end - o->p) < n)
-		return -1;
-	memcpy(o->p, s, n);
-	o->p += n;
-	return 0;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		*--end = pairs[2 * r + 1];
+		*--end = pairs[2 * r];
+	}
+	if (v >= 10) {
+		*--end = pairs[2 * v + 1];
+		*--end = pairs[2 * v];
+	} else {
+		*--end = (char)('0' + v);
+	}
+	return end;
 }
 
 int sa_out_u64(struct sa_out *o, uint64_t v)
 {
-	static const char pairs[] =
-		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
-	char tmp[24];
-	int i = (int)sizeof tmp;
+	char tmp[24], *b;
 
 	if (v < 10 && o->p < o->end) {   /* most of what we write: 0, fds, counts */
 		*o->p++ = (char)('0' + v);
 		return 0;
 	}
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-		v /= 100;
-		tmp[--i] = pairs[2 * r + 1];
-		tmp[--i] = pairs[2 * r];
-	}
-	if (v >= 10) {
-		tmp[--i] = pairs[2 * v + 1];
-		tmp[--i] = pairs[2 * v];
-	} else {
-		tmp[--i] = (char)('0' + v);
-	}
-	return sa_out_put(o, tmp + i, sizeof tmp - (size_t)i);
+	b = dec_back(tmp + sizeof tmp, v);
+	return sa_out_put(o, b, (size_t)(tmp + sizeof tmp - b));
 }
 
 int sa_out_int(struct sa_out *o, long long v)
@@ -95,7 +93,7 @@ int sa_out_real(struct sa_out *o, double v)
 {
 	double a = v < 0 ? -v : v;
 	uint64_t ip, frac;
-	char digits[7];
+	char digits[7];   /* '.' and six digits */
 	int n, i;
 
 	if (!(a <= 1.7976931348623157e308))
@@ -115,13 +113,17 @@ int sa_out_real(struct sa_out *o, double v)
 	}
 	if (v < 0 && (ip || frac) && sa_out_put(o, "-", 1))
 		return -1;
-	if (sa_out_u64(o, ip) || sa_out_put(o, ".", 1))
+	if (sa_out_u64(o, ip))
 		return -1;
-	for (i = 5; i >= 0; i--) {
-		digits[i] = (char)('0' + frac % 10);
-		frac /= 10;
+	/* ".dddddd" by pairs, then the trailing zeros cut (one digit kept). */
+	digits[0] = '.';
+	for (i = 5; i >= 1; i -= 2) {
+		unsigned r = (unsigned)(frac % 100);
+		frac /= 100;
+		digits[i] = pairs[2 * r];
+		digits[i + 1] = pairs[2 * r + 1];
 	}
-	for (n = 6; n > 1 && digits[n - 1] == '0'; n--)
+	for (n = 7; n > 2 && digits[n - 1] == '0'; n--)
 		;
 	return sa_out_put(o, digits, (size_t)n);
 }
@@ -175,6 +177,16 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
 	size_t i = 0, run = 0, k;
 	char x[6];
 
+	/* Most strings are printable ASCII with nothing to escape: one copy. */
+	while (i < n && u[i] >= 0x20 && u[i] < 0x80 && u[i] != '"' && u[i] != '\\')
+		i++;
+	if (i == n && (size_t)(o->end - o->p) >= n + 2) {
+		*o->p++ = '"';
+		memcpy(o->p, s, n);
+		o->p += n;
+		*o->p++ = '"';
+		return 0;
+	}
 	if (sa_out_put(o, "\"", 1))
 		return -1;
 	while (i < n) {
@@ -203,21 +215,6 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
 	return sa_out_put(o, "\"", 1);
 }
 
-/* Decimal digits of v at p; returns how many. */
-static size_t put_dec(char *p, unsigned v)
-{
-	char tmp[10];
-	size_t n = 0, i;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		p[i] = tmp[n - 1 - i];
-	return n;
-}
-
 int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap)
 {
 	char host[INET6_ADDRSTRLEN];
@@ -234,11 +231,25 @@ int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap
 		const unsigned char *a = (const unsigned char *)&in->sin_addr;
 		if (len < (socklen_t)sizeof *in)
 			return -1;
+		char port[8], *pb;
 		for (i = 0; i < 4; i++) {
-			n += put_dec(out + n, a[i]);
+			unsigned v = a[i];
+			if (v >= 100) {
+				out[n++] = (char)('0' + v / 100);
+				v %= 100;
+				out[n++] = pairs[2 * v];
+				out[n++] = pairs[2 * v + 1];
+			} else if (v >= 10) {
+				out[n++] = pairs[2 * v];
+				out[n++] = pairs[2 * v + 1];
+			} else {
+				out[n++] = (char)('0' + v);
+			}
 			out[n++] = i < 3 ? '.' : ':';
 		}
-		return (int)(n + put_dec(out + n, ntohs(in->sin_port)));
+		pb = dec_back(port + sizeof port, ntohs(in->sin_port));
+		memcpy(out + n, pb, (size_t)(port + sizeof port - pb));
+		return (int)(n + (size_t)(port + sizeof port - pb));
 	}
 	case AF_INET6: {
 		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
