@@ -85,10 +85,15 @@ static int bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes)
 /* "a.b.c.d:port" or "[v6]:port" with a specific address, not a wildcard. */
 static int bound_to_one(const char *local)
 {
-	if (!local[0] || !strncmp(local, "0.0.0.0:", 8) || !strncmp(local, "[::]:", 5) ||
-	    !strncmp(local, "[::ffff:0.0.0.0]:", 17))
-		return 0;
-	return local[0] == '[' || (local[0] >= '0' && local[0] <= '9');
+	/* By the first byte, so a bound IPv4 listener costs no strncmp. */
+	switch (local[0]) {
+	case '[':
+		return strncmp(local, "[::]:", 5) && strncmp(local, "[::ffff:0.0.0.0]:", 17);
+	case '0':
+		return strncmp(local, "0.0.0.0:", 8) != 0;
+	default:
+		return local[0] >= '1' && local[0] <= '9';
+	}
 }
 
 /* A child that sat this long in the accept queue makes us look at the
