@@ -21,33 +21,20 @@ static uint64_t finding_counts[NCODES];
 static uint64_t event_counts[NEVENTS];
 static uint64_t suppressed;
 
-/* The entry the last lookup found, per table: one word, so a thread or a
- * signal handler that races another sees some valid entry, and it is used
- * only when that entry is the name asked for (a server asks for "accept"
- * over and over: 45 -> ~8 instructions). No lock, no TLS. */
-static const char *const *last_event, *const *last_code;
-
-static size_t index_of(const char *const *tab, size_t n, const char *name, const char *const **last)
+static size_t index_of(const char *const *tab, size_t n, const char *name)
 {
-	const char *const *hit = __atomic_load_n(last, __ATOMIC_RELAXED);
 	size_t i;
-
-	if (hit && *hit == name)
-		return (size_t)(hit - tab);
 
 	/* Callers pass string literals, which the linker merges with the ones
 	 * in the table: a pointer match first keeps strcmp off the per-accept
 	 * path (bench/callgrind.sh: accept4 at the default level +512 -> +371). */
 	for (i = 0; i + 1 < n; i++)
 		if (tab[i] == name)
-			goto found;
+			return i;
 	for (i = 0; i + 1 < n; i++)
 		if (!strcmp(tab[i], name))
-			goto found;
+			return i;
 	return n - 1;
-found:
-	__atomic_store_n(last, &tab[i], __ATOMIC_RELAXED);
-	return i;
 }
 
 void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, ...)
@@ -74,7 +61,7 @@ void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, .
 
 void sa_findings_count(const char *code)
 {
-	__atomic_add_fetch(&finding_counts[index_of(finding_codes, NCODES, code, &last_code)], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&finding_counts[index_of(finding_codes, NCODES, code)], 1, __ATOMIC_RELAXED);
 }
 
 json_t *sa_findings_totals(void)
@@ -92,7 +79,7 @@ json_t *sa_findings_totals(void)
 
 void sa_event_count(const char *event)
 {
-	__atomic_add_fetch(&event_counts[index_of(event_names, NEVENTS, event, &last_event)], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&event_counts[index_of(event_names, NEVENTS, event)], 1, __ATOMIC_RELAXED);
 }
 
 json_t *sa_event_counts(void)
