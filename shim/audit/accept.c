@@ -422,8 +422,12 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	sa_line_int(&L, "listen_fd", lfd);
 	/* A listener bound to one address and port gives its children that
 	 * local address; only wildcard (and AF_UNIX) ones need asking. */
-	if (l && bound_to_one(l->local))
-		sa_line_str(&L, "local", l->local);
+	if (l && bound_to_one(l->local)) {
+		if (l->family == AF_INET || l->family == AF_INET6)   /* address text: nothing to escape */
+			sa_line_plain(&L, "local", l->local, strlen(l->local));
+		else
+			sa_line_str(&L, "local", l->local);
+	}
 	else if (getsockname(ret, (struct sockaddr *)&ss, &sl) == 0)
 		sa_line_addr(&L, "local", (struct sockaddr *)&ss, sl);
 	if (peer) {

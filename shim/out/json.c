@@ -50,17 +50,28 @@ static const char pairs[] =
 /* The decimal digits of v, right-aligned to end; returns where they start. */
 static inline char *dec_back(char *end, uint64_t v)
 {
-	while (v >= 100) {
+	uint32_t w;
+
+	while (v > UINT32_MAX) {
 		unsigned r = (unsigned)(v % 100);
 		v /= 100;
 		*--end = pairs[2 * r + 1];
 		*--end = pairs[2 * r];
 	}
-	if (v >= 10) {
-		*--end = pairs[2 * v + 1];
-		*--end = pairs[2 * v];
+	/* 32-bit divisions from here: cheaper, and every fd, count and
+	 * second since 1970 fits. */
+	w = (uint32_t)v;
+	while (w >= 100) {
+		unsigned r = w % 100;
+		w /= 100;
+		*--end = pairs[2 * r + 1];
+		*--end = pairs[2 * r];
+	}
+	if (w >= 10) {
+		*--end = pairs[2 * w + 1];
+		*--end = pairs[2 * w];
 	} else {
-		*--end = (char)('0' + v);
+		*--end = (char)('0' + w);
 	}
 	return end;
 }
@@ -152,8 +163,18 @@ static int escape(struct sa_out *o, unsigned char c)
 /* A JSON string of n bytes that are valid UTF-8 already. */
 int sa_out_str(struct sa_out *o, const char *s, size_t n)
 {
-	size_t i, run = 0;
+	size_t i = 0, run = 0;
 
+	/* Most strings (event names, codes) need no escape: one copy. */
+	while (i < n && plain((unsigned char)s[i]))
+		i++;
+	if (i == n && (size_t)(o->end - o->p) >= n + 2) {
+		*o->p++ = '"';
+		memcpy(o->p, s, n);
+		o->p += n;
+		*o->p++ = '"';
+		return 0;
+	}
 	if (sa_out_put(o, "\"", 1))
 		return -1;
 	for (i = 0; i < n; i++) {

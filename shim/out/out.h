@@ -155,6 +155,24 @@ void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, do
 #define sa_line_str(L, key, s) sa_line_str_k((L), SA_LINE_K(key), (s))   /* any bytes; NULL -> null */
 #define sa_line_addr(L, key, sa, len) sa_line_addr_k((L), SA_LINE_K(key), (sa), (len))
 #define sa_line_errno(L, key, err) sa_line_errno_k((L), SA_LINE_K(key), (err))
+/* A string the caller knows needs no JSON escape (an IPv4/IPv6 address as
+ * sa_addr_text spells it: digits, hex, dots, colons, brackets): one copy. */
+#define sa_line_plain(L, key, s, n) sa_line_plain_k((L), SA_LINE_K(key), (s), (n))
+static inline void sa_line_plain_k(struct sa_line *L, const char *k, size_t kn, const char *s, size_t n)
+{
+	if (L->over)
+		return;
+	if ((size_t)(L->o.end - L->o.p) < kn + n + 2) {
+		L->over = 1;
+		return;
+	}
+	__builtin_memcpy(L->o.p, k, kn);
+	L->o.p += kn;
+	*L->o.p++ = '"';
+	__builtin_memcpy(L->o.p, s, n);
+	L->o.p += n;
+	*L->o.p++ = '"';
+}
 void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, long long v) SA_HIDDEN;
 void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v) SA_HIDDEN;
 void sa_line_null_k(struct sa_line *L, const char *k, size_t kn) SA_HIDDEN;
