@@ -203,7 +203,12 @@ int sa_line_finish(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;
 /* ---- emit.c: the one emit path -------------------------------------------- */
 
 /* Whether events visible at level l are written at the configured level. */
-int sa_level_enabled(enum sa_level l) SA_HIDDEN;
+static inline int sa_level_enabled(enum sa_level l)
+{
+	const struct sa_config *c = sa_cfg();
+
+	return c && l <= c->level;
+}
 /* Counts the event and its findings; writes the line when level l is
  * enabled (findings make it warn); the first line of a process is preceded
  * by what the first-line hook writes. */
