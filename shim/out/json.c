@@ -104,6 +104,7 @@ int sa_out_real(struct sa_out *o, double v)
 {
 	double a = v < 0 ? -v : v;
 	uint64_t ip, frac;
+	uint32_t f32;
 	char digits[7];   /* '.' and six digits */
 	int n, i;
 
@@ -128,9 +129,10 @@ int sa_out_real(struct sa_out *o, double v)
 		return -1;
 	/* ".dddddd" by pairs, then the trailing zeros cut (one digit kept). */
 	digits[0] = '.';
+	f32 = (uint32_t)frac;   /* < 1000000 here: 32-bit divisions */
 	for (i = 5; i >= 1; i -= 2) {
-		unsigned r = (unsigned)(frac % 100);
-		frac /= 100;
+		unsigned r = f32 % 100;
+		f32 /= 100;
 		digits[i] = pairs[2 * r];
 		digits[i + 1] = pairs[2 * r + 1];
 	}
