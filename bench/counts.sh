@@ -18,7 +18,9 @@
 # Usage: bench/counts.sh   (env: SA_LIB, NGINX, COUNTS_N (20000), COUNTS_CG_N
 #        (2000), COUNTS_ARMS ("plain default trace strace"), COUNTS_MODES
 #        ("close ka4"), BENCH_CALLGRIND (1), SOCKAUDIT_LOG_DIR (a temp dir: the
-#        shim's log is a regular file there; set COUNTS_LOG=/dev/null for none))
+#        shim's log is a regular file there; set COUNTS_LOG=/dev/null for none),
+#        COUNTS_CG_KEEP (a directory: keep each callgrind output there as
+#        cg.ARM.MODE, for callgrind_annotate --inclusive=yes))
 # Exit status: 0 when every target holds, 1 when one is missed, 2 on a broken run.
 set -u
 . "$(dirname "$0")/nginx_conf.sh"
@@ -136,6 +138,7 @@ if [ "$CG" = 1 ] && command -v valgrind >/dev/null; then
 			sleep 0.5
 			f=$(ls -t "$T"/cg."$a.$mode".* 2>/dev/null | head -1)
 			INS[$a.$mode]=$(awk -v n="$CGN" '/^(summary|totals):/ { t = $2 } END { if (t) printf "%.0f", t / n }' "$f" 2>/dev/null)
+			[ -n "${COUNTS_CG_KEEP:-}" ] && [ -n "$f" ] && cp "$f" "$COUNTS_CG_KEEP/cg.$a.$mode"
 			rm -f "$T"/cg."$a.$mode".*
 			NGINX_MASTER=off stop
 		done

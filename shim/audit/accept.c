@@ -85,10 +85,15 @@ static int bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes)
 /* "a.b.c.d:port" or "[v6]:port" with a specific address, not a wildcard. */
 static int bound_to_one(const char *local)
 {
-	if (!local[0] || !strncmp(local, "0.0.0.0:", 8) || !strncmp(local, "[::]:", 5) ||
-	    !strncmp(local, "[::ffff:0.0.0.0]:", 17))
-		return 0;
-	return local[0] == '[' || (local[0] >= '0' && local[0] <= '9');
+	/* By the first byte, so a bound IPv4 listener costs no strncmp. */
+	switch (local[0]) {
+	case '[':
+		return strncmp(local, "[::]:", 5) && strncmp(local, "[::ffff:0.0.0.0]:", 17);
+	case '0':
+		return strncmp(local, "0.0.0.0:", 8) != 0;
+	default:
+		return local[0] >= '1' && local[0] <= '9';
+	}
 }
 
 /* A child that sat this long in the accept queue makes us look at the
@@ -417,8 +422,12 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	sa_line_int(&L, "listen_fd", lfd);
 	/* A listener bound to one address and port gives its children that
 	 * local address; only wildcard (and AF_UNIX) ones need asking. */
-	if (l && bound_to_one(l->local))
-		sa_line_str(&L, "local", l->local);
+	if (l && bound_to_one(l->local)) {
+		if (l->family == AF_INET || l->family == AF_INET6)   /* address text: nothing to escape */
+			sa_line_plain(&L, "local", l->local, strlen(l->local));
+		else
+			sa_line_str(&L, "local", l->local);
+	}
 	else if (getsockname(ret, (struct sockaddr *)&ss, &sl) == 0)
 		sa_line_addr(&L, "local", (struct sockaddr *)&ss, sl);
 	if (peer) {

@@ -29,13 +29,6 @@ void sa_emit_set_first_line(sa_first_line_fn fn)
 	__atomic_store_n(&first_line, fn, __ATOMIC_RELEASE);
 }
 
-int sa_level_enabled(enum sa_level l)
-{
-	const struct sa_config *c = sa_cfg();
-
-	return c && l <= c->level;
-}
-
 static void count(const char *event, const struct sa_findings *f)
 {
 	int i;

@@ -42,41 +42,50 @@ size_t sa_utf8_seq(const unsigned char *s, size_t n)
 
 /* ---- writers ------------------------------------------------------------ */
 
-int sa_out_put(struct sa_out *o, const char *s, size_t n)
+static const char pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* The decimal digits of v, right-aligned to end; returns where they start. */
+static inline char *dec_back(char *end, uint64_t v)
 {
-	if ((size_t)(o->end - o->p) < n)
-		return -1;
-	memcpy(o->p, s, n);
-	o->p += n;
-	return 0;
+	uint32_t w;
+
+	while (v > UINT32_MAX) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		*--end = pairs[2 * r + 1];
+		*--end = pairs[2 * r];
+	}
+	/* 32-bit divisions from here: cheaper, and every fd, count and
+	 * second since 1970 fits. */
+	w = (uint32_t)v;
+	while (w >= 100) {
+		unsigned r = w % 100;
+		w /= 100;
+		*--end = pairs[2 * r + 1];
+		*--end = pairs[2 * r];
+	}
+	if (w >= 10) {
+		*--end = pairs[2 * w + 1];
+		*--end = pairs[2 * w];
+	} else {
+		*--end = (char)('0' + w);
+	}
+	return end;
 }
 
 int sa_out_u64(struct sa_out *o, uint64_t v)
 {
-	static const char pairs[] =
-		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
-	char tmp[24];
-	int i = (int)sizeof tmp;
+	char tmp[24], *b;
 
 	if (v < 10 && o->p < o->end) {   /* most of what we write: 0, fds, counts */
 		*o->p++ = (char)('0' + v);
 		return 0;
 	}
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-		v /= 100;
-		tmp[--i] = pairs[2 * r + 1];
-		tmp[--i] = pairs[2 * r];
-	}
-	if (v >= 10) {
-		tmp[--i] = pairs[2 * v + 1];
-		tmp[--i] = pairs[2 * v];
-	} else {
-		tmp[--i] = (char)('0' + v);
-	}
-	return sa_out_put(o, tmp + i, sizeof tmp - (size_t)i);
+	b = dec_back(tmp + sizeof tmp, v);
+	return sa_out_put(o, b, (size_t)(tmp + sizeof tmp - b));
 }
 
 int sa_out_int(struct sa_out *o, long long v)
@@ -95,7 +104,8 @@ int sa_out_real(struct sa_out *o, double v)
 {
 	double a = v < 0 ? -v : v;
 	uint64_t ip, frac;
-	char digits[7];
+	uint32_t f32;
+	char digits[7];   /* '.' and six digits */
 	int n, i;
 
 	if (!(a <= 1.7976931348623157e308))
@@ -115,13 +125,18 @@ int sa_out_real(struct sa_out *o, double v)
 	}
 	if (v < 0 && (ip || frac) && sa_out_put(o, "-", 1))
 		return -1;
-	if (sa_out_u64(o, ip) || sa_out_put(o, ".", 1))
+	if (sa_out_u64(o, ip))
 		return -1;
-	for (i = 5; i >= 0; i--) {
-		digits[i] = (char)('0' + frac % 10);
-		frac /= 10;
+	/* ".dddddd" by pairs, then the trailing zeros cut (one digit kept). */
+	digits[0] = '.';
+	f32 = (uint32_t)frac;   /* < 1000000 here: 32-bit divisions */
+	for (i = 5; i >= 1; i -= 2) {
+		unsigned r = f32 % 100;
+		f32 /= 100;
+		digits[i] = pairs[2 * r];
+		digits[i + 1] = pairs[2 * r + 1];
 	}
-	for (n = 6; n > 1 && digits[n - 1] == '0'; n--)
+	for (n = 7; n > 2 && digits[n - 1] == '0'; n--)
 		;
 	return sa_out_put(o, digits, (size_t)n);
 }
@@ -150,8 +165,18 @@ static int escape(struct sa_out *o, unsigned char c)
 /* A JSON string of n bytes that are valid UTF-8 already. */
 int sa_out_str(struct sa_out *o, const char *s, size_t n)
 {
-	size_t i, run = 0;
+	size_t i = 0, run = 0;
 
+	/* Most strings (event names, codes) need no escape: one copy. */
+	while (i < n && plain((unsigned char)s[i]))
+		i++;
+	if (i == n && (size_t)(o->end - o->p) >= n + 2) {
+		*o->p++ = '"';
+		memcpy(o->p, s, n);
+		o->p += n;
+		*o->p++ = '"';
+		return 0;
+	}
 	if (sa_out_put(o, "\"", 1))
 		return -1;
 	for (i = 0; i < n; i++) {
@@ -175,6 +200,16 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
 	size_t i = 0, run = 0, k;
 	char x[6];
 
+	/* Most strings are printable ASCII with nothing to escape: one copy. */
+	while (i < n && u[i] >= 0x20 && u[i] < 0x80 && u[i] != '"' && u[i] != '\\')
+		i++;
+	if (i == n && (size_t)(o->end - o->p) >= n + 2) {
+		*o->p++ = '"';
+		memcpy(o->p, s, n);
+		o->p += n;
+		*o->p++ = '"';
+		return 0;
+	}
 	if (sa_out_put(o, "\"", 1))
 		return -1;
 	while (i < n) {
@@ -203,20 +238,42 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
 	return sa_out_put(o, "\"", 1);
 }
 
-/* Decimal digits of v at p; returns how many. */
-static size_t put_dec(char *p, unsigned v)
-{
-	char tmp[10];
-	size_t n = 0, i;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		p[i] = tmp[n - 1 - i];
-	return n;
-}
+/* "d.", "dd.", "ddd." for every octet, padded to 4 bytes with dots: an
+ * IPv4 address is four 4-byte copies, each advanced by its own length. */
+static const char octets[256][4] = {
+	"0...", "1...", "2...", "3...", "4...", "5...", "6...", "7...",
+	"8...", "9...", "10..", "11..", "12..", "13..", "14..", "15..",
+	"16..", "17..", "18..", "19..", "20..", "21..", "22..", "23..",
+	"24..", "25..", "26..", "27..", "28..", "29..", "30..", "31..",
+	"32..", "33..", "34..", "35..", "36..", "37..", "38..", "39..",
+	"40..", "41..", "42..", "43..", "44..", "45..", "46..", "47..",
+	"48..", "49..", "50..", "51..", "52..", "53..", "54..", "55..",
+	"56..", "57..", "58..", "59..", "60..", "61..", "62..", "63..",
+	"64..", "65..", "66..", "67..", "68..", "69..", "70..", "71..",
+	"72..", "73..", "74..", "75..", "76..", "77..", "78..", "79..",
+	"80..", "81..", "82..", "83..", "84..", "85..", "86..", "87..",
+	"88..", "89..", "90..", "91..", "92..", "93..", "94..", "95..",
+	"96..", "97..", "98..", "99..", "100.", "101.", "102.", "103.",
+	"104.", "105.", "106.", "107.", "108.", "109.", "110.", "111.",
+	"112.", "113.", "114.", "115.", "116.", "117.", "118.", "119.",
+	"120.", "121.", "122.", "123.", "124.", "125.", "126.", "127.",
+	"128.", "129.", "130.", "131.", "132.", "133.", "134.", "135.",
+	"136.", "137.", "138.", "139.", "140.", "141.", "142.", "143.",
+	"144.", "145.", "146.", "147.", "148.", "149.", "150.", "151.",
+	"152.", "153.", "154.", "155.", "156.", "157.", "158.", "159.",
+	"160.", "161.", "162.", "163.", "164.", "165.", "166.", "167.",
+	"168.", "169.", "170.", "171.", "172.", "173.", "174.", "175.",
+	"176.", "177.", "178.", "179.", "180.", "181.", "182.", "183.",
+	"184.", "185.", "186.", "187.", "188.", "189.", "190.", "191.",
+	"192.", "193.", "194.", "195.", "196.", "197.", "198.", "199.",
+	"200.", "201.", "202.", "203.", "204.", "205.", "206.", "207.",
+	"208.", "209.", "210.", "211.", "212.", "213.", "214.", "215.",
+	"216.", "217.", "218.", "219.", "220.", "221.", "222.", "223.",
+	"224.", "225.", "226.", "227.", "228.", "229.", "230.", "231.",
+	"232.", "233.", "234.", "235.", "236.", "237.", "238.", "239.",
+	"240.", "241.", "242.", "243.", "244.", "245.", "246.", "247.",
+	"248.", "249.", "250.", "251.", "252.", "253.", "254.", "255.",
+};
 
 int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap)
 {
@@ -234,11 +291,17 @@ int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap
 		const unsigned char *a = (const unsigned char *)&in->sin_addr;
 		if (len < (socklen_t)sizeof *in)
 			return -1;
+		char port[8], *pb;
+		/* Each copy writes 4 bytes (cap >= SA_ADDR_TEXT_MAX); the next
+		 * one starts right after the octet's dot. */
 		for (i = 0; i < 4; i++) {
-			n += put_dec(out + n, a[i]);
-			out[n++] = i < 3 ? '.' : ':';
+			memcpy(out + n, octets[a[i]], 4);
+			n += a[i] >= 100 ? 4 : a[i] >= 10 ? 3 : 2;
 		}
-		return (int)(n + put_dec(out + n, ntohs(in->sin_port)));
+		out[n - 1] = ':';
+		pb = dec_back(port + sizeof port, ntohs(in->sin_port));
+		memcpy(out + n, pb, (size_t)(port + sizeof port - pb));
+		return (int)(n + (size_t)(port + sizeof port - pb));
 	}
 	case AF_INET6: {
 		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;

@@ -15,20 +15,6 @@
 #define STR(x) STR_(x)
 #define SCHEMA_PID ",\"schema\":" STR(SOCKAUDIT_SCHEMA) ",\"pid\":"
 
-/* k is ,"name": already (the macros in out.h compose it). */
-int sa_line_key_k(struct sa_line *L, const char *k, size_t kn)
-{
-	if (L->over)
-		return -1;
-	if ((size_t)(L->o.end - L->o.p) < kn) {
-		L->over = 1;
-		return -1;
-	}
-	memcpy(L->o.p, k, kn);
-	L->o.p += kn;
-	return 0;
-}
-
 void sa_line_check(struct sa_line *L, int r)
 {
 	if (r)

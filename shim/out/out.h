@@ -26,7 +26,16 @@
 struct sa_out {
 	char *p, *end;
 };
-int sa_out_put(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;
+/* Inline: it is most of what a line costs (a dozen calls per accept line
+ * at trace; bench/callgrind.sh). */
+static inline int sa_out_put(struct sa_out *o, const char *s, size_t n)
+{
+	if ((size_t)(o->end - o->p) < n)
+		return -1;
+	__builtin_memcpy(o->p, s, n);
+	o->p += n;
+	return 0;
+}
 int sa_out_u64(struct sa_out *o, uint64_t v) SA_HIDDEN;
 int sa_out_int(struct sa_out *o, long long v) SA_HIDDEN;
 int sa_out_real(struct sa_out *o, double v) SA_HIDDEN;
@@ -140,11 +149,30 @@ void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, do
 #define SA_LINE_K(key) ",\"" key "\":", sizeof(",\"" key "\":") - 1
 #define sa_line_int(L, key, v) sa_line_int_k((L), SA_LINE_K(key), (v))
 #define sa_line_real(L, key, v) sa_line_real_k((L), SA_LINE_K(key), (v))
-#define sa_line_null(L, key) sa_line_null_k((L), SA_LINE_K(key))
+/* ,"KEY":null in one copy, composed at compile time. */
+#define sa_line_null(L, key) ((void)sa_line_key_k((L), ",\"" key "\":null", sizeof(",\"" key "\":null") - 1))
 #define sa_line_bool(L, key, v) sa_line_bool_k((L), SA_LINE_K(key), (v))
 #define sa_line_str(L, key, s) sa_line_str_k((L), SA_LINE_K(key), (s))   /* any bytes; NULL -> null */
 #define sa_line_addr(L, key, sa, len) sa_line_addr_k((L), SA_LINE_K(key), (sa), (len))
 #define sa_line_errno(L, key, err) sa_line_errno_k((L), SA_LINE_K(key), (err))
+/* A string the caller knows needs no JSON escape (an IPv4/IPv6 address as
+ * sa_addr_text spells it: digits, hex, dots, colons, brackets): one copy. */
+#define sa_line_plain(L, key, s, n) sa_line_plain_k((L), SA_LINE_K(key), (s), (n))
+static inline void sa_line_plain_k(struct sa_line *L, const char *k, size_t kn, const char *s, size_t n)
+{
+	if (L->over)
+		return;
+	if ((size_t)(L->o.end - L->o.p) < kn + n + 2) {
+		L->over = 1;
+		return;
+	}
+	__builtin_memcpy(L->o.p, k, kn);
+	L->o.p += kn;
+	*L->o.p++ = '"';
+	__builtin_memcpy(L->o.p, s, n);
+	L->o.p += n;
+	*L->o.p++ = '"';
+}
 void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, long long v) SA_HIDDEN;
 void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v) SA_HIDDEN;
 void sa_line_null_k(struct sa_line *L, const char *k, size_t kn) SA_HIDDEN;
@@ -158,7 +186,16 @@ void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err) SA_HI
 int sa_line_key(struct sa_line *L, const char *key) SA_HIDDEN;
 void sa_line_check(struct sa_line *L, int r) SA_HIDDEN;
 /* A field whose key the caller spelled (,"key": already composed). */
-int sa_line_key_k(struct sa_line *L, const char *k, size_t kn) SA_HIDDEN;
+static inline int sa_line_key_k(struct sa_line *L, const char *k, size_t kn)
+{
+	if (L->over)
+		return -1;
+	if (sa_out_put(&L->o, k, kn)) {
+		L->over = 1;
+		return -1;
+	}
+	return 0;
+}
 /* Closes the line (findings and msg when f has any) into L->buf with its
  * newline; returns the length. Pure. */
 int sa_line_finish(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;
@@ -166,7 +203,12 @@ int sa_line_finish(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;
 /* ---- emit.c: the one emit path -------------------------------------------- */
 
 /* Whether events visible at level l are written at the configured level. */
-int sa_level_enabled(enum sa_level l) SA_HIDDEN;
+static inline int sa_level_enabled(enum sa_level l)
+{
+	const struct sa_config *c = sa_cfg();
+
+	return c && l <= c->level;
+}
 /* Counts the event and its findings; writes the line when level l is
  * enabled (findings make it warn); the first line of a process is preceded
  * by what the first-line hook writes. */
