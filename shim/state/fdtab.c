@@ -77,24 +77,32 @@ static struct sa_sock *slot(int fd, int create)
 	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
 }
 
-static uint32_t *gen_of(int fd, int create)
+/* The slot of fd in a side table of chunks (one pointer per chunk in
+ * *chunks, each chunk `size` bytes per entry), mapped on first use when
+ * create is set; NULL otherwise. Never handed back. */
+static void *side(void **chunks, size_t size, int fd, int create)
 {
-	uint32_t **pp, *c, *expected = NULL;
+	void **pp, *c, *expected = NULL;
 
 	if ((unsigned int)fd >= SA_FD_MAX)
 		return NULL;
-	pp = &gen_chunks[(unsigned int)fd >> CHUNK_BITS];
+	pp = &chunks[(unsigned int)fd >> CHUNK_BITS];
 	c = __atomic_load_n(pp, __ATOMIC_ACQUIRE);
 	if (!c && create) {
-		c = map(CHUNK * sizeof *c);
+		c = map(CHUNK * size);
 		if (!c)
 			return NULL;
 		if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			munmap(c, CHUNK * sizeof *c);
+			munmap(c, CHUNK * size);
 			c = expected;
 		}
 	}
-	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
+	return c ? (char *)c + ((unsigned int)fd & (CHUNK - 1)) * size : NULL;
+}
+
+static uint32_t *gen_of(int fd, int create)
+{
+	return side((void **)gen_chunks, sizeof(uint32_t), fd, create);
 }
 
 static void gen_bump(int fd)
@@ -107,22 +115,7 @@ static void gen_bump(int fd)
 
 struct sa_sock_quickack *sa_fd_qa(int fd, int create)
 {
-	struct sa_sock_quickack **pp, *c, *expected = NULL;
-
-	if ((unsigned int)fd >= SA_FD_MAX)
-		return NULL;
-	pp = &qa_chunks[(unsigned int)fd >> CHUNK_BITS];
-	c = __atomic_load_n(pp, __ATOMIC_ACQUIRE);
-	if (!c && create) {
-		c = map(CHUNK * sizeof *c);
-		if (!c)
-			return NULL;
-		if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			munmap(c, CHUNK * sizeof *c);
-			c = expected;
-		}
-	}
-	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
+	return side((void **)qa_chunks, sizeof(struct sa_sock_quickack), fd, create);
 }
 
 /* A new socket on fd starts with no quickack history. */
