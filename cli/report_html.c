@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "report_html.h"
+#include "report_text.h"
 
 void h_esc(FILE *out, const char *s)
 {
@@ -48,17 +49,6 @@ void h_num(FILE *out, double v)
 		fprintf(out, "%.1f", v);
 }
 
-void h_time(FILE *out, double ts)
-{
-	time_t t = (time_t)ts;
-	struct tm tm;
-	char buf[32];
-
-	if (ts <= 0 || !gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%H:%M:%S", &tm))
-		fputs("?", out);
-	else
-		fputs(buf, out);
-}
 
 static const char css[] =
 	"body{font:15px/1.45 system-ui,sans-serif;color:#111;background:#fff;max-width:1100px;"
@@ -145,9 +135,9 @@ static void top_section(const struct rp_state *st, FILE *out)
 			fprintf(out, ", %.1f s spent in the connects it flagged", f->secs);
 		if (f->first_ts > 0) {
 			fputs(", ", out);
-			h_time(out, f->first_ts);
+			tp_time(out, f->first_ts);
 			fputs("&ndash;", out);
-			h_time(out, f->last_ts);
+			tp_time(out, f->last_ts);
 			fputs(" UTC", out);
 		}
 		if (f->text) {
@@ -229,9 +219,9 @@ static void findings_section(const struct rp_state *st, FILE *out)
 		fprintf(out, "\" data-count=%ld><td>", f->count);
 		h_esc(out, f->code);
 		fprintf(out, "</td><td class=n>%ld</td><td class=n>%ld</td><td>", f->count, f->logged);
-		h_time(out, f->first_ts);
+		tp_time(out, f->first_ts);
 		fputs("</td><td>", out);
-		h_time(out, f->last_ts);
+		tp_time(out, f->last_ts);
 		fputs("</td><td class=n>", out);
 		h_num(out, f->secs);
 		fputs("</td><td>", out);
@@ -302,9 +292,9 @@ static void procs_section(const struct rp_state *st, FILE *out)
 		fprintf(out, "</td><td class=n>%ld</td><td class=n>%ld</td><td class=n>%ld</td>"
 			"<td class=n>%ld</td><td class=n>%ld</td><td class=n>%ld</td><td>", procs, sums,
 			events, ok, failed, retr);
-		h_time(out, first);
+		tp_time(out, first);
 		fputs("</td><td>", out);
-		h_time(out, last);
+		tp_time(out, last);
 		fputs("</td></tr>\n", out);
 	}
 	fputs("</tbody></table></section>\n", out);

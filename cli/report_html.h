@@ -10,7 +10,6 @@
 
 void h_esc(FILE *out, const char *s);   /* text and attribute values */
 void h_num(FILE *out, double v);
-void h_time(FILE *out, double ts);      /* HH:MM:SS UTC, "?" when unknown */
 void h_listeners(const struct rp_state *st, FILE *out);
 void h_connects(const struct rp_state *st, FILE *out);
 

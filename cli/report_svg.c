@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "report_html.h"
+#include "report_text.h"
 
 #define W 760
 #define H 170
@@ -38,7 +39,7 @@ static void axes(FILE *out, double max, const char *ylabel, double t0, double t1
 	fputs("</text>", out);
 	if (t1 > t0) {
 		fprintf(out, "<text x=%d y=%d>", L, H - 10);
-		h_time(out, t0);
+		tp_time(out, t0);
 		fprintf(out, " UTC</text><text x=%d y=%d text-anchor=end>+%.0f s</text>", W - 10, H - 10,
 			t1 - t0);
 	}
@@ -155,7 +156,7 @@ static void listener_panel(const struct rp_listener *l, FILE *out)
 			const struct rp_point *p = &l->series[i];
 
 			fputs("<tr><td>", out);
-			h_time(out, p->ts);
+			tp_time(out, p->ts);
 			fprintf(out, "</td><td class=n>%ld</td><td class=n>%ld</td><td class=n>%ld</td>"
 				"<td class=n>%ld</td><td class=n>%ld</td><td class=n>", p->accepts,
 				i ? p->accepts - l->series[i - 1].accepts : p->accepts, p->peak_waiting,
