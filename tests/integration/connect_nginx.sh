@@ -98,8 +98,10 @@ L="$T/nginx.jsonl"
 W='[.[] | select(.event=="connect" and .comm=="nginx" and (.peer|endswith(":'$UP'")))]'
 S='[.[] | select(.event=="summary" and .connects.ok > 0)][0]'
 check "every request returned 200" bash -c "[ \$(wc -w <'$T/client.out') = 250 ] && ! tr ' ' '\n' <'$T/client.out' | grep -qv '^200$'"
-check_jq "nginx's upstream connects: SYNs retransmitted, ~1-3.5 s, completed at getsockopt(SO_ERROR)" "$L" \
-  "$W | length>=20 and all(.[]; .nonblocking and .completed_by==\"getsockopt\" and .outcome==\"ok\") and all(.[]; .syn_retrans>=1 and .connect_ms>=900 and .connect_ms<=3600 and (.findings|index(\"syn_retransmitted\")))"
+# Up to 4 retransmissions (1, 2, 3, 4 s) when the 2.5 s pause meets a busy machine.
+echo "# upstream connects off the rule: $(jq -s -c "$W | map(select((.syn_retrans>=1 and .connect_ms>=900 and .connect_ms<=4600 and .nonblocking and .completed_by==\"getsockopt\" and .outcome==\"ok\") | not) | {connect_ms, syn_retrans, completed_by, outcome})" "$L" 2>/dev/null)"
+check_jq "nginx's upstream connects: SYNs retransmitted, ~1-4.5 s, completed at getsockopt(SO_ERROR)" "$L" \
+  "$W | length>=20 and all(.[]; .nonblocking and .completed_by==\"getsockopt\" and .outcome==\"ok\") and all(.[]; .syn_retrans>=1 and .connect_ms>=900 and .connect_ms<=4600 and (.findings|index(\"syn_retransmitted\")))"
 check_jq "the worker's summary shows the 1 s and 2 s clusters" "$L" \
   "$S | .connect_hist[\"1-1.5s\"]>=5 and .connect_hist[\"1.5-2.5s\"]>=5 and .syn_retrans_total>=20 and .connect_ms.max>=1900"
 # Python on a loaded CI box can take a few ms now and then: the point is
