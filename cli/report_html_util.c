@@ -1,0 +1,45 @@
+/*
+ * report_html_util.c: how the HTML page writes text and numbers: every
+ * string from a log escaped for HTML, numbers in a short fixed form.
+ * Shared by report_html.c and report_svg.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report_html.h"
+
+void h_esc(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	for (; *p; p++) {
+		switch (*p) {
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '&': fputs("&amp;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(out, "\\x%02x", *p);
+			else
+				fputc(*p, out);
+		}
+	}
+}
+
+void h_num(FILE *out, double v)
+{
+	if (!isfinite(v))
+		fputs("?", out);
+	else if (fabs(v) >= 1e15)
+		fprintf(out, "%.3g", v);
+	else if (v == floor(v))
+		fprintf(out, "%.0f", v);
+	else if (fabs(v) < 10)
+		fprintf(out, "%.2f", v);
+	else
+		fprintf(out, "%.1f", v);
+}
