@@ -26,6 +26,9 @@ done
 # through unaudited: the summary counts exactly the main thread's connects.
 loops=$(sed -n 's/^# handler runs [0-9]*, main loops \([0-9]*\)$/\1/p' "$T/full.err")
 want=$(( (${loops:-0} + 15) / 16 ))
+# A TSan build leaves the signal wrappers out: the handler's own connects
+# are audited there too, so the main thread's are a lower bound.
+cmp="=="; case ",${SANITIZE:-}," in *,thread,*) cmp=">=" ;; esac
 check_jq "the main thread's own calls are still audited: all $want of them ($loops loops)" "$T/trace-full.jsonl" \
-	"any(.[]; .event==\"summary\" and .counts.connect == $want) and $want > 0 and any(.[]; .event==\"connect\" and .proto==\"udp\")"
+	"any(.[]; .event==\"summary\" and .counts.connect $cmp $want) and $want > 0 and any(.[]; .event==\"connect\" and .proto==\"udp\")"
 finish
