@@ -28,7 +28,7 @@ enum sa_optsock { SA_OPTSOCK_OTHER, SA_OPTSOCK_LISTENER, SA_OPTSOCK_ACCEPTED, SA
 #define SA_OPT_SAMPLE_EVERY 64      /* then one in 64 */
 struct sa_optseen {
 	uint64_t key;               /* sa_optseen_key(); 0 = free */
-	uint32_t claim;             /* 1 once a thread took the slot */
+	uint32_t claim;             /* the epoch of the process that took it (0: free) */
 	int level, opt;
 	uint8_t sock_kind;          /* enum sa_optsock */
 	uint8_t full;               /* a difference was seen: read back every call */

@@ -83,20 +83,33 @@ void sa_connect_summary(json_t *summary)
 	json_object_set_new(summary, "connects", c);
 }
 
-static void forget_pending(int fd, struct sa_sock *s, void *arg)
+/* Bumped in each forked child (mod 256; a pending connect is ignored by its
+ * 256th-generation descendant at worst). The parent owns the connect it
+ * started: a child that reads, polls or closes its copy of the fd has not
+ * completed or abandoned anything. Marking pending connects with the epoch,
+ * instead of walking the fd table at fork, keeps a child of a
+ * fork-per-connection server from touching pages it never uses. */
+static uint8_t epoch;
+
+/* Whether s's pending connect is this process's; forgets it otherwise. */
+static int ours(struct sa_sock *s)
 {
-	/* The parent owns the connect it started; a child that closes its
-	 * copy of the fd has not abandoned anything. */
-	if (s->flags & SA_F_CONNECTING)
-		s->flags &= ~(SA_F_CONNECTING | SA_F_WATCH_IO);
+	if (s->conn.epoch == epoch)
+		return 1;
+	__atomic_and_fetch(&s->flags, ~(SA_F_CONNECTING | SA_F_WATCH_IO), __ATOMIC_ACQ_REL);
+	return 0;
 }
 
 void sa_connect_reset(void)
 {
 	sa_hist_reset(&hist);
-	memset(buckets, 0, sizeof buckets);
-	n_ok = n_failed = n_abandoned = n_interrupted = retrans_total = 0;
-	sa_fd_foreach(forget_pending, NULL);
+	SA_ZERO(buckets);
+	SA_ZERO(n_ok);
+	SA_ZERO(n_failed);
+	SA_ZERO(n_abandoned);
+	SA_ZERO(n_interrupted);
+	SA_ZERO(retrans_total);
+	epoch++;
 }
 
 /* ---- one connect's report ----------------------------------------------------- */
@@ -226,7 +239,7 @@ static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t no
 	uint32_t old = __atomic_fetch_and(&s->flags, ~(SA_F_CONNECTING | SA_F_WATCH_IO), __ATOMIC_ACQ_REL);
 	struct sockaddr_storage peer;   /* aligned copy: the table keeps bytes */
 
-	if (!(old & SA_F_CONNECTING))
+	if (!(old & SA_F_CONNECTING) || s->conn.epoch != epoch)
 		return;
 	if (s->conn.interrupted) {
 		/* Already reported as interrupted: a close adds nothing. */
@@ -278,6 +291,9 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 		memset(&tmp, 0, sizeof tmp);
 		s = &tmp;
 	}
+	/* A connect the parent started before a fork is not this process's. */
+	if (s->flags & SA_F_CONNECTING)
+		ours(s);
 	/* connect(AF_UNSPEC) dissolves an association or aborts a connection:
 	 * no connect to time, but it ends one that was pending. */
 	if (addr && len >= (socklen_t)sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
@@ -316,6 +332,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 		s->conn.interrupted = err == EINTR;
 		s->conn.retrans_counted = err == EINTR && d.ti.valid ? (uint8_t)(d.ti.total_retrans > 255 ? 255 : d.ti.total_retrans) : 0;
 		s->conn.start_ns = t0;
+		s->conn.epoch = epoch;
 		s->conn.peer_len = 0;
 		if (addr && len > 0 && len <= (socklen_t)sizeof s->conn.peer) {
 			memcpy(s->conn.peer, addr, len);
@@ -340,7 +357,7 @@ void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 	int so_error;
 
 	if (ret != 0 || level != SOL_SOCKET || opt != SO_ERROR || !val || !len ||
-	    *len < (socklen_t)sizeof so_error)
+	    *len < (socklen_t)sizeof so_error || !ours(s))
 		return;
 	memcpy(&so_error, val, sizeof so_error);
 	init_done(&d, "getsockopt");
@@ -357,7 +374,7 @@ void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, i
 	int e;
 
 	/* Not yet connected: no system call of ours on this path. */
-	if (ret < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR))
+	if ((ret < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR)) || !ours(s))
 		return;
 	init_done(&d, dir == SA_IO_READ ? "read" : "write");
 	if (sa_sock_is_tcp(s) && stale(fd, s, sa_tcpinfo_read(fd, &d.ti), &d.ti))
@@ -374,6 +391,8 @@ void sa_connect_close(int fd, struct sa_sock *s)
 	uint64_t now = sa_now_ns(), est;
 	int r;
 
+	if (!ours(s))
+		return;
 	init_done(&d, "close");
 	d.outcome = SA_CONN_ABANDONED;
 	if (sa_sock_is_tcp(s) && stale(fd, s, r = sa_tcpinfo_read(fd, &d.ti), &d.ti))

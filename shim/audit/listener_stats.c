@@ -99,6 +99,7 @@ struct closed_rec {
 };
 static struct closed_rec closed[SUMMARY_LISTENERS];
 static uint32_t nclosed;
+static uint64_t reset_ns;   /* when this process was forked (0: never) */
 
 static void remember_closed(const struct sa_listener *l)
 {
@@ -338,6 +339,13 @@ void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 		return;
 	every = (uint64_t)c->stats_interval * 1000000000ull;
 	last = __atomic_load_n(&l->last_emit_ns, __ATOMIC_RELAXED);
+	if (last < reset_ns) {
+		/* This process's interval starts at its fork. */
+		if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, reset_ns, 0, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			return;
+		last = reset_ns;
+	}
 	/* now_ns was taken before this thread got here: another thread may
 	 * already have claimed a later time. */
 	if (now_ns <= last || now_ns - last < every)
@@ -422,22 +430,32 @@ void sa_accept_summary(json_t *summary)
 void sa_accept_reset(void)
 {
 	struct sa_listener *l;
-	uint64_t now = sa_now_ns();
 
 	/* Another thread of the parent may have held it at fork time. */
-	emit_lock = 0;
-	nclosed = 0;
+	SA_ZERO(emit_lock);
+	SA_ZERO(nclosed);
+	/* Counters written only where set (sa_zero): a child that never
+	 * accepts keeps sharing the parent's pages. Its stats intervals start
+	 * now (reset_ns), without writing each listener's last_emit_ns. */
+	reset_ns = sa_now_ns();
 	for (l = head; l; l = l->next) {
-		l->accepts = l->eagain = l->errors = 0;
-		l->empty_accepts = l->with_data = 0;
-		l->defer_expired = l->syncookie = l->fd_limit = 0;
-		l->queue_full_seen = l->queue_full_prev = 0;
-		l->peak_waiting = 0;
-		l->first_client = l->first_server = l->first_unknown = 0;
+		SA_ZERO(l->accepts);
+		SA_ZERO(l->eagain);
+		SA_ZERO(l->errors);
+		SA_ZERO(l->empty_accepts);
+		SA_ZERO(l->with_data);
+		SA_ZERO(l->defer_expired);
+		SA_ZERO(l->syncookie);
+		SA_ZERO(l->fd_limit);
+		SA_ZERO(l->queue_full_seen);
+		SA_ZERO(l->queue_full_prev);
+		SA_ZERO(l->peak_waiting);
+		SA_ZERO(l->first_client);
+		SA_ZERO(l->first_server);
+		SA_ZERO(l->first_unknown);
 		sa_hist_reset(&l->queue_ms);
 		sa_hist_reset(&l->wait_ms);
-		l->last_emit_ns = now;
-		memset(&l->ns_prev, 0, sizeof l->ns_prev);
+		SA_ZERO(l->ns_prev);
 	}
 	/* The namespace baseline stays the parent's: a child serving one
 	 * connection does not read /proc/net twice more for it (the counters

@@ -25,6 +25,16 @@ uint64_t sa_fnv64(uint64_t h, const void *p, size_t n)
 
 static struct sa_optseen seen[SA_OPTSEEN_SLOTS];
 static uint64_t seen_overflow;          /* calls that found no free slot */
+/* A slot is this process's when its claim is the current epoch. A forked
+ * child starts a new epoch instead of clearing the table: clearing 80 kB
+ * would copy-on-write 20 pages in every child of a fork-per-connection
+ * server, most of which never set an option. */
+static uint32_t epoch = 1;
+
+static int mine(const struct sa_optseen *e)
+{
+	return __atomic_load_n(&e->claim, __ATOMIC_ACQUIRE) == __atomic_load_n(&epoch, __ATOMIC_RELAXED);
+}
 
 const char *sa_optsock_name(enum sa_optsock k)
 {
@@ -55,28 +65,36 @@ uint64_t sa_optseen_key(int level, int opt, int ret, int err, const void *val, s
 
 struct sa_optseen *sa_optseen_get(uint64_t key, int level, int opt, enum sa_optsock kind, uint64_t id)
 {
+	uint32_t ep = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
 	unsigned i, n;
 
 	for (n = 0, i = (unsigned)(key ^ (key >> 29)) % SA_OPTSEEN_SLOTS; n < SA_OPTSEEN_PROBE;
 	     n++, i = (i + 1) % SA_OPTSEEN_SLOTS) {
 		struct sa_optseen *e = &seen[i];
-		uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE), zero = 0;
+		uint32_t c = __atomic_load_n(&e->claim, __ATOMIC_ACQUIRE);
 
-		if (k == key)
-			return e;
-		if (k != 0)
-			continue;
-		/* Fill the fields first, then publish the key. A racing thread
-		 * with the same key may claim the next slot: a count split in two. */
-		if (!__atomic_compare_exchange_n(&e->claim, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (c == ep) {
+			/* Taken this epoch; key 0 while its claimer fills it. */
 			if (__atomic_load_n(&e->key, __ATOMIC_ACQUIRE) == key)
 				return e;
 			continue;
 		}
+		/* Free, or left by the parent before a fork. Fill the fields
+		 * first, then publish the key. A racing thread with the same key
+		 * may claim the next slot: a count split in two. */
+		if (!__atomic_compare_exchange_n(&e->claim, &c, ep, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			if (c == ep && __atomic_load_n(&e->key, __ATOMIC_ACQUIRE) == key)
+				return e;
+			continue;
+		}
+		__atomic_store_n(&e->key, 0, __ATOMIC_RELEASE);
 		e->level = level;
 		e->opt = opt;
 		e->sock_kind = (uint8_t)kind;
+		e->full = e->logged = 0;
 		e->sock_id = id;
+		e->eff_hash = 0;
+		e->calls = e->read_back = e->logged_n = e->differs = e->failed = 0;
 		__atomic_store_n(&e->key, key, __ATOMIC_RELEASE);
 		return e;
 	}
@@ -91,7 +109,9 @@ int sa_optseen_readback(uint64_t nth, int full, int always)
 
 void sa_sockopt_reset(void)
 {
-	memset(seen, 0, sizeof seen);
+	/* Only the forking thread exists; 0 is never an epoch (a free slot). */
+	if (++epoch == 0)
+		epoch = 1;
 	seen_overflow = 0;
 }
 
@@ -150,7 +170,7 @@ json_t *sa_sockopt_counts_json(int only_accepted, uint64_t id)
 		const struct sa_optseen *e = &seen[i];
 		json_t *o;
 
-		if (!__atomic_load_n(&e->key, __ATOMIC_ACQUIRE))
+		if (!mine(e) || !__atomic_load_n(&e->key, __ATOMIC_ACQUIRE))
 			continue;
 		if (only_accepted && (e->sock_kind != SA_OPTSOCK_ACCEPTED || e->sock_id != id))
 			continue;

@@ -252,5 +252,5 @@ void sa_quickack_summary(json_t *summary)
 
 void sa_quickack_reset(void)
 {
-	memset(&qa, 0, sizeof qa);
+	SA_ZERO(qa);
 }

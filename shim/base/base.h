@@ -61,6 +61,7 @@ struct sa_real_fns {
 	ssize_t (*recvfrom_chk)(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
 	long (*syscall)(long, ...);
 	int (*clone)(int (*)(void *), void *, int, void *, ...);
+	void (*_exit)(int);
 };
 extern struct sa_real_fns sa_real SA_HIDDEN;
 /* Resolves every symbol once (dlsym RTLD_NEXT); safe to call repeatedly. */
@@ -74,6 +75,23 @@ static inline long (*sa_sysfn(void))(long, ...)
 	return sa_real.syscall;
 }
 #define sa_syscall(...) (sa_sysfn()(__VA_ARGS__))
+
+/* Zeroes n bytes at p unless they are all zero already. A forked child
+ * resets its counters with this: every page it writes is a private copy
+ * (a page fault each, tens of microseconds on a virtual machine), so the
+ * counters it never used stay shared with its parent. */
+static inline void sa_zero(void *p, size_t n)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i]) {
+			__builtin_memset(p, 0, n);
+			return;
+		}
+}
+#define SA_ZERO(x) sa_zero(&(x), sizeof(x))
 
 /* ---- config.c: SOCKAUDIT_* -> validated config (a pure function) ------- */
 
@@ -93,6 +111,7 @@ struct sa_config {
 	enum sa_level level;         /* SOCKAUDIT_LEVEL */
 	enum sa_sink_kind sink;      /* SOCKAUDIT_LOG */
 	char path[512];              /* path sink, %p already expanded */
+	int path_pid;                /* the path named the pid (%p) */
 	int sink_fd;                 /* fd:N */
 	int stats_interval;          /* SOCKAUDIT_STATS_INTERVAL, seconds, 0 = exit only */
 	int slow_connect_ms;         /* SOCKAUDIT_SLOW_CONNECT_MS */

@@ -101,6 +101,15 @@ static int expand_path(const char *in, pid_t pid, char *out, size_t cap)
 	return 0;
 }
 
+/* Whether expand_path puts the pid in: a %p that is not %%p. */
+static int names_pid(const char *v)
+{
+	for (; *v; v++)
+		if (*v == '%' && (*++v == 'p' || !*v))
+			return *v == 'p';
+	return 0;
+}
+
 static void log_var(struct sa_config *c, sa_getenv_fn get, pid_t pid)
 {
 	const char *v = get(SOCKAUDIT_ENV_LOG);
@@ -133,6 +142,7 @@ static void log_var(struct sa_config *c, sa_getenv_fn get, pid_t pid)
 		return;
 	}
 	c->sink = SA_SINK_PATH;
+	c->path_pid = names_pid(v);
 }
 
 int sa_config_absolute(const char *dir, char *path, size_t cap)

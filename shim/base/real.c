@@ -58,7 +58,7 @@ static void resolve(void)
 	R(accept); R(accept4); R(connect); R(close); R(close_range); R(closefrom);
 	R(dup); R(dup2); R(dup3); R(read); R(write); R(recv); R(send);
 	R(recvfrom); R(sendto); R(recvmsg); R(sendmsg); R(readv); R(writev);
-	R(sigaction); R(signal); R(syscall); R(clone);
+	R(sigaction); R(signal); R(syscall); R(clone); R(_exit);
 #undef R
 	/* _FORTIFY_SOURCE builds call these instead of read/recv/recvfrom. */
 	sa_real.read_chk = (__typeof__(sa_real.read_chk))dlsym(RTLD_NEXT, "__read_chk");

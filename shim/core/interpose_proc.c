@@ -138,14 +138,14 @@ SA_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 
 SA_EXPORT void _exit(int status)
 {
-	static void (*real)(int);
-
-	if (!real)
-		real = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+	/* Resolved with the rest at init: a dlsym here would write (and
+	 * copy) several pages of ld.so's state in every exiting child. */
+	if (!sa_real._exit)
+		sa_real_init();
 	if (!sa_in_vfork && !IN_VM_CHILD())
 		sa_lifecycle_end();
-	if (real)
-		real(status);
+	if (sa_real._exit)
+		sa_real._exit(status);
 	sa_syscall(SYS_exit_group, status);
 	__builtin_unreachable();
 }

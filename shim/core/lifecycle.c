@@ -124,18 +124,22 @@ void sa_lifecycle_new_process(void)
 	sa_tid_forget();
 	sa_set_pid((pid_t)sa_syscall(SYS_getpid));
 	/* A new process: its own init line, its own counts, and its own file
-	 * when the path names the pid (%p). */
-	init_emitted = 0;
-	summary_done = 0;
-	launched = 0;
-	init_written = 0;
+	 * when the path names the pid (%p). Every reset writes only what is
+	 * set (SA_ZERO): a child of a fork-per-connection server pays a page
+	 * fault for each page it writes. */
+	SA_ZERO(init_emitted);
+	SA_ZERO(summary_done);
+	SA_ZERO(launched);
+	SA_ZERO(init_written);
 	sa_event_counts_reset();
 	sa_lines_written_reset();
 	sa_summary_reset_after_fork();
-	sa_config_load(&c, secure_getenv, sa_pid());
-	if (c.sink == SA_SINK_PATH && strcmp(c.path, cfg->path) != 0) {
-		memcpy(cfg->path, c.path, sizeof cfg->path);
-		sa_sink_reopen_path(cfg->path);
+	if (cfg->path_pid) {
+		sa_config_load(&c, secure_getenv, sa_pid());
+		if (c.sink == SA_SINK_PATH && strcmp(c.path, cfg->path) != 0) {
+			memcpy(cfg->path, c.path, sizeof cfg->path);
+			sa_sink_reopen_path(cfg->path);
+		}
 	}
 }
 

@@ -21,7 +21,7 @@ uint64_t sa_lines_written(void)
 
 void sa_lines_written_reset(void)
 {
-	written = 0;
+	SA_ZERO(written);
 }
 
 void sa_emit_set_first_line(sa_first_line_fn fn)

@@ -107,9 +107,9 @@ int sa_event_any(void)
 
 void sa_event_counts_reset(void)
 {
-	memset(event_counts, 0, sizeof event_counts);
-	memset(finding_counts, 0, sizeof finding_counts);
-	suppressed = 0;
+	SA_ZERO(event_counts);
+	SA_ZERO(finding_counts);
+	SA_ZERO(suppressed);
 }
 
 uint64_t sa_suppressed_count(void)

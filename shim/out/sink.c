@@ -470,8 +470,8 @@ const char *sa_sink_describe(void)
 void sa_sink_atfork_child(void)
 {
 	/* Only the forking thread exists: nobody is writing. */
-	writers = 0;
-	in_write = 0;
+	SA_ZERO(writers);
+	SA_ZERO(in_write);
 	sa_sinkio_atfork_child();
 }
 

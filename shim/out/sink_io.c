@@ -268,7 +268,7 @@ void sa_sinkio_atfork_child(void)
 {
 	/* Only the forking thread exists: nobody owns the stream tail. A child
 	 * counts its own drops. */
-	dropped = 0;
-	unreported = 0;
-	tail_owner = 0;
+	SA_ZERO(dropped);
+	SA_ZERO(unreported);
+	SA_ZERO(tail_owner);
 }

@@ -38,6 +38,9 @@
 /* Read by the inline sa_fd_get() in state.h. */
 struct sa_sock *sa_fd_chunks[NCHUNKS];
 static size_t nchunks_alloc;
+/* One past the highest chunk ever mapped: the walks below stop there, so a
+ * forked child does not read (and fault in) pages of tables it never used. */
+static unsigned int chunks_top;
 /* Per chunk: tracked entries, plus RELEASING while madvise runs. */
 #define RELEASING (1u << 31)
 static uint32_t live[NCHUNKS];
@@ -71,7 +74,12 @@ static struct sa_sock *slot(int fd, int create)
 			munmap(c, CHUNK_BYTES);
 			c = expected;
 		} else {
+			unsigned int top = __atomic_load_n(&chunks_top, __ATOMIC_RELAXED), i = ((unsigned int)fd >> CHUNK_BITS) + 1;
+
 			__atomic_add_fetch(&nchunks_alloc, 1, __ATOMIC_RELAXED);
+			while (top < i && !__atomic_compare_exchange_n(&chunks_top, &top, i, 1, __ATOMIC_RELEASE,
+								       __ATOMIC_RELAXED))
+				;
 		}
 	}
 	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
@@ -294,11 +302,13 @@ void sa_fd_dup(int oldfd, int newfd)
 
 void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
 {
-	unsigned int i, j;
+	unsigned int i, j, top = __atomic_load_n(&chunks_top, __ATOMIC_ACQUIRE);
 
-	for (i = 0; i < NCHUNKS; i++) {
+	for (i = 0; i < top; i++) {
 		struct sa_sock *c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
-		if (!c)
+
+		/* An empty chunk holds no entry to visit (and may be handed back). */
+		if (!c || !(__atomic_load_n(&live[i], __ATOMIC_ACQUIRE) & ~RELEASING))
 			continue;
 		for (j = 0; j < CHUNK; j++)
 			if (__atomic_load_n(&c[j].flags, __ATOMIC_ACQUIRE))
@@ -310,9 +320,11 @@ void sa_fdtab_atfork_child(void)
 {
 	unsigned int i;
 
-	/* A thread of the parent may have been handing a chunk back. */
-	for (i = 0; i < NCHUNKS; i++)
-		live[i] &= ~RELEASING;
+	/* A thread of the parent may have been handing a chunk back. Written
+	 * only where set: every page this child writes is a copy. */
+	for (i = 0; i < chunks_top; i++)
+		if (live[i] & RELEASING)
+			live[i] &= ~RELEASING;
 }
 
 /* Address space of the table; resident memory is less once chunks empty

@@ -128,5 +128,5 @@ json_t *sa_hist_json(const struct sa_hist *h)
 
 void sa_hist_reset(struct sa_hist *h)
 {
-	memset(h, 0, sizeof *h);
+	sa_zero(h, sizeof *h);
 }

@@ -75,6 +75,12 @@ if [ -n "$child" ] && [ -n "$parent" ]; then
 		"all(.[] | select(.event==\"listen\" and (.backlog_requested==81 or .backlog_requested==83)); .pid==$parent) and any(.[]; .backlog_requested==83)"
 	check_jq "fork: tid of the child's lines is the child's" "$T/fork.jsonl" \
 		"all(.[] | select(.pid==$child); .tid==$child)"
+	# A non-blocking connect the parent left pending across the fork is the
+	# parent's: the child's close of its copy abandons nothing.
+	check_jq "fork: the parent's pending connect is reported once, by the parent, completed by getsockopt" "$T/fork.jsonl" \
+		"[.[] | select(.event==\"connect\" and .nonblocking==true)] | length == 1 and .[0].pid==$parent and .[0].completed_by==\"getsockopt\" and .[0].outcome==\"ok\""
+	check_jq "fork: the child's summary counts no connect of the parent's" "$T/fork.jsonl" \
+		"[.[] | select(.event==\"summary\" and .pid==$child)] | length == 1 and .[0].connects.abandoned == 0"
 else fail "fork: pids reported" "child '$child' parent '$parent'"; fi
 
 # A raw close of our log fd (syscall(SYS_close), as glibc-internal closes do)

@@ -222,22 +222,45 @@ static int mode_exec(char **argv, int second)
 	return 1;
 }
 
+/* The parent leaves a non-blocking connect pending across the fork: it is
+ * the parent's to complete, so the child closing its copy abandons nothing. */
 static int mode_fork(void)
 {
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t l = sizeof(sa);
 	pid_t p;
-	int st;
+	int st, ls, c = -1, err = -1, r = -1;
 
 	round_trip(81);
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (ls >= 0 && bind(ls, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(ls, 84) == 0 &&
+	    getsockname(ls, (struct sockaddr *)&sa, &l) == 0) {
+		c = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		r = connect(c, (struct sockaddr *)&sa, sizeof(sa));
+	}
+	printf("pending connect: %s\n", r == 0 ? "done at once" : ename(errno));
 	fflush(stdout);
 	p = fork();
 	if (p == 0) {
 		fprintf(stderr, "# child pid %d\n", (int)getpid());
+		close(c);
 		round_trip(82);
 		_exit(0);
 	}
 	waitpid(p, &st, 0);
 	printf("child exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 	fprintf(stderr, "# parent pid %d\n", (int)getpid());
+	{
+		struct pollfd pf = { .fd = c, .events = POLLOUT };
+		socklen_t el = sizeof(err);
+
+		poll(&pf, 1, 2000);
+		getsockopt(c, SOL_SOCKET, SO_ERROR, &err, &el);
+	}
+	printf("parent's connect: SO_ERROR %d\n", err);
+	close(c);
+	close(ls);
 	round_trip(83);
 	return 0;
 }
