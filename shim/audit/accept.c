@@ -261,7 +261,6 @@ static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *lti, 
 			child, need);
 }
 
-static uint32_t accept_serial;
 
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen)
@@ -271,19 +270,33 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	 * accept ran on a socket we can no longer name, so no listener gets it. */
 	int moved = sa_fd_gen(lfd) != lgen;
 	struct sa_sock *ls = moved ? NULL : listener_sock(lfd), *c = NULL;
-	struct sa_listener *l = ls ? sa_listener_get(lfd, ls) : NULL;
+	struct sa_listener *l = !ls ? NULL : __atomic_load_n(&ls->lsn.listener, __ATOMIC_ACQUIRE) ?: sa_listener_get(lfd, ls);
 	struct sa_findings f;
 	struct sa_tcpinfo ti, lti;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
 	enum sa_empty_cause cause = SA_EMPTY_NONE;
-	int tcp, have_ti = 0, have_lti = 0, bytes_ok = 0, full = 0, report = 0, backlog = -1;
-	int trace = sa_level_enabled(SA_LEVEL_TRACE), sample;
+	int tcp = sa_sock_is_tcp(ls), have_ti = 0, have_lti = 0, bytes_ok = 0, full = 0, report = 0;
+	int trace = sa_level_enabled(SA_LEVEL_TRACE), sample = 0, backlog = -1;
 	int defer_s = ls ? ls->opt.defer_accept_s : 0;
 	int bytes = 0;
 	double wait_ms = (double)(t1 - t0) / 1e6;
 	struct sa_line L;
 
+	if (ret >= 0) {
+		/* TCP_INFO on the child and the listener is most of what a watched
+		 * accept costs us: below trace it is read on a sample (one accept
+		 * in 64 per listener, or 100 ms after the last, which is what the
+		 * queue_ms histogram and the queue depth are built from), and
+		 * whenever a finding depends on it. */
+		sample = tcp && sample_due(l, t1, trace);
+		/* The common case below trace: counted and timed, no entry. */
+		if (!trace && !sample && tcp && l && defer_s == 0 && !sa_accept_watch_due(l) && !sa_fd_get(ret) &&
+		    sa_netns_base()) {
+			sa_accept_counted_only(lfd, ret, l, wait_ms, t1);
+			return;
+		}
+	}
 	sa_findings_init(&f);
 	if (l && !sa_netns_base())
 		sa_netns_baseline();   /* first accept of a process that never listened (a forked worker) */
@@ -306,7 +319,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		c->acc.listen_fd = lfd;
 		c->acc.listener = l;
 		c->acc.listener_inc = l ? __atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) : 0;
-		c->acc.serial = __atomic_add_fetch(&accept_serial, 1, __ATOMIC_RELAXED);
+		c->acc.serial = __atomic_add_fetch(&sa_accept_serial, 1, __ATOMIC_RELAXED);
 		__atomic_or_fetch(&c->flags, SA_F_ACCEPTED, __ATOMIC_RELEASE);
 		if (ls) {
 			c->family = ls->family;
@@ -314,12 +327,6 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 			c->protocol = ls->protocol;
 		}
 	}
-	tcp = sa_sock_is_tcp(ls);
-	/* TCP_INFO on the child and the listener is most of what an accept
-	 * costs us: below trace it is read on a sample (one accept in 64 per
-	 * listener, or 100 ms after the last, which is what the queue_ms histogram and the queue depth
-	 * are built from), and whenever a finding depends on it. */
-	sample = tcp && sample_due(l, t1, trace);
 	if (sample) {
 		/* Right after accept and before the program writes: tcp_get_info()
 		 * gives last_data_sent = now - lsndtime, set when the child was

@@ -98,6 +98,14 @@ int sa_queue_was_full(int backlog, uint32_t len_after, long queue_ms) SA_HIDDEN;
 enum { SPEAKER_UNKNOWN = 3, SPEAKER_CLIENT = 1, SPEAKER_SERVER = 2 };
 #define ADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
 
+/* speaker.c: which connections are watched for who speaks first. */
+extern uint32_t sa_accept_serial SA_HIDDEN;   /* accepts with an fd entry, numbered */
+/* Whether the next accept on l gets an entry and a watch (below trace, on a
+ * plain TCP listener: the first 64, then 1 in 16). */
+int sa_accept_watch_due(const struct sa_listener *l) SA_HIDDEN;
+/* Counts and times an accept that gets no entry. */
+void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, double wait_ms, uint64_t t1) SA_HIDDEN;
+
 /* Report the 1st, 2nd, 4th, 8th ... occurrence; count the rest as suppressed. */
 static inline int worth_reporting(uint64_t n)
 {

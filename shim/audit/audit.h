@@ -62,6 +62,10 @@ void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f) SA
 /* After a successful listen(): the listener's stats entry, the netns baseline. */
 void sa_accept_on_listening(int fd, struct sa_sock *s) SA_HIDDEN;
 /* peer may be NULL: then read (getpeername) only for a line. */
+/* An fd entry for a connection that was only counted (its light word,
+ * sa_fd_light_take): accepted from the listener it names, if that listener
+ * is still open; NULL otherwise. */
+struct sa_sock *sa_accept_promote(int fd, uint64_t word) SA_HIDDEN;
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen) SA_HIDDEN;
 void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;

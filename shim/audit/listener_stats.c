@@ -332,12 +332,20 @@ void sa_listener_emit(struct sa_listener *l)
 
 void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 {
-	const struct sa_config *c = sa_cfg();
-	uint64_t last, every;
+	/* SOCKAUDIT_STATS_INTERVAL in ns, read once (the configuration does
+	 * not change after init); UINT64_MAX: at close and exit only. */
+	static uint64_t every;
+	uint64_t last;
 
-	if (!l || !c || c->stats_interval <= 0)
+	if (SA_UNLIKELY(!every)) {
+		const struct sa_config *c = sa_cfg();
+
+		if (!c)
+			return;
+		every = c->stats_interval > 0 ? (uint64_t)c->stats_interval * 1000000000ull : UINT64_MAX;
+	}
+	if (!l || every == UINT64_MAX)
 		return;
-	every = (uint64_t)c->stats_interval * 1000000000ull;
 	last = __atomic_load_n(&l->last_emit_ns, __ATOMIC_RELAXED);
 	if (last < reset_ns) {
 		/* This process's interval starts at its fork. */

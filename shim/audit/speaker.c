@@ -4,7 +4,10 @@
  * accept means the client; otherwise the first read or write through the
  * socket, or any copy of it, decides; a close before either, neither.
  * Counted in the listener's stats; a server that speaks first on a
- * deferred listener is a finding.
+ * deferred listener is a finding. Below trace, a plain TCP listener's
+ * connections are watched on a sample; the others get no fd entry, only a
+ * word in the fd table's light table, so a setsockopt on one can still be
+ * counted as "accepted from" its listener (sa_accept_promote).
  */
 #include <errno.h>
 #include <limits.h>
@@ -17,6 +20,63 @@
 
 #include "audit/accept.h"
 #include "syn_schedule.h"
+
+/* Below trace, who speaks first is decided on a sample of a plain TCP
+ * listener's connections: its first SA_WATCH_FIRST, then one in
+ * SA_WATCH_EVERY (every one on a deferred listener, where a server that
+ * speaks first is a finding, and at trace). The others are counted and
+ * timed, with no fd entry: that entry, its first-I/O watch and its close
+ * were most of the instructions an accept cost (bench/counts.sh). */
+uint32_t sa_accept_serial;
+
+#define SA_WATCH_FIRST 64
+#define SA_WATCH_EVERY 16
+
+int sa_accept_watch_due(const struct sa_listener *l)
+{
+	uint64_t n = __atomic_load_n(&l->accepts, __ATOMIC_RELAXED);
+
+	return n < SA_WATCH_FIRST || n % SA_WATCH_EVERY == 0;
+}
+
+/* The word an accepted connection that is only counted keeps (fdtab.c's
+ * light table): its listener's fd and incarnation, so that a setsockopt on
+ * it later is still "accepted from" that listener. */
+static uint64_t light_word(int lfd, const struct sa_listener *l)
+{
+	return ((uint64_t)__atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) << 32) | (uint32_t)(lfd + 1);
+}
+
+void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, double wait_ms, uint64_t t1)
+{
+	sa_fd_light_set(fd, light_word(lfd, l));
+	ADD(l->accepts, 1);
+	sa_hist_add(&l->wait_ms, wait_ms);
+	sa_event_count_id(SA_EV_ACCEPT);
+	sa_listener_tick(l, t1);
+}
+
+struct sa_sock *sa_accept_promote(int fd, uint64_t word)
+{
+	int lfd = (int)(uint32_t)word - 1;
+	struct sa_sock *ls = sa_fd_get(lfd), *c;
+	struct sa_listener *l = ls && (ls->flags & SA_F_LISTENER) ? ls->lsn.listener : NULL;
+
+	/* The listener closed, or its number holds another one now. */
+	if (!l || !__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) ||
+	    light_word(lfd, l) != word || (c = sa_fd_adopt(fd)) == NULL)
+		return NULL;
+	c->acc.listen_fd = lfd;
+	c->acc.listener = l;
+	c->acc.listener_inc = (uint32_t)(word >> 32);
+	c->acc.serial = __atomic_add_fetch(&sa_accept_serial, 1, __ATOMIC_RELAXED);
+	c->family = ls->family;
+	c->type = ls->type;
+	c->protocol = ls->protocol;
+	/* Not watched: who spoke first on it is not known any more. */
+	__atomic_or_fetch(&c->flags, SA_F_ACCEPTED, __ATOMIC_RELEASE);
+	return c;
+}
 
 /* The listener an accepted socket came from, while it is still that
  * listener: once it closed (its line is written) or was reused, NULL. */

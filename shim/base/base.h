@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "sockaudit.h"
 
@@ -137,15 +138,19 @@ const char *sa_level_name(enum sa_level l) SA_HIDDEN;
 
 /* ---- runtime.c: this process's state ------------------------------------ */
 
+/* The shim's TLS is in the initial-exec model (loaded at startup or by
+ * LD_PRELOAD: static TLS): every declaration must say so, or the compiler
+ * calls __tls_get_addr on each access from other files. */
+#define SA_TLS_IE __attribute__((tls_model("initial-exec")))
 /* Per thread: >0 while the shim's own code runs (or a host signal handler
  * that the trampoline marked); wrappers then pass straight through. */
-extern __thread int sa_in_shim SA_HIDDEN;
+extern __thread int sa_in_shim SA_HIDDEN SA_TLS_IE;
 /* Per thread: inside a host signal handler (core/signals.c's trampoline). */
-extern __thread int sa_in_signal SA_HIDDEN;
+extern __thread int sa_in_signal SA_HIDDEN SA_TLS_IE;
 /* Per thread: a vfork child runs on it (core/vfork_*.S): the child shares
  * our memory, so every wrapper passes straight through until it execs or
  * exits. */
-extern __thread int sa_in_vfork SA_HIDDEN;
+extern __thread int sa_in_vfork SA_HIDDEN SA_TLS_IE;
 
 enum sa_run_state { SA_RUN_NEW, SA_RUN_INITIALIZING, SA_RUN_ACTIVE, SA_RUN_DISABLED };
 enum sa_run_state sa_run_state(void) SA_HIDDEN;
@@ -169,7 +174,17 @@ void sa_runtime_configure(const struct sa_config *c, const char *comm) SA_HIDDEN
 
 /* 1 when [p, p + n) is in this thread's stack above our own frame (the
  * host's locals): readable without a fault. */
-int sa_stack_holds(const void *p, size_t n) SA_HIDDEN;
+extern __thread uintptr_t sa_stack_lo SA_HIDDEN SA_TLS_IE, sa_stack_hi SA_HIDDEN SA_TLS_IE;
+void sa_stack_probe(void) SA_HIDDEN;   /* reads this thread's bounds once */
+static inline int sa_stack_holds(const void *p, size_t n)
+{
+	volatile char here = 0;
+	uintptr_t a = (uintptr_t)p, me = (uintptr_t)&here;
+
+	if (SA_UNLIKELY(!sa_stack_hi))
+		sa_stack_probe();
+	return me >= sa_stack_lo && me < sa_stack_hi && a >= me && n <= sa_stack_hi - a && a < sa_stack_hi;
+}
 
 /* Every signal held off for this thread across one rare piece of shim work
  * that allocates (a jansson event, a new listener's state): a host handler
@@ -184,6 +199,12 @@ int sa_trylock(int *lock) SA_HIDDEN;
 void sa_unlock(int *lock) SA_HIDDEN;
 
 double sa_now_wall(void) SA_HIDDEN;             /* Unix seconds */
-uint64_t sa_now_ns(void) SA_HIDDEN;             /* CLOCK_MONOTONIC */
+static inline uint64_t sa_now_ns(void)          /* CLOCK_MONOTONIC */
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 #endif

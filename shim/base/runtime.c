@@ -125,30 +125,22 @@ void sa_runtime_configure(const struct sa_config *c, const char *name)
  * The bounds are read once per thread (for the main thread glibc parses
  * /proc/self/maps).
  */
-static __thread uintptr_t stack_lo __attribute__((tls_model("initial-exec")));
-static __thread uintptr_t stack_hi __attribute__((tls_model("initial-exec")));
+__thread uintptr_t sa_stack_lo SA_TLS_IE, sa_stack_hi SA_TLS_IE;
 
-int sa_stack_holds(const void *p, size_t n)
+void sa_stack_probe(void)
 {
-	volatile char here = 0;
-	uintptr_t a = (uintptr_t)p, me = (uintptr_t)&here;
+	pthread_attr_t at;
+	void *lo;
+	size_t sz;
 
-	if (SA_UNLIKELY(!stack_hi)) {
-		pthread_attr_t at;
-		void *lo;
-		size_t sz;
-
-		stack_lo = stack_hi = 1;   /* unknown unless glibc tells us */
-		if (pthread_getattr_np(pthread_self(), &at) == 0) {
-			if (pthread_attr_getstack(&at, &lo, &sz) == 0 && sz) {
-				stack_lo = (uintptr_t)lo;
-				stack_hi = (uintptr_t)lo + sz;
-			}
-			pthread_attr_destroy(&at);
+	sa_stack_lo = sa_stack_hi = 1;   /* unknown unless glibc tells us */
+	if (pthread_getattr_np(pthread_self(), &at) == 0) {
+		if (pthread_attr_getstack(&at, &lo, &sz) == 0 && sz) {
+			sa_stack_lo = (uintptr_t)lo;
+			sa_stack_hi = (uintptr_t)lo + sz;
 		}
+		pthread_attr_destroy(&at);
 	}
-	(void)here;
-	return me >= stack_lo && me < stack_hi && a >= me && n <= stack_hi - a && a < stack_hi;
 }
 
 void sa_signals_hold(sigset_t *old)
@@ -186,10 +178,4 @@ double sa_now_wall(void)
 	return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000) / 1e6;
 }
 
-uint64_t sa_now_ns(void)
-{
-	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}

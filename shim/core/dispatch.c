@@ -18,10 +18,15 @@
 static struct sa_sock *lazy_track(int fd)
 {
 	struct sa_sock *s = sa_fd_get(fd);
+	uint64_t w;
 	int v;
 	socklen_t l = sizeof v;
 
 	if (s)
+		return s;
+	/* An accepted connection that was counted, not tracked: no system
+	 * call needed to know what it is. */
+	if ((w = sa_fd_light_take(fd)) != 0 && (s = sa_accept_promote(fd, w)) != NULL)
 		return s;
 	if (fd < 0 || sa_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) != 0)
 		return NULL;

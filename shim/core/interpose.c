@@ -194,6 +194,8 @@ void sa_before_close(int fd)
 		if (sa_active())
 			sa_on_close(fd, s);
 		sa_fd_forget(fd);
+	} else {
+		sa_fd_light_take(fd);   /* a connection that was counted, not tracked */
 	}
 	sa_in_shim--;
 	errno = err;
@@ -227,6 +229,7 @@ void sa_before_close_range(unsigned int first, unsigned int last)
 	sa_in_shim++;
 	sa_sink_before_close_range(first, last);
 	sa_fd_foreach(forget_one, r);
+	sa_fd_light_clear_range(first, last);
 	sa_in_shim--;
 	errno = err;
 }

@@ -77,6 +77,13 @@ json_t *sa_findings_totals(void)
 	return o;
 }
 
+_Static_assert(SA_EV_OTHER + 1 == NEVENTS, "enum sa_event_id follows sa_event_names");
+
+void sa_event_count_id(enum sa_event_id id)
+{
+	__atomic_add_fetch(&event_counts[id], 1, __ATOMIC_RELAXED);
+}
+
 void sa_event_count(const char *event)
 {
 	__atomic_add_fetch(&event_counts[index_of(event_names, NEVENTS, event)], 1, __ATOMIC_RELAXED);

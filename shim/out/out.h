@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "names.h"
 
 #define SA_LINE_MAX 4096
 #define SA_MAX_FINDINGS 8
@@ -79,6 +80,7 @@ void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, .
 void sa_findings_count(const char *code) SA_HIDDEN;
 json_t *sa_findings_totals(void) SA_HIDDEN;
 void sa_event_count(const char *event) SA_HIDDEN;
+void sa_event_count_id(enum sa_event_id id) SA_HIDDEN;   /* the same, without the name lookup */
 json_t *sa_event_counts(void) SA_HIDDEN;
 int sa_event_any(void) SA_HIDDEN;                  /* anything audited yet? */
 void sa_event_counts_reset(void) SA_HIDDEN;

@@ -49,7 +49,11 @@ static size_t ntracked;
 static struct sa_sock_quickack *qa_chunks[NCHUNKS];
 /* The generations live beside the chunks, not in them: a chunk handed back
  * reads as zeros, and a generation must never go back. */
-static uint32_t *gen_chunks[NCHUNKS];
+uint32_t *sa_fd_gen_chunks[NCHUNKS];
+#define gen_chunks sa_fd_gen_chunks
+/* Accepted connections that are counted but not tracked (sa_fd_light_set). */
+uint64_t *sa_fd_light_chunks[NCHUNKS];
+#define light_chunks sa_fd_light_chunks
 
 static void *map(size_t bytes)
 {
@@ -124,6 +128,44 @@ static void gen_bump(int fd)
 struct sa_sock_quickack *sa_fd_qa(int fd, int create)
 {
 	return side((void **)qa_chunks, sizeof(struct sa_sock_quickack), fd, create);
+}
+
+static uint64_t *light_of(int fd, int create)
+{
+	return side((void **)light_chunks, sizeof(uint64_t), fd, create);
+}
+
+void sa_fd_light_map(int fd, uint64_t v)
+{
+	uint64_t *p = light_of(fd, 1);
+
+	if (p)
+		__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+uint64_t sa_fd_light_clear(uint64_t *w)
+{
+	return __atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL);
+}
+
+void sa_fd_light_clear_range(unsigned int first, unsigned int last)
+{
+	unsigned int i, j, hi = last >> CHUNK_BITS;
+
+	if (hi >= NCHUNKS)
+		hi = NCHUNKS - 1;
+	for (i = first >> CHUNK_BITS; i <= hi; i++) {
+		uint64_t *c = __atomic_load_n(&light_chunks[i], __ATOMIC_ACQUIRE);
+
+		if (!c)
+			continue;
+		for (j = 0; j < CHUNK; j++) {
+			unsigned int fd = i * CHUNK + j;
+
+			if (fd >= first && fd <= last && c[j])
+				__atomic_store_n(&c[j], 0, __ATOMIC_RELEASE);
+		}
+	}
 }
 
 /* A new socket on fd starts with no quickack history. */
@@ -222,6 +264,7 @@ static struct sa_sock *fresh(int fd, int bump)
 	drop_listener(s);
 	memset(s, 0, sizeof *s);
 	qa_clear(fd);
+	sa_fd_light_take(fd);
 	if (bump)
 		gen_bump(fd);
 	s->acc.listen_fd = -1;
@@ -241,17 +284,11 @@ struct sa_sock *sa_fd_adopt(int fd)
 	return fresh(fd, 0);
 }
 
-uint32_t sa_fd_gen(int fd)
-{
-	uint32_t *g = gen_of(fd, 0);
-
-	return g ? __atomic_load_n(g, __ATOMIC_ACQUIRE) : 0;
-}
-
 void sa_fd_forget(int fd)
 {
 	struct sa_sock *s = slot(fd, 0);
 
+	sa_fd_light_take(fd);
 	if (!s)
 		return;
 	gen_bump(fd);
@@ -267,6 +304,7 @@ void sa_fd_dup(int oldfd, int newfd)
 
 	if (oldfd == newfd)
 		return;
+	sa_fd_light_take(newfd);   /* a copy is not counted twice; newfd's own word is gone */
 	if (!o) {
 		sa_fd_forget(newfd);
 		return;

@@ -116,6 +116,14 @@ static inline struct sa_sock *sa_fd_get(int fd)
 	/* Acquire: pairs with the release store in sa_fd_track() (fdtab.c). */
 	return __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) ? s : NULL;
 }
+/* Side tables beside the chunks (fdtab.c), read inline on hot paths. */
+extern uint32_t *sa_fd_gen_chunks[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
+extern uint64_t *sa_fd_light_chunks[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
+#define SA_FD_SIDE(tab, fd) ({                                                         \
+	__typeof__(tab[0]) c_ = (unsigned int)(fd) < SA_FD_MAX                             \
+		? __atomic_load_n(&tab[(unsigned int)(fd) >> SA_FD_CHUNK_BITS], __ATOMIC_ACQUIRE) \
+		: NULL;                                                                    \
+	c_ ? &c_[(unsigned int)(fd) & ((1u << SA_FD_CHUNK_BITS) - 1)] : NULL; })
 /* fd's TCP_QUICKACK window (created when create is set), or NULL. */
 struct sa_sock_quickack *sa_fd_qa(int fd, int create) SA_HIDDEN;
 /* A fresh, zeroed entry for fd (a new socket with this number); NULL if
@@ -129,7 +137,12 @@ struct sa_sock *sa_fd_adopt(int fd) SA_HIDDEN;
  * to another socket (track, forget, dup onto it). Read before a blocking
  * call and compared after, it tells whether the entry still describes the
  * socket the call ran on. A plain memory read: no system call. */
-uint32_t sa_fd_gen(int fd) SA_HIDDEN;
+static inline uint32_t sa_fd_gen(int fd)
+{
+	uint32_t *g = SA_FD_SIDE(sa_fd_gen_chunks, fd);
+
+	return g ? __atomic_load_n(g, __ATOMIC_ACQUIRE) : 0;
+}
 /* Hooks for the listener reference an entry holds (lsn.listener): ref when
  * dup copies an entry, unref when an entry holding one is overwritten.
  * Registered by audit/listener_stats.c (calls only go down). */
@@ -138,6 +151,30 @@ void sa_fd_set_listener_hooks(void (*ref)(struct sa_listener *), void (*unref)(s
 void sa_sock_fill_kind(int fd, struct sa_sock *s) SA_HIDDEN;
 /* Forget fd (called before the real close). */
 void sa_fd_forget(int fd) SA_HIDDEN;
+/* Counted, not watched: below trace most accepted connections get no entry,
+ * only this word (audit/accept.c: which listener, while it is that one), so
+ * that a later setsockopt on the fd can still name it "accepted from X".
+ * Cleared when the fd is tracked, forgotten or closed. 0 = none. */
+void sa_fd_light_map(int fd, uint64_t v) SA_HIDDEN;   /* sa_fd_light_set's first use of a chunk */
+static inline void sa_fd_light_set(int fd, uint64_t v)
+{
+	uint64_t *w = SA_FD_SIDE(sa_fd_light_chunks, fd);
+
+	if (SA_LIKELY(w != NULL))
+		__atomic_store_n(w, v, __ATOMIC_RELEASE);
+	else
+		sa_fd_light_map(fd, v);
+}
+/* The word of fd, cleared. */
+uint64_t sa_fd_light_clear(uint64_t *w) SA_HIDDEN;
+static inline uint64_t sa_fd_light_take(int fd)
+{
+	uint64_t *w = SA_FD_SIDE(sa_fd_light_chunks, fd);
+
+	return w && __atomic_load_n(w, __ATOMIC_RELAXED) ? sa_fd_light_clear(w) : 0;
+}
+/* Clears the words of fds first..last (close_range, closefrom). */
+void sa_fd_light_clear_range(unsigned int first, unsigned int last) SA_HIDDEN;
 /* Copy oldfd's entry to newfd (dup), or forget newfd if oldfd untracked. */
 void sa_fd_dup(int oldfd, int newfd) SA_HIDDEN;
 /* In a forked child: no chunk is being handed back any more. */
