@@ -42,7 +42,7 @@ size_t sa_utf8_seq(const unsigned char *s, size_t n)
 
 /* ---- writers ------------------------------------------------------------ */
 
-static const char pairs[] =
+const char sa_pairs[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
@@ -55,8 +55,8 @@ static inline char *dec_back(char *end, uint64_t v)
 	while (v > UINT32_MAX) {
 		unsigned r = (unsigned)(v % 100);
 		v /= 100;
-		*--end = pairs[2 * r + 1];
-		*--end = pairs[2 * r];
+		*--end = sa_pairs[2 * r + 1];
+		*--end = sa_pairs[2 * r];
 	}
 	/* 32-bit divisions from here: cheaper, and every fd, count and
 	 * second since 1970 fits. */
@@ -64,12 +64,12 @@ static inline char *dec_back(char *end, uint64_t v)
 	while (w >= 100) {
 		unsigned r = w % 100;
 		w /= 100;
-		*--end = pairs[2 * r + 1];
-		*--end = pairs[2 * r];
+		*--end = sa_pairs[2 * r + 1];
+		*--end = sa_pairs[2 * r];
 	}
 	if (w >= 10) {
-		*--end = pairs[2 * w + 1];
-		*--end = pairs[2 * w];
+		*--end = sa_pairs[2 * w + 1];
+		*--end = sa_pairs[2 * w];
 	} else {
 		*--end = (char)('0' + w);
 	}
@@ -98,15 +98,47 @@ int sa_out_int(struct sa_out *o, long long v)
 	return sa_out_u64(o, (uint64_t)v);
 }
 
+/* The integer and microsecond parts of a in [1e-6, 1e15), rounded as
+ * sa_out_real has always rounded them (one expression, shared). */
+static inline void real_parts(double a, uint64_t *ip, uint32_t *frac)
+{
+	uint64_t i = (uint64_t)a, f = (uint64_t)((a - (double)i) * 1e6 + 0.5);
+
+	if (f >= 1000000) {
+		i++;
+		f -= 1000000;
+	}
+	*ip = i;
+	*frac = (uint32_t)f;
+}
+
+/* ".dddddd", the trailing zeros cut (one digit kept), into d: 8 bytes
+ * written, the length returned. No loop: three pairs, then at most one
+ * pair and one digit cut. */
+static inline size_t frac_text(char *d, uint32_t f)
+{
+	uint32_t a = f / 10000, r = f % 10000, b = r / 100, c = r % 100;
+	size_t n = c ? 7 : b ? 5 : 3;
+
+	d[0] = '.';
+	__builtin_memcpy(d + 1, sa_pairs + 2 * a, 2);
+	__builtin_memcpy(d + 3, sa_pairs + 2 * b, 2);
+	__builtin_memcpy(d + 5, sa_pairs + 2 * c, 2);
+	d[7] = '0';
+	if (d[n - 1] == '0' && n > 2)
+		n--;
+	return n;
+}
+
 /* Reals with microsecond precision, trailing zeros cut ("1.5", "0.0"):
  * every real we write is a time in s or ms, or a rounded percentile. */
 int sa_out_real(struct sa_out *o, double v)
 {
 	double a = v < 0 ? -v : v;
-	uint64_t ip, frac;
-	uint32_t f32;
-	char digits[7];   /* '.' and six digits */
-	int n, i;
+	uint64_t ip;
+	uint32_t frac;
+	char digits[8];
+	int n;
 
 	if (!(a <= 1.7976931348623157e308))
 		return sa_out_put(o, "null", 4);   /* NaN and infinities are not JSON */
@@ -117,28 +149,56 @@ int sa_out_real(struct sa_out *o, double v)
 			return -1;
 		return sa_out_put(o, tmp, (size_t)n);
 	}
-	ip = (uint64_t)a;
-	frac = (uint64_t)((a - (double)ip) * 1e6 + 0.5);
-	if (frac >= 1000000) {
-		ip++;
-		frac -= 1000000;
-	}
+	real_parts(a, &ip, &frac);
 	if (v < 0 && (ip || frac) && sa_out_put(o, "-", 1))
 		return -1;
 	if (sa_out_u64(o, ip))
 		return -1;
-	/* ".dddddd" by pairs, then the trailing zeros cut (one digit kept). */
-	digits[0] = '.';
-	f32 = (uint32_t)frac;   /* < 1000000 here: 32-bit divisions */
-	for (i = 5; i >= 1; i -= 2) {
-		unsigned r = f32 % 100;
-		f32 /= 100;
-		digits[i] = pairs[2 * r];
-		digits[i + 1] = pairs[2 * r + 1];
+	return sa_out_put(o, digits, frac_text(digits, frac));
+}
+
+/* sa_out_real(o, v), the same bytes, with the integer part's digits kept
+ * in c (a thread's own): a timestamp's seconds change once a second.
+ * c->seq tells a reader or a writer that a signal handler rewrote c in
+ * the middle (then the bytes are redone, or the cache forgotten). */
+int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c)
+{
+	uint64_t ip;
+	uint32_t frac;
+	unsigned seq;
+	char *start = o->p;
+
+	if (!(v >= 1e-6 && v < 1e15) || (size_t)(o->end - o->p) < sizeof c->s + 8)
+		return sa_out_real(o, v);
+	real_parts(v, &ip, &frac);
+	seq = c->seq;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (SA_UNLIKELY(!c->len || c->ip != ip)) {
+		char tmp[24], *b = dec_back(tmp + sizeof tmp, ip);
+		unsigned char len = (unsigned char)(tmp + sizeof tmp - b);
+
+		seq = ++c->seq;
+		c->len = 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		memcpy(c->s, b, len);
+		c->ip = ip;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		c->len = len;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (c->seq != seq) {   /* a handler wrote in between */
+			c->len = 0;
+			return sa_out_real(o, v);
+		}
 	}
-	for (n = 7; n > 2 && digits[n - 1] == '0'; n--)
-		;
-	return sa_out_put(o, digits, (size_t)n);
+	__builtin_memcpy(o->p, c->s, sizeof c->s);
+	o->p += c->len;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (SA_UNLIKELY(c->seq != seq)) {
+		o->p = start;
+		return sa_out_real(o, v);
+	}
+	o->p += frac_text(o->p, frac);
+	return 0;
 }
 
 static int plain(unsigned char c)

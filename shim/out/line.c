@@ -24,12 +24,16 @@ void sa_line_check(struct sa_line *L, int r)
 /* ,"schema":1,"pid":P,"tid":T,"comm":"C","severity": is the same on every
  * line of a thread: written once per thread (and again after fork, or when
  * the program's name changes). */
+#define SA_TLS_IE __attribute__((tls_model("initial-exec")))
 static __thread struct {
 	pid_t pid, tid;
 	unsigned gen;
 	unsigned short len;
 	char s[448];
-} ident;
+} ident SA_TLS_IE;
+
+/* The digits of the current second, for "ts". */
+static __thread struct sa_real_cache ts_digits SA_TLS_IE;
 
 static int out_ident(struct sa_out *o)
 {
@@ -67,7 +71,7 @@ void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, do
 	L->over = 0;
 	L->event = event;
 	L->ts = ts > 0 ? ts : sa_now_wall();
-	r = sa_out_put(o, "{\"ts\":", 6) || sa_out_real(o, L->ts) ||
+	r = sa_out_put(o, "{\"ts\":", 6) || sa_out_real_cached(o, L->ts, &ts_digits) ||
 	    sa_out_put(o, ",\"event\":", 9) || sa_out_str(o, event, strlen(event)) ||
 	    out_ident(o) ||
 	    (warn ? sa_out_put(o, "\"warn\"", 6) : sa_out_put(o, "\"info\"", 6));

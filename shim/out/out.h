@@ -39,6 +39,17 @@ static inline int sa_out_put(struct sa_out *o, const char *s, size_t n)
 int sa_out_u64(struct sa_out *o, uint64_t v) SA_HIDDEN;
 int sa_out_int(struct sa_out *o, long long v) SA_HIDDEN;
 int sa_out_real(struct sa_out *o, double v) SA_HIDDEN;
+/* sa_out_real's bytes, the integer part's digits kept in c (one thread's,
+ * in TLS): a timestamp's seconds are written again every line. */
+struct sa_real_cache {
+	uint64_t ip;
+	unsigned seq;
+	unsigned char len;    /* 0: empty */
+	char s[16];           /* the digits of ip (< 1e15 + 1) */
+};
+int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c) SA_HIDDEN;
+/* "00" "01" .. "99": two digits at a time. */
+extern const char sa_pairs[201] SA_HIDDEN;
 int sa_out_str(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;   /* valid UTF-8 */
 /* Any bytes: valid UTF-8 kept, every other byte as the characters \xNN. */
 int sa_out_bytes(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;
