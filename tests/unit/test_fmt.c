@@ -58,7 +58,7 @@ static int ref_u64(struct sa_out *o, uint64_t v)
 	return sa_out_put(o, b, (size_t)(tmp + sizeof tmp - b));
 }
 
-static __attribute__((unused)) int ref_int(struct sa_out *o, long long v)
+static int ref_int(struct sa_out *o, long long v)
 {
 	if (v < 0) {
 		if (sa_out_put(o, "-", 1))
@@ -250,12 +250,70 @@ static void ts_cache(void **state)
 	}
 }
 
+/* ---- integers ----------------------------------------------------------- */
+
+static long long some_int(void)
+{
+	static const long long edge[] = {
+		0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 65535, 65536, 4294967295LL, 4294967296LL,
+		-1, -9, -10, -99, -100, 9223372036854775807LL, -9223372036854775807LL - 1,
+	};
+	uint64_t r = rnd();
+	long long v, p10 = 1;
+	int e;
+
+	switch (r % 6) {
+	case 0:
+		return edge[(r >> 8) % (sizeof edge / sizeof edge[0])];
+	case 1:
+		return (long long)((r >> 8) % 130) - 10;   /* around the inline range */
+	case 2:   /* a power of ten, +-1 */
+		for (e = (int)((r >> 8) % 19); e > 0; e--)
+			p10 *= 10;
+		return p10 + (long long)((r >> 16) % 3) - 1;
+	case 3:
+		return (long long)rnd();
+	case 4:
+		return (long long)((r >> 8) % 100000);
+	default:
+		v = (long long)(rnd() >> ((r >> 8) % 64));
+		return (r >> 20) & 1 ? -v : v;
+	}
+}
+
+/* sa_line_int (0..99 inline) against the old writer, with ",\"k\":". */
+static void ints(void **state)
+{
+	static struct sa_line L;
+	long i;
+
+	(void)state;
+	for (i = 0; i < 2000000; i++) {
+		long long v = some_int();
+		int room = i % 8 == 0 ? (int)(rnd() % 30) : 64;
+		char want[64];
+		struct sa_out w = { want, want + room };
+		int r = sa_out_put(&w, ",\"k\":", 5) || ref_int(&w, v);
+
+		L.o.p = L.buf;
+		L.o.end = L.buf + room;
+		L.over = 0;
+		sa_line_int(&L, "k", v);
+		if (r != L.over || (!r && (w.p - want != L.o.p - L.buf || memcmp(want, L.buf, (size_t)(w.p - want))))) {
+			print_error("int %lld room %d: %.*s | %.*s\n", v, room, (int)(w.p - want), want,
+				    (int)(L.o.p - L.buf), L.buf);
+			fail();
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reals),
 		cmocka_unit_test(every_microsecond),
 		cmocka_unit_test(ts_cache),
+		cmocka_unit_test(ints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
