@@ -108,6 +108,58 @@ static int ref_real(struct sa_out *o, double v)
 	return sa_out_put(o, digits, (size_t)n);
 }
 
+/* The octet table as json.c spelled it: "d...", "dd..", "ddd.". */
+static char ref_octets[256][4];
+
+static void ref_octets_init(void)
+{
+	char t[8];
+	int i;
+
+	for (i = 0; i < 256; i++) {
+		memset(ref_octets[i], '.', 4);
+		memcpy(ref_octets[i], t, (size_t)snprintf(t, sizeof t, "%d", i));
+	}
+}
+
+static int ref_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap)
+{
+	size_t n = 0;
+	int i;
+
+	if (!sa || len < (socklen_t)sizeof(sa_family_t) || cap < SA_ADDR_TEXT_MAX)
+		return -1;
+	if (sa->sa_family != AF_INET)
+		return sa_addr_text(sa, len, out, cap);   /* unchanged */
+	{
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+		const unsigned char *a = (const unsigned char *)&in->sin_addr;
+		if (len < (socklen_t)sizeof *in)
+			return -1;
+		char port[8], *pb;
+		for (i = 0; i < 4; i++) {
+			memcpy(out + n, ref_octets[a[i]], 4);
+			n += a[i] >= 100 ? 4 : a[i] >= 10 ? 3 : 2;
+		}
+		out[n - 1] = ':';
+		pb = ref_dec_back(port + sizeof port, ntohs(in->sin_port));
+		memcpy(out + n, pb, (size_t)(port + sizeof port - pb));
+		return (int)(n + (size_t)(port + sizeof port - pb));
+	}
+}
+
+static int ref_out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
+{
+	char t[SA_ADDR_TEXT_MAX];
+	int n = ref_addr_text(sa, len, t, sizeof t);
+
+	if (n < 0)
+		return sa_out_put(o, "null", 4);
+	if (sa->sa_family == AF_UNIX)
+		return sa_out_bytes(o, t, (size_t)n);
+	return sa_out_put(o, "\"", 1) || sa_out_put(o, t, (size_t)n) || sa_out_put(o, "\"", 1);
+}
+
 /* ---- helpers ------------------------------------------------------------ */
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
@@ -307,6 +359,50 @@ static void ints(void **state)
 	}
 }
 
+/* ---- IPv4 addresses ----------------------------------------------------- */
+
+static void ipv4(void **state)
+{
+	static const uint16_t ports[] = { 0, 1, 9, 10, 99, 100, 999, 1000, 9999, 10000, 65535 };
+	static const unsigned char octs[] = { 0, 1, 9, 10, 99, 100, 199, 255 };
+	struct sockaddr_in in = { .sin_family = AF_INET };
+	long i;
+
+	(void)state;
+	ref_octets_init();
+	for (i = 0; i < 1500000; i++) {
+		uint64_t r = rnd();
+		socklen_t len = sizeof in;
+		int room = i % 8 == 0 ? (int)(rnd() % 40) : 64;
+		unsigned char *a = (unsigned char *)&in.sin_addr;
+		char x[SA_ADDR_TEXT_MAX], y[SA_ADDR_TEXT_MAX], h[INET_ADDRSTRLEN + 8];
+		int k, nx, ny;
+
+		if (r & 1) {
+			for (k = 0; k < 4; k++)
+				a[k] = octs[(r >> (8 + 3 * k)) % sizeof octs];
+			in.sin_port = htons(ports[(r >> 24) % (sizeof ports / sizeof ports[0])]);
+		} else {
+			memcpy(a, &r, 4);
+			in.sin_port = (uint16_t)(r >> 40);
+		}
+		if (i % 64 == 1)
+			len = sizeof in - 1;   /* too short: null */
+		nx = ref_addr_text((struct sockaddr *)&in, len, x, sizeof x);
+		ny = sa_addr_text((struct sockaddr *)&in, len, y, sizeof y);
+		assert_int_equal(nx, ny);
+		if (nx > 0) {
+			assert_memory_equal(x, y, (size_t)nx);
+			inet_ntop(AF_INET, &in.sin_addr, h, sizeof h);
+			snprintf(h + strlen(h), 8, ":%u", ntohs(in.sin_port));
+			assert_int_equal(nx, (int)strlen(h));
+			assert_memory_equal(x, h, (size_t)nx);
+		}
+		SAME(room, ref_out_addr(o_, (struct sockaddr *)&in, len),
+		     sa_out_addr(o_, (struct sockaddr *)&in, len));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +410,7 @@ int main(void)
 		cmocka_unit_test(every_microsecond),
 		cmocka_unit_test(ts_cache),
 		cmocka_unit_test(ints),
+		cmocka_unit_test(ipv4),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
