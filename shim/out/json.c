@@ -102,7 +102,9 @@ int sa_out_int(struct sa_out *o, long long v)
  * sa_out_real has always rounded them (one expression, shared). */
 static inline void real_parts(double a, uint64_t *ip, uint32_t *frac)
 {
-	uint64_t i = (uint64_t)a, f = (uint64_t)((a - (double)i) * 1e6 + 0.5);
+	/* a < 2^63 and the fraction's term < 2^63: the signed conversions
+	 * truncate to the same integers, one instruction each. */
+	uint64_t i = (uint64_t)(int64_t)a, f = (uint64_t)(int64_t)((a - (double)i) * 1e6 + 0.5);
 
 	if (f >= 1000000) {
 		i++;
@@ -152,6 +154,11 @@ int sa_out_real(struct sa_out *o, double v)
 	real_parts(a, &ip, &frac);
 	if (v < 0 && (ip || frac) && sa_out_put(o, "-", 1))
 		return -1;
+	if (ip < 10 && o->end - o->p >= 9) {   /* most times in ms: 0.dddddd */
+		*o->p = (char)('0' + ip);
+		o->p += 1 + frac_text(o->p + 1, frac);
+		return 0;
+	}
 	if (sa_out_u64(o, ip))
 		return -1;
 	return sa_out_put(o, digits, frac_text(digits, frac));
@@ -372,12 +379,13 @@ static inline size_t ipv4_text(char *out, const struct sockaddr_in *in)
 {
 	const unsigned char *a = (const unsigned char *)&in->sin_addr;
 	size_t n = 0;
-	int i;
 
-	for (i = 0; i < 4; i++) {
-		__builtin_memcpy(out + n, octets[a[i]], 4);
-		n += a[i] >= 100 ? 4 : a[i] >= 10 ? 3 : 2;
-	}
+#define OCTET(x) do { __builtin_memcpy(out + n, octets[x], 4); n += 2u + ((x) >= 10) + ((x) >= 100); } while (0)
+	OCTET(a[0]);
+	OCTET(a[1]);
+	OCTET(a[2]);
+	OCTET(a[3]);
+#undef OCTET
 	out[n - 1] = ':';
 	return (size_t)(port_text(out + n, ntohs(in->sin_port)) - out);
 }
