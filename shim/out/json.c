@@ -168,6 +168,29 @@ int sa_out_real(struct sa_out *o, double v)
  * in c (a thread's own): a timestamp's seconds change once a second.
  * c->seq tells a reader or a writer that a signal handler rewrote c in
  * the middle (then the bytes are redone, or the cache forgotten). */
+/* Once a second: c holds ip's digits. Returns c's new sequence number,
+ * 0 when a handler wrote c in between (then c is left empty). Apart, so
+ * the common path keeps its registers. */
+static __attribute__((noinline)) unsigned cache_fill(struct sa_real_cache *c, uint64_t ip)
+{
+	char tmp[24], *b = dec_back(tmp + sizeof tmp, ip);
+	unsigned char len = (unsigned char)(tmp + sizeof tmp - b);
+	unsigned seq = ++c->seq;
+
+	c->len = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	memcpy(c->s, b, len);
+	c->ip = ip;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->len = len;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (c->seq != seq || !seq) {   /* a handler wrote in between (or the count wrapped to 0) */
+		c->len = 0;
+		return 0;
+	}
+	return seq;
+}
+
 int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c)
 {
 	uint64_t ip;
@@ -181,21 +204,9 @@ int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c)
 	seq = c->seq;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (SA_UNLIKELY(!c->len || c->ip != ip)) {
-		char tmp[24], *b = dec_back(tmp + sizeof tmp, ip);
-		unsigned char len = (unsigned char)(tmp + sizeof tmp - b);
-
-		seq = ++c->seq;
-		c->len = 0;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		memcpy(c->s, b, len);
-		c->ip = ip;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		c->len = len;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (c->seq != seq) {   /* a handler wrote in between */
-			c->len = 0;
+		seq = cache_fill(c, ip);
+		if (!seq)
 			return sa_out_real(o, v);
-		}
 	}
 	__builtin_memcpy(o->p, c->s, sizeof c->s);
 	o->p += c->len;
