@@ -84,9 +84,21 @@ void sa_event_count_id(enum sa_event_id id)
 	__atomic_add_fetch(&event_counts[id], 1, __ATOMIC_RELAXED);
 }
 
+/* An event name's index, remembered by its address (a literal's, merged
+ * with the table's): a hit is checked against the table itself, so a
+ * stale or racing slot costs only the search. */
+static unsigned char event_slot[32];
+
 void sa_event_count(const char *event)
 {
-	__atomic_add_fetch(&event_counts[index_of(event_names, NEVENTS, event)], 1, __ATOMIC_RELAXED);
+	size_t h = ((uintptr_t)event >> 2) % sizeof event_slot;
+	size_t i = __atomic_load_n(&event_slot[h], __ATOMIC_RELAXED);
+
+	if (i >= NEVENTS - 1 || event_names[i] != event) {
+		i = index_of(event_names, NEVENTS, event);
+		__atomic_store_n(&event_slot[h], (unsigned char)i, __ATOMIC_RELAXED);
+	}
+	__atomic_add_fetch(&event_counts[i], 1, __ATOMIC_RELAXED);
 }
 
 json_t *sa_event_counts(void)

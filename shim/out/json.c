@@ -42,7 +42,7 @@ size_t sa_utf8_seq(const unsigned char *s, size_t n)
 
 /* ---- writers ------------------------------------------------------------ */
 
-static const char pairs[] =
+const char sa_pairs[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
@@ -55,8 +55,8 @@ static inline char *dec_back(char *end, uint64_t v)
 	while (v > UINT32_MAX) {
 		unsigned r = (unsigned)(v % 100);
 		v /= 100;
-		*--end = pairs[2 * r + 1];
-		*--end = pairs[2 * r];
+		*--end = sa_pairs[2 * r + 1];
+		*--end = sa_pairs[2 * r];
 	}
 	/* 32-bit divisions from here: cheaper, and every fd, count and
 	 * second since 1970 fits. */
@@ -64,12 +64,12 @@ static inline char *dec_back(char *end, uint64_t v)
 	while (w >= 100) {
 		unsigned r = w % 100;
 		w /= 100;
-		*--end = pairs[2 * r + 1];
-		*--end = pairs[2 * r];
+		*--end = sa_pairs[2 * r + 1];
+		*--end = sa_pairs[2 * r];
 	}
 	if (w >= 10) {
-		*--end = pairs[2 * w + 1];
-		*--end = pairs[2 * w];
+		*--end = sa_pairs[2 * w + 1];
+		*--end = sa_pairs[2 * w];
 	} else {
 		*--end = (char)('0' + w);
 	}
@@ -98,15 +98,49 @@ int sa_out_int(struct sa_out *o, long long v)
 	return sa_out_u64(o, (uint64_t)v);
 }
 
+/* The integer and microsecond parts of a in [1e-6, 1e15), rounded as
+ * sa_out_real has always rounded them (one expression, shared). */
+static inline void real_parts(double a, uint64_t *ip, uint32_t *frac)
+{
+	/* a < 2^63 and the fraction's term < 2^63: the signed conversions
+	 * truncate to the same integers, one instruction each. */
+	uint64_t i = (uint64_t)(int64_t)a, f = (uint64_t)(int64_t)((a - (double)i) * 1e6 + 0.5);
+
+	if (f >= 1000000) {
+		i++;
+		f -= 1000000;
+	}
+	*ip = i;
+	*frac = (uint32_t)f;
+}
+
+/* ".dddddd", the trailing zeros cut (one digit kept), into d: 8 bytes
+ * written, the length returned. No loop: three pairs, then at most one
+ * pair and one digit cut. */
+static inline size_t frac_text(char *d, uint32_t f)
+{
+	uint32_t a = f / 10000, r = f % 10000, b = r / 100, c = r % 100;
+	size_t n = c ? 7 : b ? 5 : 3;
+
+	d[0] = '.';
+	__builtin_memcpy(d + 1, sa_pairs + 2 * a, 2);
+	__builtin_memcpy(d + 3, sa_pairs + 2 * b, 2);
+	__builtin_memcpy(d + 5, sa_pairs + 2 * c, 2);
+	d[7] = '0';
+	if (d[n - 1] == '0' && n > 2)
+		n--;
+	return n;
+}
+
 /* Reals with microsecond precision, trailing zeros cut ("1.5", "0.0"):
  * every real we write is a time in s or ms, or a rounded percentile. */
 int sa_out_real(struct sa_out *o, double v)
 {
 	double a = v < 0 ? -v : v;
-	uint64_t ip, frac;
-	uint32_t f32;
-	char digits[7];   /* '.' and six digits */
-	int n, i;
+	uint64_t ip;
+	uint32_t frac;
+	char digits[8];
+	int n;
 
 	if (!(a <= 1.7976931348623157e308))
 		return sa_out_put(o, "null", 4);   /* NaN and infinities are not JSON */
@@ -117,28 +151,72 @@ int sa_out_real(struct sa_out *o, double v)
 			return -1;
 		return sa_out_put(o, tmp, (size_t)n);
 	}
-	ip = (uint64_t)a;
-	frac = (uint64_t)((a - (double)ip) * 1e6 + 0.5);
-	if (frac >= 1000000) {
-		ip++;
-		frac -= 1000000;
-	}
+	real_parts(a, &ip, &frac);
 	if (v < 0 && (ip || frac) && sa_out_put(o, "-", 1))
 		return -1;
+	if (ip < 10 && o->end - o->p >= 9) {   /* most times in ms: 0.dddddd */
+		*o->p = (char)('0' + ip);
+		o->p += 1 + frac_text(o->p + 1, frac);
+		return 0;
+	}
 	if (sa_out_u64(o, ip))
 		return -1;
-	/* ".dddddd" by pairs, then the trailing zeros cut (one digit kept). */
-	digits[0] = '.';
-	f32 = (uint32_t)frac;   /* < 1000000 here: 32-bit divisions */
-	for (i = 5; i >= 1; i -= 2) {
-		unsigned r = f32 % 100;
-		f32 /= 100;
-		digits[i] = pairs[2 * r];
-		digits[i + 1] = pairs[2 * r + 1];
+	return sa_out_put(o, digits, frac_text(digits, frac));
+}
+
+/* sa_out_real(o, v), the same bytes, with the integer part's digits kept
+ * in c (a thread's own): a timestamp's seconds change once a second.
+ * c->seq tells a reader or a writer that a signal handler rewrote c in
+ * the middle (then the bytes are redone, or the cache forgotten). */
+/* Once a second: c holds ip's digits. Returns c's new sequence number,
+ * 0 when a handler wrote c in between (then c is left empty). Apart, so
+ * the common path keeps its registers. */
+static __attribute__((noinline)) unsigned cache_fill(struct sa_real_cache *c, uint64_t ip)
+{
+	char tmp[24], *b = dec_back(tmp + sizeof tmp, ip);
+	unsigned char len = (unsigned char)(tmp + sizeof tmp - b);
+	unsigned seq = ++c->seq;
+
+	c->len = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	memcpy(c->s, b, len);
+	c->ip = ip;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	c->len = len;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (c->seq != seq || !seq) {   /* a handler wrote in between (or the count wrapped to 0) */
+		c->len = 0;
+		return 0;
 	}
-	for (n = 7; n > 2 && digits[n - 1] == '0'; n--)
-		;
-	return sa_out_put(o, digits, (size_t)n);
+	return seq;
+}
+
+int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c)
+{
+	uint64_t ip;
+	uint32_t frac;
+	unsigned seq;
+	char *start = o->p;
+
+	if (!(v >= 1e-6 && v < 1e15) || (size_t)(o->end - o->p) < sizeof c->s + 8)
+		return sa_out_real(o, v);
+	real_parts(v, &ip, &frac);
+	seq = c->seq;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (SA_UNLIKELY(!c->len || c->ip != ip)) {
+		seq = cache_fill(c, ip);
+		if (!seq)
+			return sa_out_real(o, v);
+	}
+	__builtin_memcpy(o->p, c->s, sizeof c->s);
+	o->p += c->len;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (SA_UNLIKELY(c->seq != seq)) {
+		o->p = start;
+		return sa_out_real(o, v);
+	}
+	o->p += frac_text(o->p, frac);
+	return 0;
 }
 
 static int plain(unsigned char c)
@@ -275,34 +353,66 @@ static const char octets[256][4] = {
 	"248.", "249.", "250.", "251.", "252.", "253.", "254.", "255.",
 };
 
+/* A port's digits (0..65535) forward at d, no loop; returns the end.
+ * Writes up to 5 bytes. */
+static inline char *port_text(char *d, unsigned v)
+{
+	if (v < 100) {
+		if (v < 10) {
+			*d = (char)('0' + v);
+			return d + 1;
+		}
+		__builtin_memcpy(d, sa_pairs + 2 * v, 2);
+		return d + 2;
+	}
+	if (v < 10000) {
+		unsigned hi = v / 100, lo = v % 100;
+		if (hi < 10) {
+			*d++ = (char)('0' + hi);
+		} else {
+			__builtin_memcpy(d, sa_pairs + 2 * hi, 2);
+			d += 2;
+		}
+		__builtin_memcpy(d, sa_pairs + 2 * lo, 2);
+		return d + 2;
+	}
+	*d++ = (char)('0' + v / 10000);
+	v %= 10000;
+	__builtin_memcpy(d, sa_pairs + 2 * (v / 100), 2);
+	__builtin_memcpy(d + 2, sa_pairs + 2 * (v % 100), 2);
+	return d + 4;
+}
+
+/* "a.b.c.d:port" at out, which has room for 24 bytes (each octet is a
+ * 4-byte copy, advanced by its own length); returns the length. By hand,
+ * not inet_ntop and printf: they were a third of an accept line. */
+static inline size_t ipv4_text(char *out, const struct sockaddr_in *in)
+{
+	const unsigned char *a = (const unsigned char *)&in->sin_addr;
+	size_t n = 0;
+
+#define OCTET(x) do { __builtin_memcpy(out + n, octets[x], 4); n += 2u + ((x) >= 10) + ((x) >= 100); } while (0)
+	OCTET(a[0]);
+	OCTET(a[1]);
+	OCTET(a[2]);
+	OCTET(a[3]);
+#undef OCTET
+	out[n - 1] = ':';
+	return (size_t)(port_text(out + n, ntohs(in->sin_port)) - out);
+}
+
 int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap)
 {
 	char host[INET6_ADDRSTRLEN];
 	size_t n = 0;
-	int i;
 
 	if (!sa || len < (socklen_t)sizeof(sa_family_t) || cap < SA_ADDR_TEXT_MAX)
 		return -1;
 	switch (sa->sa_family) {
-	case AF_INET: {
-		/* By hand, not inet_ntop and printf: they were a third of an
-		 * accept line's instructions. */
-		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-		const unsigned char *a = (const unsigned char *)&in->sin_addr;
-		if (len < (socklen_t)sizeof *in)
+	case AF_INET:
+		if (len < (socklen_t)sizeof(struct sockaddr_in))
 			return -1;
-		char port[8], *pb;
-		/* Each copy writes 4 bytes (cap >= SA_ADDR_TEXT_MAX); the next
-		 * one starts right after the octet's dot. */
-		for (i = 0; i < 4; i++) {
-			memcpy(out + n, octets[a[i]], 4);
-			n += a[i] >= 100 ? 4 : a[i] >= 10 ? 3 : 2;
-		}
-		out[n - 1] = ':';
-		pb = dec_back(port + sizeof port, ntohs(in->sin_port));
-		memcpy(out + n, pb, (size_t)(port + sizeof port - pb));
-		return (int)(n + (size_t)(port + sizeof port - pb));
-	}
+		return (int)ipv4_text(out, (const struct sockaddr_in *)sa);
 	case AF_INET6: {
 		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
 		if (len < (socklen_t)sizeof *in6 || !inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host))
@@ -337,7 +447,17 @@ int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap
 int sa_out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
 {
 	char t[SA_ADDR_TEXT_MAX];
-	int n = sa_addr_text(sa, len, t, sizeof t);
+	int n;
+
+	/* IPv4, most of what we write: straight into the line. */
+	if (sa && len >= (socklen_t)sizeof(struct sockaddr_in) && sa->sa_family == AF_INET &&
+	    o->end - o->p >= 32) {
+		*o->p = '"';
+		o->p += 1 + ipv4_text(o->p + 1, (const struct sockaddr_in *)sa);
+		*o->p++ = '"';
+		return 0;
+	}
+	n = sa_addr_text(sa, len, t, sizeof t);
 
 	if (n < 0)
 		return sa_out_put(o, "null", 4);

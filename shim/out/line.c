@@ -15,21 +15,19 @@
 #define STR(x) STR_(x)
 #define SCHEMA_PID ",\"schema\":" STR(SOCKAUDIT_SCHEMA) ",\"pid\":"
 
-void sa_line_check(struct sa_line *L, int r)
-{
-	if (r)
-		L->over = 1;
-}
-
 /* ,"schema":1,"pid":P,"tid":T,"comm":"C","severity": is the same on every
  * line of a thread: written once per thread (and again after fork, or when
  * the program's name changes). */
+#define SA_TLS_IE __attribute__((tls_model("initial-exec")))
 static __thread struct {
 	pid_t pid, tid;
 	unsigned gen;
 	unsigned short len;
 	char s[448];
-} ident;
+} ident SA_TLS_IE;
+
+/* The digits of the current second, for "ts". */
+static __thread struct sa_real_cache ts_digits SA_TLS_IE;
 
 static int out_ident(struct sa_out *o)
 {
@@ -57,7 +55,10 @@ static int out_ident(struct sa_out *o)
 	return sa_out_put(o, ident.s, ident.len);
 }
 
-void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, double ts)
+/* The common fields; evtext is ,"event":"NAME" composed, or NULL for a
+ * name escaped here. */
+static void begin(struct sa_line *L, const char *event, const char *evtext, size_t evlen, int fd, int warn,
+		  double ts)
 {
 	struct sa_out *o = &L->o;
 	int r;
@@ -67,19 +68,28 @@ void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, do
 	L->over = 0;
 	L->event = event;
 	L->ts = ts > 0 ? ts : sa_now_wall();
-	r = sa_out_put(o, "{\"ts\":", 6) || sa_out_real(o, L->ts) ||
-	    sa_out_put(o, ",\"event\":", 9) || sa_out_str(o, event, strlen(event)) ||
+	r = sa_out_put(o, "{\"ts\":", 6) || sa_out_real_cached(o, L->ts, &ts_digits) ||
+	    (evtext ? sa_out_put(o, evtext, evlen)
+		    : sa_out_put(o, ",\"event\":", 9) || sa_out_str(o, event, strlen(event))) ||
 	    out_ident(o) ||
 	    (warn ? sa_out_put(o, "\"warn\"", 6) : sa_out_put(o, "\"info\"", 6));
-	if (!r && fd >= 0)
-		r = sa_out_put(o, ",\"fd\":", 6) || sa_out_int(o, fd);
 	sa_line_check(L, r);
 	L->core = L->o.p;
+	if (fd >= 0) {
+		sa_line_int(L, "fd", fd);
+		L->core = L->o.p;
+	}
 }
 
-void sa_line_begin(struct sa_line *L, const char *event, int fd, const struct sa_findings *f)
+void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, double ts)
 {
-	sa_line_begin_at(L, event, fd, f && f->n > 0, 0);
+	begin(L, event, NULL, 0, fd, warn, ts);
+}
+
+void sa_line_begin_lit(struct sa_line *L, const char *event, const char *evtext, size_t evlen, int fd,
+		       const struct sa_findings *f)
+{
+	begin(L, event, evtext, evlen, fd, f && f->n > 0, 0);
 }
 
 int sa_line_key(struct sa_line *L, const char *key)
@@ -93,42 +103,6 @@ int sa_line_key(struct sa_line *L, const char *key)
 		return -1;
 	}
 	return 0;
-}
-
-void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, long long v)
-{
-	if (!sa_line_key_k(L, k, kn))
-		sa_line_check(L, sa_out_int(&L->o, v));
-}
-
-void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v)
-{
-	if (!sa_line_key_k(L, k, kn))
-		sa_line_check(L, sa_out_real(&L->o, v));
-}
-
-void sa_line_null_k(struct sa_line *L, const char *k, size_t kn)
-{
-	if (!sa_line_key_k(L, k, kn))
-		sa_line_check(L, sa_out_put(&L->o, "null", 4));
-}
-
-void sa_line_bool_k(struct sa_line *L, const char *k, size_t kn, int v)
-{
-	if (!sa_line_key_k(L, k, kn))
-		sa_line_check(L, v ? sa_out_put(&L->o, "true", 4) : sa_out_put(&L->o, "false", 5));
-}
-
-void sa_line_str_k(struct sa_line *L, const char *k, size_t kn, const char *s)
-{
-	if (!sa_line_key_k(L, k, kn))
-		sa_line_check(L, s ? sa_out_bytes(&L->o, s, strlen(s)) : sa_out_put(&L->o, "null", 4));
-}
-
-void sa_line_addr_k(struct sa_line *L, const char *k, size_t kn, const struct sockaddr *sa, socklen_t len)
-{
-	if (!sa_line_key_k(L, k, kn))
-		sa_line_check(L, sa_out_addr(&L->o, sa, len));
 }
 
 void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err)

@@ -40,6 +40,17 @@ static inline int sa_out_put(struct sa_out *o, const char *s, size_t n)
 int sa_out_u64(struct sa_out *o, uint64_t v) SA_HIDDEN;
 int sa_out_int(struct sa_out *o, long long v) SA_HIDDEN;
 int sa_out_real(struct sa_out *o, double v) SA_HIDDEN;
+/* sa_out_real's bytes, the integer part's digits kept in c (one thread's,
+ * in TLS): a timestamp's seconds are written again every line. */
+struct sa_real_cache {
+	uint64_t ip;
+	unsigned seq;
+	unsigned char len;    /* 0: empty */
+	char s[16];           /* the digits of ip (< 1e15 + 1) */
+};
+int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c) SA_HIDDEN;
+/* "00" "01" .. "99": two digits at a time. */
+extern const char sa_pairs[201] SA_HIDDEN;
 int sa_out_str(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;   /* valid UTF-8 */
 /* Any bytes: valid UTF-8 kept, every other byte as the characters \xNN. */
 int sa_out_bytes(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;
@@ -144,8 +155,15 @@ struct sa_line {
 	double ts;
 	char buf[SA_LINE_MAX];
 };
-void sa_line_begin(struct sa_line *L, const char *event, int fd, const struct sa_findings *f) SA_HIDDEN;
-/* The same with the time and severity given (ts <= 0: now). */
+/* EVENT must be a string literal of plain characters (a name from
+ * common/names.h): ,"event":"EVENT" is composed at compile time. */
+#define sa_line_begin(L, event, fd, f)                                                   \
+	sa_line_begin_lit((L), "" event, ",\"event\":\"" event "\"",                    \
+			  sizeof(",\"event\":\"" event "\"") - 1, (fd), (f))
+void sa_line_begin_lit(struct sa_line *L, const char *event, const char *evtext, size_t evlen, int fd,
+		       const struct sa_findings *f) SA_HIDDEN;
+/* Any event name (escaped as needed), the time and severity given (ts <=
+ * 0: now). */
 void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, double ts) SA_HIDDEN;
 /* KEY must be a string literal: ,"KEY": is composed at compile time. */
 #define SA_LINE_K(key) ",\"" key "\":", sizeof(",\"" key "\":") - 1
@@ -175,20 +193,20 @@ static inline void sa_line_plain_k(struct sa_line *L, const char *k, size_t kn, 
 	L->o.p += n;
 	*L->o.p++ = '"';
 }
-void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, long long v) SA_HIDDEN;
-void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v) SA_HIDDEN;
-void sa_line_null_k(struct sa_line *L, const char *k, size_t kn) SA_HIDDEN;
-void sa_line_bool_k(struct sa_line *L, const char *k, size_t kn, int v) SA_HIDDEN;
-void sa_line_str_k(struct sa_line *L, const char *k, size_t kn, const char *s) SA_HIDDEN;
-void sa_line_addr_k(struct sa_line *L, const char *k, size_t kn, const struct sockaddr *sa, socklen_t len) SA_HIDDEN;
-void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err) SA_HIDDEN;
 /* ,"key": for a key known only at run time (the jansson path); then a
  * value written with the sa_out_* writers on &L->o, checked with
  * sa_line_check(). Returns 0 when the key fitted. */
 int sa_line_key(struct sa_line *L, const char *key) SA_HIDDEN;
-void sa_line_check(struct sa_line *L, int r) SA_HIDDEN;
-/* A field whose key the caller spelled (,"key": already composed). */
-static inline int sa_line_key_k(struct sa_line *L, const char *k, size_t kn)
+static inline void sa_line_check(struct sa_line *L, int r)
+{
+	if (r)
+		L->over = 1;
+}
+/* A field whose key the caller spelled (,"key": already composed). Always
+ * inlined: kn is a constant there, so the key is a few moves, not a call
+ * to memcpy. */
+#define SA_LINE_INLINE static inline __attribute__((always_inline))
+SA_LINE_INLINE int sa_line_key_k(struct sa_line *L, const char *k, size_t kn)
 {
 	if (L->over)
 		return -1;
@@ -198,6 +216,49 @@ static inline int sa_line_key_k(struct sa_line *L, const char *k, size_t kn)
 	}
 	return 0;
 }
+/* 0 to 99 (most fds, counts and flags) right here; the rest by sa_out_int. */
+SA_LINE_INLINE void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, long long v)
+{
+	if (sa_line_key_k(L, k, kn))
+		return;
+	if ((unsigned long long)v < 100 && L->o.end - L->o.p >= 2) {
+		if (v < 10) {
+			*L->o.p++ = (char)('0' + v);
+		} else {
+			__builtin_memcpy(L->o.p, sa_pairs + 2 * v, 2);
+			L->o.p += 2;
+		}
+		return;
+	}
+	sa_line_check(L, sa_out_int(&L->o, v));
+}
+SA_LINE_INLINE void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, sa_out_real(&L->o, v));
+}
+SA_LINE_INLINE void sa_line_null_k(struct sa_line *L, const char *k, size_t kn)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, sa_out_put(&L->o, "null", 4));
+}
+SA_LINE_INLINE void sa_line_bool_k(struct sa_line *L, const char *k, size_t kn, int v)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, v ? sa_out_put(&L->o, "true", 4) : sa_out_put(&L->o, "false", 5));
+}
+SA_LINE_INLINE void sa_line_str_k(struct sa_line *L, const char *k, size_t kn, const char *s)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, s ? sa_out_bytes(&L->o, s, __builtin_strlen(s)) : sa_out_put(&L->o, "null", 4));
+}
+SA_LINE_INLINE void sa_line_addr_k(struct sa_line *L, const char *k, size_t kn, const struct sockaddr *sa,
+				   socklen_t len)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, sa_out_addr(&L->o, sa, len));
+}
+void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err) SA_HIDDEN;
 /* Closes the line (findings and msg when f has any) into L->buf with its
  * newline; returns the length. Pure. */
 int sa_line_finish(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;

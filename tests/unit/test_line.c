@@ -34,9 +34,11 @@ struct pair {
 	json_t *ev;
 };
 
-static void begin(struct pair *p, const char *event, int fd, const struct sa_findings *f)
+/* event is a literal (sa_line_begin composes it at compile time). */
+#define begin(p, event, fd, f) do { sa_line_begin(&(p)->L, event, (fd), (f)); begin_ev((p), event, (fd)); } while (0)
+
+static void begin_ev(struct pair *p, const char *event, int fd)
 {
-	sa_line_begin(&p->L, event, fd, f);
 	p->ev = sa_event_new(event, fd);
 	assert_non_null(p->ev);
 	/* Same clock reading for both; "ts" keeps its place in the object. */
@@ -278,6 +280,24 @@ static void ident_cache(void **state)
 	json_decref(t);
 }
 
+/* An event name composed at compile time and one escaped at run time
+ * (the jansson path's): the same common fields. */
+static void begin_both_ways(void **state)
+{
+	struct sa_line A, B;
+	int n, m;
+
+	(void)state;
+	sa_line_begin(&A, "accept", 12, NULL);
+	sa_line_begin_at(&B, "accept", 12, 0, A.ts);
+	sa_line_int(&A, "ret", 12);
+	sa_line_int(&B, "ret", 12);
+	n = sa_line_finish(&A, NULL);
+	m = sa_line_finish(&B, NULL);
+	assert_int_equal(n, m);
+	assert_memory_equal(A.buf, B.buf, (size_t)n);
+}
+
 /* emit counts the event and its findings whatever the level. */
 static void emit_counts(void **state)
 {
@@ -309,6 +329,7 @@ int main(void)
 		cmocka_unit_test_setup(too_long, setup),
 		cmocka_unit_test_setup(emit_counts, setup),
 		cmocka_unit_test_setup(ident_cache, setup),
+		cmocka_unit_test_setup(begin_both_ways, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
