@@ -83,18 +83,22 @@ void sa_connect_summary(json_t *summary)
 	json_object_set_new(summary, "connects", c);
 }
 
-/* Bumped in each forked child (mod 256; a pending connect is ignored by its
- * 256th-generation descendant at worst). The parent owns the connect it
- * started: a child that reads, polls or closes its copy of the fd has not
- * completed or abandoned anything. Marking pending connects with the epoch,
- * instead of walking the fd table at fork, keeps a child of a
- * fork-per-connection server from touching pages it never uses. */
-static uint8_t epoch;
+/* A pending connect carries the process epoch (sa_proc_epoch, mod 256: a
+ * pending connect is ignored by its 256th-generation descendant at worst).
+ * The parent owns the connect it started: a child that reads, polls or
+ * closes its copy of the fd has not completed or abandoned anything.
+ * Marking pending connects, instead of walking the fd table at fork, keeps
+ * a child of a fork-per-connection server from touching pages it never
+ * uses. */
+static inline uint8_t cur_epoch(void)
+{
+	return (uint8_t)sa_proc_epoch();
+}
 
 /* Whether s's pending connect is this process's; forgets it otherwise. */
 static int ours(struct sa_sock *s)
 {
-	if (s->conn.epoch == epoch)
+	if (s->conn.epoch == cur_epoch())
 		return 1;
 	__atomic_and_fetch(&s->flags, ~(SA_F_CONNECTING | SA_F_WATCH_IO), __ATOMIC_ACQ_REL);
 	return 0;
@@ -109,7 +113,6 @@ void sa_connect_reset(void)
 	SA_ZERO(n_abandoned);
 	SA_ZERO(n_interrupted);
 	SA_ZERO(retrans_total);
-	epoch++;
 }
 
 /* ---- one connect's report ----------------------------------------------------- */
@@ -239,7 +242,7 @@ static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t no
 	uint32_t old = __atomic_fetch_and(&s->flags, ~(SA_F_CONNECTING | SA_F_WATCH_IO), __ATOMIC_ACQ_REL);
 	struct sockaddr_storage peer;   /* aligned copy: the table keeps bytes */
 
-	if (!(old & SA_F_CONNECTING) || s->conn.epoch != epoch)
+	if (!(old & SA_F_CONNECTING) || s->conn.epoch != cur_epoch())
 		return;
 	if (s->conn.interrupted) {
 		/* Already reported as interrupted: a close adds nothing. */
@@ -332,7 +335,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 		s->conn.interrupted = err == EINTR;
 		s->conn.retrans_counted = err == EINTR && d.ti.valid ? (uint8_t)(d.ti.total_retrans > 255 ? 255 : d.ti.total_retrans) : 0;
 		s->conn.start_ns = t0;
-		s->conn.epoch = epoch;
+		s->conn.epoch = cur_epoch();
 		s->conn.peer_len = 0;
 		if (addr && len > 0 && len <= (socklen_t)sizeof s->conn.peer) {
 			memcpy(s->conn.peer, addr, len);

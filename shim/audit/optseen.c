@@ -25,15 +25,15 @@ uint64_t sa_fnv64(uint64_t h, const void *p, size_t n)
 
 static struct sa_optseen seen[SA_OPTSEEN_SLOTS];
 static uint64_t seen_overflow;          /* calls that found no free slot */
-/* A slot is this process's when its claim is the current epoch. A forked
- * child starts a new epoch instead of clearing the table: clearing 80 kB
+/* A slot is this process's when its claim is the current process epoch
+ * (+1). A forked child starts a new epoch instead of clearing the table: clearing 80 kB
  * would copy-on-write 20 pages in every child of a fork-per-connection
  * server, most of which never set an option. */
-static uint32_t epoch = 1;
+#define epoch (sa_proc_epoch() + 1)   /* 0 is a free slot */
 
 static int mine(const struct sa_optseen *e)
 {
-	return __atomic_load_n(&e->claim, __ATOMIC_ACQUIRE) == __atomic_load_n(&epoch, __ATOMIC_RELAXED);
+	return __atomic_load_n(&e->claim, __ATOMIC_ACQUIRE) == epoch;
 }
 
 const char *sa_optsock_name(enum sa_optsock k)
@@ -65,7 +65,7 @@ uint64_t sa_optseen_key(int level, int opt, int ret, int err, const void *val, s
 
 struct sa_optseen *sa_optseen_get(uint64_t key, int level, int opt, enum sa_optsock kind, uint64_t id)
 {
-	uint32_t ep = __atomic_load_n(&epoch, __ATOMIC_RELAXED);
+	uint32_t ep = epoch;
 	unsigned i, n;
 
 	for (n = 0, i = (unsigned)(key ^ (key >> 29)) % SA_OPTSEEN_SLOTS; n < SA_OPTSEEN_PROBE;
@@ -109,10 +109,8 @@ int sa_optseen_readback(uint64_t nth, int full, int always)
 
 void sa_sockopt_reset(void)
 {
-	/* Only the forking thread exists; 0 is never an epoch (a free slot). */
-	if (++epoch == 0)
-		epoch = 1;
-	seen_overflow = 0;
+	/* The process epoch moved on (sa_proc_epoch_next): every slot is free. */
+	SA_ZERO(seen_overflow);
 }
 
 /* The option's name as the summary keys it. */

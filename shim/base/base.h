@@ -164,6 +164,12 @@ struct sa_config *sa_cfg_slot(void) SA_HIDDEN;
 
 pid_t sa_pid(void) SA_HIDDEN;
 void sa_set_pid(pid_t pid) SA_HIDDEN;
+/* Which process this is, in the line of forks since the program started:
+ * 0 in the first, one more in each forked child (sa_proc_epoch_next, from
+ * the atfork handler). State that belongs to one process is stamped with
+ * it and ignored by a child, instead of being cleared at every fork. */
+uint32_t sa_proc_epoch(void) SA_HIDDEN;
+void sa_proc_epoch_next(void) SA_HIDDEN;
 pid_t sa_tid(void) SA_HIDDEN;
 void sa_tid_forget(void) SA_HIDDEN;          /* in a forked child */
 const char *sa_comm(void) SA_HIDDEN;

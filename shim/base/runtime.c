@@ -24,7 +24,13 @@ static __thread pid_t tid_cache __attribute__((tls_model("initial-exec")));
 
 static int state = SA_RUN_NEW;
 static struct sa_config cfg;
-static pid_t pid;
+/* pid and the process epoch side by side: a forked child writes both,
+ * one page. */
+static struct {
+	pid_t pid;
+	uint32_t epoch;
+} proc;
+#define pid proc.pid
 static char comm[64] = "?";
 static unsigned comm_gen;   /* bumped whenever comm changes */
 
@@ -56,6 +62,16 @@ struct sa_config *sa_cfg_slot(void)
 pid_t sa_pid(void)
 {
 	return pid;
+}
+
+uint32_t sa_proc_epoch(void)
+{
+	return __atomic_load_n(&proc.epoch, __ATOMIC_RELAXED);
+}
+
+void sa_proc_epoch_next(void)
+{
+	proc.epoch++;
 }
 
 void sa_set_pid(pid_t p)

@@ -115,14 +115,29 @@ static void emit_init_once(double ts)
 	sa_signals_release(&old);
 }
 
+/* Its own frame: the config (6 kB) on the stack of every forked child
+ * would push the handler's calls onto stack pages it never used (each
+ * written page is a copy-on-write fault). */
+static __attribute__((noinline)) void reopen_for_pid(struct sa_config *cfg)
+{
+	struct sa_config c;
+
+	sa_config_load(&c, secure_getenv, sa_pid());
+	if (c.sink == SA_SINK_PATH && strcmp(c.path, cfg->path) != 0) {
+		memcpy(cfg->path, c.path, sizeof cfg->path);
+		sa_sink_reopen_path(cfg->path);
+	}
+}
+
 void sa_lifecycle_new_process(void)
 {
-	struct sa_config *cfg = sa_cfg_slot(), c;
+	struct sa_config *cfg = sa_cfg_slot();
 
 	sa_sink_atfork_child();
 	sa_fdtab_atfork_child();
 	sa_tid_forget();
 	sa_set_pid((pid_t)sa_syscall(SYS_getpid));
+	sa_proc_epoch_next();
 	/* A new process: its own init line, its own counts, and its own file
 	 * when the path names the pid (%p). Every reset writes only what is
 	 * set (SA_ZERO): a child of a fork-per-connection server pays a page
@@ -134,13 +149,8 @@ void sa_lifecycle_new_process(void)
 	sa_event_counts_reset();
 	sa_lines_written_reset();
 	sa_summary_reset_after_fork();
-	if (cfg->path_pid) {
-		sa_config_load(&c, secure_getenv, sa_pid());
-		if (c.sink == SA_SINK_PATH && strcmp(c.path, cfg->path) != 0) {
-			memcpy(cfg->path, c.path, sizeof cfg->path);
-			sa_sink_reopen_path(cfg->path);
-		}
-	}
+	if (cfg->path_pid)
+		reopen_for_pid(cfg);
 }
 
 static void do_init(void)

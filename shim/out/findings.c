@@ -64,6 +64,16 @@ void sa_findings_count(const char *code)
 	__atomic_add_fetch(&finding_counts[index_of(finding_codes, NCODES, code)], 1, __ATOMIC_RELAXED);
 }
 
+int sa_findings_any(void)
+{
+	size_t i;
+
+	for (i = 0; i < NCODES; i++)
+		if (__atomic_load_n(&finding_counts[i], __ATOMIC_RELAXED))
+			return 1;
+	return 0;
+}
+
 json_t *sa_findings_totals(void)
 {
 	json_t *o = json_object();

@@ -90,6 +90,7 @@ void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, .
 /* Counters for the summary, indexed by common/names.h. */
 void sa_findings_count(const char *code) SA_HIDDEN;
 json_t *sa_findings_totals(void) SA_HIDDEN;
+int sa_findings_any(void) SA_HIDDEN;   /* a finding was counted in this process */
 void sa_event_count(const char *event) SA_HIDDEN;
 void sa_event_count_id(enum sa_event_id id) SA_HIDDEN;   /* the same, without the name lookup */
 json_t *sa_event_counts(void) SA_HIDDEN;

@@ -114,6 +114,7 @@ static void table_finds_and_fills(void **state)
 	struct sa_optseen *e1, *e2;
 	int i, got = 0;
 
+	sa_proc_epoch_next();
 	sa_sockopt_reset();
 	e1 = sa_optseen_get(42, 6, 1, SA_OPTSOCK_OTHER, 0);
 	e2 = sa_optseen_get(42, 6, 1, SA_OPTSOCK_OTHER, 0);
@@ -124,8 +125,10 @@ static void table_finds_and_fills(void **state)
 	for (i = 0; i < 2 * SA_OPTSEEN_SLOTS; i++)
 		got += sa_optseen_get(1000 + (uint64_t)i * SA_OPTSEEN_SLOTS, 6, 1, SA_OPTSOCK_OTHER, 0) != NULL;
 	assert_true(got < 2 * SA_OPTSEEN_SLOTS);
+	sa_proc_epoch_next();
 	sa_sockopt_reset();
 	assert_non_null(sa_optseen_get(42, 6, 1, SA_OPTSOCK_OTHER, 0));
+	sa_proc_epoch_next();
 	sa_sockopt_reset();
 }
 
@@ -135,6 +138,7 @@ static void per_process_not_per_fd(void **state)
 	int i, one = 1;
 	json_t *o;
 
+	sa_proc_epoch_next();
 	sa_sockopt_reset();
 	set_level(SA_LEVEL_INFO);
 	new_lines("TCP_NODELAY");
@@ -170,6 +174,7 @@ static void adjusted_failed_and_trace(void **state)
 	struct sa_sock *s = sa_fd_track(fd);
 	json_t *o;
 
+	sa_proc_epoch_next();
 	sa_sockopt_reset();
 	set_level(SA_LEVEL_INFO);
 	new_lines("SO_RCVBUF");
@@ -212,6 +217,7 @@ static void accepted_kinds_by_listener(void **state)
 	int i, one = 1;
 	json_t *a, *o;
 
+	sa_proc_epoch_next();
 	sa_sockopt_reset();
 	new_lines("TCP_NODELAY");
 	for (i = 0; i < 10; i++) {
