@@ -11,8 +11,12 @@
 #include "audit/audit.h"
 
 /* ---- lifecycle.c ---------------------------------------------------------- */
-/* Lazy init from any wrapper; returns sa_active(). */
-int sa_ensure_init(void) SA_HIDDEN;
+/* Lazy init from any wrapper; returns sa_active(). Inline when active. */
+int sa_ensure_init_slow(void) SA_HIDDEN;
+static inline int sa_ensure_init(void)
+{
+	return SA_LIKELY(sa_active()) || sa_ensure_init_slow();
+}
 /* The process is ending: its summary, once (exit, _exit, a re-raised
  * fatal signal). */
 void sa_lifecycle_end(void) SA_HIDDEN;
