@@ -66,13 +66,14 @@ int sa_accept_counted(int lfd, int fd, uint64_t t0, uint64_t t1, uint32_t lgen)
 	struct sa_sock *ls;
 	struct sa_listener *l;
 
-	/* sa_accept_audit's conditions, the same facts read the same way: the
-	 * listener's number did not change socket, it has an entry and a
-	 * listener, plain TCP, not deferred, below trace, this connection not
-	 * watched, no entry on its number, the namespace baseline taken. */
-	if (sa_fd_gen(lfd) != lgen || (ls = sa_fd_get(lfd)) == NULL || !(ls->flags & SA_F_LISTENER) ||
-	    (l = __atomic_load_n(&ls->lsn.listener, __ATOMIC_ACQUIRE)) == NULL || !sa_sock_is_tcp(ls) ||
-	    ls->opt.defer_accept_s != 0 || sa_level_enabled(SA_LEVEL_TRACE) || sa_accept_watch_due(l) ||
+	/* sa_accept_audit's conditions, the same facts read the same way:
+	 * below trace (first: at trace every accept goes on), the listener's
+	 * number did not change socket, it has an entry and a listener, plain
+	 * TCP, not deferred, this connection not watched, no entry on its
+	 * number, the namespace baseline taken. */
+	if (sa_level_enabled(SA_LEVEL_TRACE) || sa_fd_gen(lfd) != lgen || (ls = sa_fd_get(lfd)) == NULL ||
+	    !(ls->flags & SA_F_LISTENER) || (l = __atomic_load_n(&ls->lsn.listener, __ATOMIC_ACQUIRE)) == NULL ||
+	    !sa_sock_is_tcp(ls) || ls->opt.defer_accept_s != 0 || sa_accept_watch_due(l) ||
 	    sa_fd_get(fd) || !sa_netns_base())
 		return SA_ACCEPT_FULL;
 	if (sa_accept_sample_due(l, t1, 0))
