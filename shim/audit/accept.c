@@ -100,29 +100,6 @@ static int bound_to_one(const char *local)
  * listener's queue even off the sample. */
 #define QUEUE_WAIT_CHECK_MS 5
 
-/* Below trace level: is it time for this listener's next TCP_INFO sample?
- * One accept in SA_ACCEPT_SAMPLE_EVERY (by count, so the cost per request
- * does not grow with the request rate: 2 getsockopt / 64 = 0.03 syscalls
- * per accept), and any accept 100 ms or more after the last sample, so a
- * quiet listener is sampled at every accept. */
-#define SA_ACCEPT_SAMPLE_EVERY 64
-#define SA_ACCEPT_SAMPLE_EVERY_TRACE 16   /* trace: every accept has a line, 1 in 16 its TCP_INFO */
-#define SA_ACCEPT_SAMPLE_NS 100000000ull
-static int sample_due(struct sa_listener *l, uint64_t now, int trace)
-{
-	uint64_t next;
-
-	if (!l)
-		return 1;
-	next = __atomic_load_n(&l->next_sample_ns, __ATOMIC_RELAXED);
-	if (now < next && __atomic_load_n(&l->accepts, __ATOMIC_RELAXED) %
-	    (trace ? SA_ACCEPT_SAMPLE_EVERY_TRACE : SA_ACCEPT_SAMPLE_EVERY) != 0)
-		return 0;
-	/* Threads racing here may both sample once: harmless. */
-	__atomic_store_n(&l->next_sample_ns, now + SA_ACCEPT_SAMPLE_NS, __ATOMIC_RELAXED);
-	return 1;
-}
-
 /* The listener's entry, made now for a listener we never saw listen()
  * (inherited across exec, or opened before we were loaded). */
 static struct sa_sock *listener_sock(int lfd)
@@ -158,6 +135,7 @@ void sa_accept_on_listening(int fd, struct sa_sock *s)
 	if (!(s->flags & SA_F_LISTENER))
 		return;
 	sa_netns_baseline();
+	sa_hist_ns_prepare();   /* wait_ms's table, before workers fork */
 	l = sa_listener_get(fd, s);
 	if (l) {
 		/* A second listen() (nginx reload) changes the backlog. */
@@ -263,7 +241,7 @@ static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *lti, 
 
 
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen)
+		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen, int sampled)
 {
 	/* The number lfd changed socket while accept() blocked (another thread
 	 * closed the listener, and a new one may hold the number now): this
@@ -289,11 +267,12 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		 * in 64 per listener, or 100 ms after the last, which is what the
 		 * queue_ms histogram and the queue depth are built from), and
 		 * whenever a finding depends on it. */
-		sample = tcp && sample_due(l, t1, trace);
-		/* The common case below trace: counted and timed, no entry. */
+		sample = tcp && (sampled || sa_accept_sample_due(l, t1, trace));
+		/* Counted only, as in sa_accept_counted; reached here only when
+		 * the listener's state was made just now or changed meanwhile. */
 		if (!trace && !sample && tcp && l && defer_s == 0 && !sa_accept_watch_due(l) && !sa_fd_get(ret) &&
 		    sa_netns_base()) {
-			sa_accept_counted_only(lfd, ret, l, wait_ms, t1);
+			sa_accept_counted_only(lfd, ret, l, t0, t1);
 			return;
 		}
 	}
@@ -364,7 +343,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	if (l) {
 		uint64_t n;
 		ADD(l->accepts, 1);
-		sa_hist_add(&l->wait_ms, wait_ms);
+		sa_hist_add_ns(&l->wait_ms, t1 - t0);
 		if (have_ti && sample)   /* the sample only: extra reads are biased */
 			sa_hist_add(&l->queue_ms, (double)ti.last_data_sent);
 		if (bytes_ok && bytes > 0)

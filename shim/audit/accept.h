@@ -57,6 +57,18 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s) SA_HIDDEN;
 void sa_listener_release(struct sa_sock *s, int defer) SA_HIDDEN;
 /* From the accept path: writes listener_stats when the interval passed. */
 void sa_listener_tick(struct sa_listener *l, uint64_t now_ns) SA_HIDDEN;
+extern uint64_t sa_listener_every_ns SA_HIDDEN;   /* the interval in ns; 0: not read yet */
+extern uint64_t sa_listener_reset_ns SA_HIDDEN;   /* when this process was forked */
+/* sa_listener_tick for a listener, with its common case (the interval is
+ * known, this process's start was taken, and it has not passed) inline. */
+static inline void sa_listener_tick_l(struct sa_listener *l, uint64_t now_ns)
+{
+	uint64_t every = sa_listener_every_ns, last = __atomic_load_n(&l->last_emit_ns, __ATOMIC_RELAXED);
+
+	if (SA_LIKELY(every != 0 && last >= sa_listener_reset_ns && (now_ns <= last || now_ns - last < every)))
+		return;
+	sa_listener_tick(l, now_ns);
+}
 /* Writes one listener_stats line now. */
 void sa_listener_emit(struct sa_listener *l) SA_HIDDEN;
 /* The backlog a listener that was full needs: twice the peak seen waiting,
@@ -98,13 +110,37 @@ int sa_queue_was_full(int backlog, uint32_t len_after, long queue_ms) SA_HIDDEN;
 enum { SPEAKER_UNKNOWN = 3, SPEAKER_CLIENT = 1, SPEAKER_SERVER = 2 };
 #define ADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
 
+/* Below trace level: is it time for this listener's next TCP_INFO sample?
+ * One accept in SA_ACCEPT_SAMPLE_EVERY (by count, so the cost per request
+ * does not grow with the request rate: 2 getsockopt / 64 = 0.03 syscalls
+ * per accept), and any accept 100 ms or more after the last sample, so a
+ * quiet listener is sampled at every accept. */
+#define SA_ACCEPT_SAMPLE_EVERY 64
+#define SA_ACCEPT_SAMPLE_EVERY_TRACE 16   /* trace: every accept has a line, 1 in 16 its TCP_INFO */
+#define SA_ACCEPT_SAMPLE_NS 100000000ull
+static inline int sa_accept_sample_due(struct sa_listener *l, uint64_t now, int trace)
+{
+	uint64_t next;
+
+	if (!l)
+		return 1;
+	next = __atomic_load_n(&l->next_sample_ns, __ATOMIC_RELAXED);
+	if (now < next && __atomic_load_n(&l->accepts, __ATOMIC_RELAXED) %
+	    (trace ? SA_ACCEPT_SAMPLE_EVERY_TRACE : SA_ACCEPT_SAMPLE_EVERY) != 0)
+		return 0;
+	/* Threads racing here may both sample once: harmless. */
+	__atomic_store_n(&l->next_sample_ns, now + SA_ACCEPT_SAMPLE_NS, __ATOMIC_RELAXED);
+	return 1;
+}
+
+
 /* speaker.c: which connections are watched for who speaks first. */
 extern uint32_t sa_accept_serial SA_HIDDEN;   /* accepts with an fd entry, numbered */
 /* Whether the next accept on l gets an entry and a watch (below trace, on a
  * plain TCP listener: the first 64, then 1 in 16). */
 int sa_accept_watch_due(const struct sa_listener *l) SA_HIDDEN;
 /* Counts and times an accept that gets no entry. */
-void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, double wait_ms, uint64_t t1) SA_HIDDEN;
+void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1) SA_HIDDEN;
 
 /* Report the 1st, 2nd, 4th, 8th ... occurrence; count the rest as suppressed. */
 static inline int worth_reporting(uint64_t n)

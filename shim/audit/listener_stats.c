@@ -99,7 +99,10 @@ struct closed_rec {
 };
 static struct closed_rec closed[SUMMARY_LISTENERS];
 static uint32_t nclosed;
-static uint64_t reset_ns;   /* when this process was forked (0: never) */
+uint64_t sa_listener_reset_ns;   /* when this process was forked (0: never) */
+/* SOCKAUDIT_STATS_INTERVAL in ns, read once (the configuration does not
+ * change after init); UINT64_MAX: at close and exit only; 0: not read yet. */
+uint64_t sa_listener_every_ns;
 
 static void remember_closed(const struct sa_listener *l)
 {
@@ -332,31 +335,28 @@ void sa_listener_emit(struct sa_listener *l)
 
 void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 {
-	/* SOCKAUDIT_STATS_INTERVAL in ns, read once (the configuration does
-	 * not change after init); UINT64_MAX: at close and exit only. */
-	static uint64_t every;
 	uint64_t last;
 
-	if (SA_UNLIKELY(!every)) {
+	if (SA_UNLIKELY(!sa_listener_every_ns)) {
 		const struct sa_config *c = sa_cfg();
 
 		if (!c)
 			return;
-		every = c->stats_interval > 0 ? (uint64_t)c->stats_interval * 1000000000ull : UINT64_MAX;
+		sa_listener_every_ns = c->stats_interval > 0 ? (uint64_t)c->stats_interval * 1000000000ull : UINT64_MAX;
 	}
-	if (!l || every == UINT64_MAX)
+	if (!l || sa_listener_every_ns == UINT64_MAX)
 		return;
 	last = __atomic_load_n(&l->last_emit_ns, __ATOMIC_RELAXED);
-	if (last < reset_ns) {
+	if (last < sa_listener_reset_ns) {
 		/* This process's interval starts at its fork. */
-		if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, reset_ns, 0, __ATOMIC_ACQ_REL,
+		if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, sa_listener_reset_ns, 0, __ATOMIC_ACQ_REL,
 						 __ATOMIC_RELAXED))
 			return;
-		last = reset_ns;
+		last = sa_listener_reset_ns;
 	}
 	/* now_ns was taken before this thread got here: another thread may
 	 * already have claimed a later time. */
-	if (now_ns <= last || now_ns - last < every)
+	if (now_ns <= last || now_ns - last < sa_listener_every_ns)
 		return;
 	/* One thread claims this interval's line. */
 	if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, now_ns, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
@@ -444,8 +444,8 @@ void sa_accept_reset(void)
 	SA_ZERO(nclosed);
 	/* Counters written only where set (sa_zero): a child that never
 	 * accepts keeps sharing the parent's pages. Its stats intervals start
-	 * now (reset_ns), without writing each listener's last_emit_ns. */
-	reset_ns = sa_now_ns();
+	 * now (sa_listener_reset_ns), without writing each listener's last_emit_ns. */
+	sa_listener_reset_ns = sa_now_ns();
 	for (l = head; l; l = l->next) {
 		SA_ZERO(l->accepts);
 		SA_ZERO(l->eagain);

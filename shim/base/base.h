@@ -153,12 +153,23 @@ extern __thread int sa_in_signal SA_HIDDEN SA_TLS_IE;
 extern __thread int sa_in_vfork SA_HIDDEN SA_TLS_IE;
 
 enum sa_run_state { SA_RUN_NEW, SA_RUN_INITIALIZING, SA_RUN_ACTIVE, SA_RUN_DISABLED };
-enum sa_run_state sa_run_state(void) SA_HIDDEN;
+extern int sa_run_state_v SA_HIDDEN;            /* runtime.c; through the functions below */
+extern struct sa_config sa_cfg_v SA_HIDDEN;
+static inline enum sa_run_state sa_run_state(void)
+{
+	return (enum sa_run_state)__atomic_load_n(&sa_run_state_v, __ATOMIC_ACQUIRE);
+}
 void sa_run_set_state(enum sa_run_state st) SA_HIDDEN;
 /* 1 when the shim audits this process (init done, not disabled). Cheap. */
-int sa_active(void) SA_HIDDEN;
+static inline int sa_active(void)
+{
+	return __atomic_load_n(&sa_run_state_v, __ATOMIC_ACQUIRE) == SA_RUN_ACTIVE;
+}
 /* The configuration in force, or NULL when the shim is not active. */
-const struct sa_config *sa_cfg(void) SA_HIDDEN;
+static inline const struct sa_config *sa_cfg(void)
+{
+	return sa_active() ? &sa_cfg_v : NULL;
+}
 /* The one configuration object, for lifecycle code to (re)load. */
 struct sa_config *sa_cfg_slot(void) SA_HIDDEN;
 

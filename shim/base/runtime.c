@@ -22,8 +22,9 @@ __thread int sa_in_signal __attribute__((tls_model("initial-exec")));
 __thread int sa_in_vfork __attribute__((tls_model("initial-exec")));
 static __thread pid_t tid_cache __attribute__((tls_model("initial-exec")));
 
-static int state = SA_RUN_NEW;
-static struct sa_config cfg;
+/* Read inline (base.h) by every wrapper. */
+int sa_run_state_v = SA_RUN_NEW;
+struct sa_config sa_cfg_v;
 /* pid and the process epoch side by side: a forked child writes both,
  * one page. */
 static struct {
@@ -34,29 +35,14 @@ static struct {
 static char comm[64] = "?";
 static unsigned comm_gen;   /* bumped whenever comm changes */
 
-enum sa_run_state sa_run_state(void)
-{
-	return (enum sa_run_state)__atomic_load_n(&state, __ATOMIC_ACQUIRE);
-}
-
 void sa_run_set_state(enum sa_run_state st)
 {
-	__atomic_store_n(&state, (int)st, __ATOMIC_RELEASE);
-}
-
-int sa_active(void)
-{
-	return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == SA_RUN_ACTIVE;
-}
-
-const struct sa_config *sa_cfg(void)
-{
-	return sa_active() ? &cfg : NULL;
+	__atomic_store_n(&sa_run_state_v, (int)st, __ATOMIC_RELEASE);
 }
 
 struct sa_config *sa_cfg_slot(void)
 {
-	return &cfg;
+	return &sa_cfg_v;
 }
 
 pid_t sa_pid(void)
@@ -120,7 +106,7 @@ void sa_comm_read(void)
 
 void sa_runtime_configure(const struct sa_config *c, const char *name)
 {
-	cfg = *c;
+	sa_cfg_v = *c;
 	pid = getpid();
 	tid_cache = 0;
 	if (strcmp(comm, name) != 0) {

@@ -11,8 +11,12 @@
 #include "audit/audit.h"
 
 /* ---- lifecycle.c ---------------------------------------------------------- */
-/* Lazy init from any wrapper; returns sa_active(). */
-int sa_ensure_init(void) SA_HIDDEN;
+/* Lazy init from any wrapper; returns sa_active(). Inline when active. */
+int sa_ensure_init_slow(void) SA_HIDDEN;
+static inline int sa_ensure_init(void)
+{
+	return SA_LIKELY(sa_active()) || sa_ensure_init_slow();
+}
 /* The process is ending: its summary, once (exit, _exit, a re-raised
  * fatal signal). */
 void sa_lifecycle_end(void) SA_HIDDEN;
@@ -57,9 +61,11 @@ void sa_on_setsockopt(int fd, int level, int opt, const void *val, socklen_t len
 void sa_on_getsockopt(int fd, int level, int opt, const void *val, const socklen_t *len,
 		      int ret, int err) SA_HIDDEN;
 void sa_on_listen(int fd, int backlog, int ret, int err) SA_HIDDEN;
-/* peer may be NULL: sa_accept_audit then reads it (getpeername) only for a line. */
+/* peer may be NULL: sa_accept_audit then reads it (getpeername) only for a
+ * line. An accept that sa_accept_counted did not finish (sampled: it found
+ * a TCP_INFO sample due). */
 void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t lgen) SA_HIDDEN;
+		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t lgen, int sampled) SA_HIDDEN;
 void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len,
 		   int ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;
 /* Only for fds with SA_F_WATCH_IO; ret/err of the real call. */

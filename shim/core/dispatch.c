@@ -88,9 +88,9 @@ void sa_on_listen(int fd, int backlog, int ret, int err)
 }
 
 void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t lgen)
+		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t lgen, int sampled)
 {
-	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen, lgen);
+	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen, lgen, sampled);
 }
 
 /* Whether connect()'s addr may be read: only when the kernel read it.

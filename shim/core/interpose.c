@@ -110,14 +110,15 @@ SA_EXPORT int listen(int fd, int backlog)
  * only when *alen is a local of the host's (on this thread's stack, which
  * nginx's is) and the address fitted; otherwise sa_accept_audit asks
  * getpeername, and only when it writes a line. */
-static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags, int is4)
+static inline __attribute__((always_inline)) int do_accept(int fd, struct sockaddr *addr, socklen_t *alen,
+							   int flags, int is4)
 {
 	const struct sockaddr *peer = NULL;
 	socklen_t offered = 0, plen = 0;
 	int known = addr && alen && sa_stack_holds(alen, sizeof *alen);
 	uint64_t t0, t1;
 	uint32_t lgen;
-	int ret, err;
+	int ret, err, r;
 
 	if (known)
 		offered = *alen;
@@ -129,14 +130,22 @@ static int do_accept(int fd, struct sockaddr *addr, socklen_t *alen, int flags, 
 	err = errno;
 	t1 = sa_now_ns();
 	if (ret >= 0) {
+		/* Most accepts below trace are only counted: done here. */
+		sa_in_shim++;
+		r = sa_accept_counted(fd, ret, t0, t1, lgen);
+		sa_in_shim--;
+		if (SA_LIKELY(r == SA_ACCEPT_DONE)) {
+			errno = err;
+			return ret;
+		}
 		/* The kernel wrote min(offered, *alen) bytes of addr. */
 		if (known && *alen <= offered && *alen <= sizeof(struct sockaddr_storage)) {
 			peer = addr;
 			plen = *alen;
 		}
-		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, peer, plen, flags, lgen));
+		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, peer, plen, flags, lgen, r == SA_ACCEPT_FULL_SAMPLED));
 	} else {
-		HOOK(err, sa_on_accept(fd, ret, err, t0, t1, NULL, 0, flags, lgen));
+		HOOK(err, sa_on_accept(fd, ret, err, t0, t1, NULL, 0, flags, lgen, 0));
 	}
 	return ret;
 }

@@ -196,11 +196,11 @@ static void do_init(void)
 	errno = saved;
 }
 
-int sa_ensure_init(void)
+int sa_ensure_init_slow(void)
 {
 	enum sa_run_state st = sa_run_state();
 
-	if (SA_LIKELY(st == SA_RUN_ACTIVE))
+	if (st == SA_RUN_ACTIVE)
 		return 1;
 	if (st != SA_RUN_NEW)
 		return 0;   /* disabled, or being set up: pass through */

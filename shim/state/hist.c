@@ -56,6 +56,94 @@ static int bucket_of(double ms)
 	return sa_hist_bucket(ms);
 }
 
+/* The same bucket from whole nanoseconds (ms = ns / 1e6), without the
+ * floating point: the accept path's wait_ms, per accept. The ns axis is
+ * cut in cells of 32 per power of two (the five bits after the leading
+ * one; below 32 ns the cells of 32..63 are shared, all bucket 0). A cell
+ * is narrower (log2(33/32) = 0.044) than a bucket (log2(1.04) = 0.057), so
+ * at most one bucket boundary falls in it. Each cell is filled on first
+ * use (or by sa_hist_ns_prepare) from sa_hist_bucket itself: the bucket of
+ * its first ns, and its last ns still in that bucket (found by bisection);
+ * a cell where the function does not step by 0 or 1 (never seen;
+ * tests/unit/test_hist.c checks every cell) keeps asking it. No heap:
+ * static arrays, written with the same values by threads or handlers that
+ * race, published by cell_b's release store. */
+#define NS_CELLS (60 * 32)
+#define CELL_SLOW 0xffffu
+static uint64_t cell_last[NS_CELLS];      /* last ns in bucket cell_b - 1 */
+static uint16_t cell_b[NS_CELLS];         /* bucket at the cell's first ns, + 1; 0: not filled */
+
+static inline unsigned ns_cell(uint64_t ns)
+{
+	int p = 63 - __builtin_clzll(ns | 32);
+
+	return ((unsigned)(p - 4) << 5) | (unsigned)((ns >> (p - 5)) & 31);
+}
+
+static int bucket_of_ns_slow(uint64_t ns)
+{
+	return sa_hist_bucket((double)ns / 1e6);
+}
+
+static __attribute__((noinline, cold)) int fill_cell(unsigned c, uint64_t ns)
+{
+	uint64_t lo, hi, mid, first, last;
+	int b0, b1;
+	unsigned p;
+
+	p = (c >> 5) + 4;
+	first = (1ull << p) | ((uint64_t)(c & 31) << (p - 5));
+	last = first + ((1ull << (p - 5)) - 1);
+	b0 = bucket_of_ns_slow(first);
+	b1 = bucket_of_ns_slow(last);
+	if (b1 == b0) {
+		lo = last;
+	} else if (b1 == b0 + 1) {
+		/* bucket(lo) == b0, bucket(hi) == b1 */
+		lo = first;
+		hi = last;
+		while (hi - lo > 1) {
+			mid = lo + (hi - lo) / 2;
+			if (bucket_of_ns_slow(mid) == b0)
+				lo = mid;
+			else
+				hi = mid;
+		}
+	} else {
+		__atomic_store_n(&cell_b[c], CELL_SLOW, __ATOMIC_RELEASE);
+		return bucket_of_ns_slow(ns);
+	}
+	__atomic_store_n(&cell_last[c], lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&cell_b[c], (uint16_t)(b0 + 1), __ATOMIC_RELEASE);
+	return b0 + (ns > lo);
+}
+
+static inline __attribute__((always_inline)) int bucket_of_ns(uint64_t ns)
+{
+	unsigned c = ns_cell(ns);
+	unsigned b = __atomic_load_n(&cell_b[c], __ATOMIC_ACQUIRE);
+
+	if (SA_LIKELY(b - 1 < CELL_SLOW - 1))
+		return (int)(b - 1) + (ns > __atomic_load_n(&cell_last[c], __ATOMIC_RELAXED));
+	if (b == CELL_SLOW)
+		return bucket_of_ns_slow(ns);
+	return fill_cell(c, ns);
+}
+
+int sa_hist_bucket_ns(uint64_t ns)
+{
+	return bucket_of_ns(ns);
+}
+
+void sa_hist_ns_prepare(void)
+{
+	unsigned c;
+
+	for (c = 32; c < NS_CELLS; c++)
+		if (!__atomic_load_n(&cell_b[c], __ATOMIC_ACQUIRE))
+			fill_cell(c, 0);
+}
+
 static double bucket_mid(int b)
 {
 	if (b == 0)
@@ -74,6 +162,20 @@ void sa_hist_add(struct sa_hist *h, double ms)
 	memcpy(&bits, &ms, sizeof bits);
 	old = __atomic_load_n(&h->max_bits, __ATOMIC_RELAXED);
 	/* Non-negative doubles order like their bit patterns. */
+	while (bits > old && !__atomic_compare_exchange_n(&h->max_bits, &old, bits, 1,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+void sa_hist_add_ns(struct sa_hist *h, uint64_t ns)
+{
+	double ms = (double)ns / 1e6;
+	uint64_t bits, old;
+
+	__atomic_add_fetch(&h->n, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&h->b[bucket_of_ns(ns)], 1, __ATOMIC_RELAXED);
+	memcpy(&bits, &ms, sizeof bits);
+	old = __atomic_load_n(&h->max_bits, __ATOMIC_RELAXED);
 	while (bits > old && !__atomic_compare_exchange_n(&h->max_bits, &old, bits, 1,
 							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;

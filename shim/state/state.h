@@ -200,5 +200,12 @@ double sa_hist_max(const struct sa_hist *h) SA_HIDDEN;
 json_t *sa_hist_json(const struct sa_hist *h) SA_HIDDEN;   /* {n,p50,p95,p99,max} */
 void sa_hist_reset(struct sa_hist *h) SA_HIDDEN;
 int sa_hist_bucket(double ms) SA_HIDDEN;   /* the bucket ms falls in */
+/* The same as sa_hist_add(h, ns / 1e6) and sa_hist_bucket(ns / 1e6), with
+ * a table instead of floating point (the accept path). */
+void sa_hist_add_ns(struct sa_hist *h, uint64_t ns) SA_HIDDEN;
+int sa_hist_bucket_ns(uint64_t ns) SA_HIDDEN;
+/* Fills sa_hist_bucket_ns's table now (~0.5M instructions; at listen(),
+ * so forked workers inherit it), rather than one cell at a time. */
+void sa_hist_ns_prepare(void) SA_HIDDEN;
 
 #endif

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <cmocka.h>
 
@@ -52,11 +53,127 @@ static void percentiles_unchanged(void **state)
 	assert_true(sa_hist_max(&h) == 1000);
 }
 
+static int by_ms(uint64_t ns)
+{
+	return sa_hist_bucket((double)ns / 1e6);
+}
+
+static void check_ns(uint64_t ns)
+{
+	int a = by_ms(ns), b = sa_hist_bucket_ns(ns);
+
+	if (a != b)
+		fail_msg("%llu ns: table says bucket %d, sa_hist_bucket %d", (unsigned long long)ns, b, a);
+}
+
+static void check_around(uint64_t ns, uint64_t r)
+{
+	uint64_t lo = ns > r ? ns - r : 0, hi = ns < UINT64_MAX - r ? ns + r : UINT64_MAX, i;
+
+	for (i = lo;; i++) {
+		check_ns(i);
+		if (i == hi)
+			break;
+	}
+}
+
+/* sa_hist_bucket is monotone over whole nanoseconds: within one cell of
+ * its log2 table (x = ms * 1000 with the same exponent and top 8 mantissa
+ * bits) every step it takes is monotone, so only where x crosses from one
+ * cell to the next can it go back. Checked there, near each such x, up to
+ * where every bucket is the last. With that, a table of per-cell thresholds
+ * that agrees at each threshold +-1 and at each cell's ends agrees
+ * everywhere. */
+static void bucket_monotone_in_ns(void **state)
+{
+	int e, i, prev;
+	uint64_t ns, c;
+
+	for (e = 0; e < 34; e++)
+		for (i = 0; i < 256; i++) {
+			c = (uint64_t)(ldexp(1.0 + i / 256.0, e) * 1000.0);
+			prev = -1;
+			for (ns = c > 64 ? c - 64 : 0; ns <= c + 64; ns++) {
+				int b = by_ms(ns);
+
+				if (b < prev)
+					fail_msg("not monotone at %llu ns", (unsigned long long)ns);
+				prev = b;
+			}
+		}
+	assert_int_equal(by_ms(1ull << 34), SA_HIST_BUCKETS - 1);
+}
+
+/* The accept path's table agrees with sa_hist_bucket(ns / 1e6) for every
+ * ns: exhaustively below 2^22 (4 ms), at every bucket boundary +-2, at both
+ * ends of every table cell +-1, at UINT64_MAX, and at 4 million random
+ * values spread over every power of two. */
+static void bucket_ns_identical(void **state)
+{
+	uint64_t ns, lo, hi, mid;
+	unsigned seed = 7;
+	int k, p, j;
+	long i;
+
+	for (ns = 0; ns < (1ull << 22); ns++)
+		check_ns(ns);
+	for (k = 1; k < SA_HIST_BUCKETS; k++) {
+		/* the first ns in bucket k or above */
+		lo = 0;
+		hi = 1ull << 40;
+		while (hi - lo > 1) {
+			mid = lo + (hi - lo) / 2;
+			if (by_ms(mid) >= k)
+				hi = mid;
+			else
+				lo = mid;
+		}
+		assert_int_equal(by_ms(hi), k);
+		check_around(hi, 2);
+	}
+	for (p = 5; p < 64; p++)
+		for (j = 0; j < 32; j++) {
+			uint64_t first = (1ull << p) | ((uint64_t)j << (p - 5));
+			uint64_t last = first + ((1ull << (p - 5)) - 1);
+
+			check_around(first, 1);
+			check_around(last, 1);
+		}
+	check_ns(UINT64_MAX);
+	sa_hist_ns_prepare();   /* the table filled at once says the same */
+	for (ns = 0; ns < (1ull << 20); ns++)
+		check_ns(ns);
+	for (i = 0; i < 4000000; i++) {
+		p = rand_r(&seed) % 64;
+		ns = ((uint64_t)rand_r(&seed) << 33) ^ ((uint64_t)rand_r(&seed) << 11) ^ (uint64_t)rand_r(&seed);
+		ns = p == 63 ? ns : ns & ((2ull << p) - 1);
+		check_ns(ns);
+	}
+}
+
+static void add_ns_same_as_add(void **state)
+{
+	static struct sa_hist a, b;
+	unsigned seed = 3;
+	int i;
+
+	for (i = 0; i < 100000; i++) {
+		uint64_t ns = (uint64_t)rand_r(&seed) * (uint64_t)(rand_r(&seed) % 4096);
+
+		sa_hist_add(&a, (double)ns / 1e6);
+		sa_hist_add_ns(&b, ns);
+	}
+	assert_memory_equal(&a, &b, sizeof a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bucket_matches_libm),
 		cmocka_unit_test(percentiles_unchanged),
+		cmocka_unit_test(bucket_monotone_in_ns),
+		cmocka_unit_test(bucket_ns_identical),
+		cmocka_unit_test(add_ns_same_as_add),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
