@@ -76,7 +76,6 @@ static inline long (*sa_sysfn(void))(long, ...)
 	return sa_real.syscall;
 }
 #define sa_syscall(...) (sa_sysfn()(__VA_ARGS__))
-
 /* Zeroes n bytes at p unless they are all zero already. A forked child
  * resets its counters with this: every page it writes is a private copy
  * (a page fault each, tens of microseconds on a virtual machine), so the
@@ -153,21 +152,50 @@ extern __thread int sa_in_signal SA_HIDDEN SA_TLS_IE;
 extern __thread int sa_in_vfork SA_HIDDEN SA_TLS_IE;
 
 enum sa_run_state { SA_RUN_NEW, SA_RUN_INITIALIZING, SA_RUN_ACTIVE, SA_RUN_DISABLED };
-enum sa_run_state sa_run_state(void) SA_HIDDEN;
+/* The values behind the accessors below: runtime.c owns and sets them.
+ * Read inline: every line reads the state, the level, pid, tid and the
+ * program name's generation (a call each was ~40 instructions of an
+ * accept line at trace; bench/callgrind.sh). */
+extern int sa_rt_state SA_HIDDEN;
+extern struct sa_config sa_rt_cfg SA_HIDDEN;
+extern pid_t sa_rt_pid SA_HIDDEN;
+extern unsigned sa_rt_comm_gen SA_HIDDEN;
+extern __thread pid_t sa_rt_tid SA_HIDDEN SA_TLS_IE;
+pid_t sa_tid_fill(void) SA_HIDDEN;           /* gettid, cached for the thread */
+
+static inline enum sa_run_state sa_run_state(void)
+{
+	return (enum sa_run_state)__atomic_load_n(&sa_rt_state, __ATOMIC_ACQUIRE);
+}
 void sa_run_set_state(enum sa_run_state st) SA_HIDDEN;
 /* 1 when the shim audits this process (init done, not disabled). Cheap. */
-int sa_active(void) SA_HIDDEN;
+static inline int sa_active(void)
+{
+	return sa_run_state() == SA_RUN_ACTIVE;
+}
 /* The configuration in force, or NULL when the shim is not active. */
-const struct sa_config *sa_cfg(void) SA_HIDDEN;
+static inline const struct sa_config *sa_cfg(void)
+{
+	return sa_active() ? &sa_rt_cfg : NULL;
+}
 /* The one configuration object, for lifecycle code to (re)load. */
 struct sa_config *sa_cfg_slot(void) SA_HIDDEN;
 
-pid_t sa_pid(void) SA_HIDDEN;
+static inline pid_t sa_pid(void)
+{
+	return sa_rt_pid;
+}
 void sa_set_pid(pid_t pid) SA_HIDDEN;
-pid_t sa_tid(void) SA_HIDDEN;
+static inline pid_t sa_tid(void)
+{
+	return SA_LIKELY(sa_rt_tid) ? sa_rt_tid : sa_tid_fill();
+}
 void sa_tid_forget(void) SA_HIDDEN;          /* in a forked child */
 const char *sa_comm(void) SA_HIDDEN;
-unsigned sa_comm_gen(void) SA_HIDDEN;        /* changes when sa_comm() does */
+static inline unsigned sa_comm_gen(void)    /* changes when sa_comm() does */
+{
+	return __atomic_load_n(&sa_rt_comm_gen, __ATOMIC_ACQUIRE);
+}
 void sa_comm_read(void) SA_HIDDEN;           /* from /proc/self/comm */
 /* Tests: make the shim active with this config and program name. */
 void sa_runtime_configure(const struct sa_config *c, const char *comm) SA_HIDDEN;

@@ -20,69 +20,44 @@
 
 __thread int sa_in_signal __attribute__((tls_model("initial-exec")));
 __thread int sa_in_vfork __attribute__((tls_model("initial-exec")));
-static __thread pid_t tid_cache __attribute__((tls_model("initial-exec")));
-
-static int state = SA_RUN_NEW;
-static struct sa_config cfg;
-static pid_t pid;
+/* Read inline through base.h (sa_run_state, sa_cfg, sa_pid, sa_tid,
+ * sa_comm_gen); written only here. */
+__thread pid_t sa_rt_tid SA_TLS_IE;
+int sa_rt_state = SA_RUN_NEW;
+struct sa_config sa_rt_cfg;
+pid_t sa_rt_pid;
+unsigned sa_rt_comm_gen;    /* bumped whenever comm changes */
 static char comm[64] = "?";
-static unsigned comm_gen;   /* bumped whenever comm changes */
-
-enum sa_run_state sa_run_state(void)
-{
-	return (enum sa_run_state)__atomic_load_n(&state, __ATOMIC_ACQUIRE);
-}
 
 void sa_run_set_state(enum sa_run_state st)
 {
-	__atomic_store_n(&state, (int)st, __ATOMIC_RELEASE);
-}
-
-int sa_active(void)
-{
-	return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == SA_RUN_ACTIVE;
-}
-
-const struct sa_config *sa_cfg(void)
-{
-	return sa_active() ? &cfg : NULL;
+	__atomic_store_n(&sa_rt_state, (int)st, __ATOMIC_RELEASE);
 }
 
 struct sa_config *sa_cfg_slot(void)
 {
-	return &cfg;
-}
-
-pid_t sa_pid(void)
-{
-	return pid;
+	return &sa_rt_cfg;
 }
 
 void sa_set_pid(pid_t p)
 {
-	pid = p;
+	sa_rt_pid = p;
 }
 
-pid_t sa_tid(void)
+pid_t sa_tid_fill(void)
 {
-	if (SA_UNLIKELY(!tid_cache))
-		tid_cache = (pid_t)sa_syscall(SYS_gettid);
-	return tid_cache;
+	sa_rt_tid = (pid_t)sa_syscall(SYS_gettid);
+	return sa_rt_tid;
 }
 
 void sa_tid_forget(void)
 {
-	tid_cache = 0;
+	sa_rt_tid = 0;
 }
 
 const char *sa_comm(void)
 {
 	return comm;
-}
-
-unsigned sa_comm_gen(void)
-{
-	return __atomic_load_n(&comm_gen, __ATOMIC_ACQUIRE);
 }
 
 void sa_comm_read(void)
@@ -99,17 +74,17 @@ void sa_comm_read(void)
 	comm[n] = '\0';
 	if (comm[n - 1] == '\n')
 		comm[n - 1] = '\0';
-	__atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&sa_rt_comm_gen, 1, __ATOMIC_RELEASE);
 }
 
 void sa_runtime_configure(const struct sa_config *c, const char *name)
 {
-	cfg = *c;
-	pid = getpid();
-	tid_cache = 0;
+	sa_rt_cfg = *c;
+	sa_rt_pid = getpid();
+	sa_rt_tid = 0;
 	if (strcmp(comm, name) != 0) {
 		snprintf(comm, sizeof comm, "%s", name);
-		__atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&sa_rt_comm_gen, 1, __ATOMIC_RELEASE);
 	}
 	sa_run_set_state(SA_RUN_ACTIVE);
 }
