@@ -14,6 +14,7 @@
 #ifndef SA_BASE_H
 #define SA_BASE_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +77,36 @@ static inline long (*sa_sysfn(void))(long, ...)
 	return sa_real.syscall;
 }
 #define sa_syscall(...) (sa_sysfn()(__VA_ARGS__))
+/* The same trap written inline, for the one call every line makes (its
+ * write): no call into libc, errno untouched; returns the result or
+ * -errno. */
+static inline long sa_syscall3_raw(long nr, long a, long b, long c)
+{
+#if defined(__x86_64__)
+	long r;
+
+	__asm__ volatile("syscall" : "=a"(r) : "0"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	return r;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+	return x0;
+#else
+	int *e = __errno_location(), saved = *e;
+	long r = sa_syscall(nr, a, b, c);
+
+	if (r < 0) {
+		r = -*e;
+		*e = saved;
+	}
+	return r;
+#endif
+}
+
 /* Zeroes n bytes at p unless they are all zero already. A forked child
  * resets its counters with this: every page it writes is a private copy
  * (a page fault each, tens of microseconds on a virtual machine), so the

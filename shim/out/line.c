@@ -128,7 +128,7 @@ static int out_codes(struct sa_out *o, const struct sa_findings *f)
 	return sa_out_put(o, "]", 1);
 }
 
-int sa_line_finish(struct sa_line *L, const struct sa_findings *f)
+int sa_line_finish_full(struct sa_line *L, const struct sa_findings *f)
 {
 	struct sa_out *o = &L->o;
 	int has = f && f->n > 0;

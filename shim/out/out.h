@@ -128,8 +128,17 @@ void sa_sink_atfork_child(void) SA_HIDDEN;
 
 /* ---- sink_io.c: one whole line to one fd (sink.c's tools) --------------- */
 
-long sa_sinkio_now_s(void) SA_HIDDEN;                 /* CLOCK_MONOTONIC_COARSE seconds */
+static inline long sa_sinkio_now_s(void)             /* CLOCK_MONOTONIC_COARSE seconds */
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* vDSO: no system call */
+	return (long)ts.tv_sec;
+}
 void sa_sinkio_drop(const char *why) SA_HIDDEN;        /* count a line not written */
+/* Lines dropped since the last one written (atomic): the emit path looks
+ * at it after each line and reports them (sa_sink_take_unreported). */
+extern uint64_t sa_sinkio_unreported SA_HIDDEN;
 ssize_t sa_sinkio_write_raw(int fd, const char *p, size_t n) SA_HIDDEN;
 int sa_sinkio_close(int fd) SA_HIDDEN;
 int sa_sinkio_identify(int fd, dev_t *dev, ino_t *ino, mode_t *mode) SA_HIDDEN;
@@ -137,7 +146,8 @@ int sa_sinkio_move_high(int fd) SA_HIDDEN;             /* high, close-on-exec */
 int sa_sinkio_tty_writable(int fd) SA_HIDDEN;          /* no SIGTTOU from writing */
 int sa_sinkio_reopen_nonblock(int fd) SA_HIDDEN;       /* own O_NONBLOCK description, or -errno */
 ssize_t sa_sinkio_write_pipe(int fd, const char *line, size_t len) SA_HIDDEN;
-int sa_sinkio_write_file(int fd, const char *line, size_t len) SA_HIDDEN;    /* 1 written */
+/* 1 written; 0 dropped (counted). errno untouched either way. */
+int sa_sinkio_write_file(int fd, const char *line, size_t len) SA_HIDDEN;
 int sa_sinkio_write_stream(int fd, const char *line, size_t len) SA_HIDDEN;  /* 1 written */
 void sa_sinkio_atfork_child(void) SA_HIDDEN;
 
@@ -260,8 +270,21 @@ SA_LINE_INLINE void sa_line_addr_k(struct sa_line *L, const char *k, size_t kn, 
 }
 void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err) SA_HIDDEN;
 /* Closes the line (findings and msg when f has any) into L->buf with its
- * newline; returns the length. Pure. */
-int sa_line_finish(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;
+ * newline; returns the length. Pure. A line without findings that fitted
+ * is closed right here. */
+int sa_line_finish_full(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;
+static inline int sa_line_finish(struct sa_line *L, const struct sa_findings *f)
+{
+	char *p = L->o.p;
+
+	if (SA_LIKELY(!L->over && (!f || f->n == 0) && p < L->o.end)) {
+		p[0] = '}';
+		p[1] = '\n';            /* the byte kept free at end */
+		L->o.p = p + 2;
+		return (int)(p + 2 - L->buf);
+	}
+	return sa_line_finish_full(L, f);
+}
 
 /* ---- emit.c: the one emit path -------------------------------------------- */
 
