@@ -99,10 +99,27 @@ int sa_line_key(struct sa_line *L, const char *key)
 	if (L->over)
 		return -1;
 	if (sa_out_put(&L->o, ",", 1) || sa_out_str(&L->o, key, n) || sa_out_put(&L->o, ":", 1)) {
-		L->over = 1;
+		sa_line_overflow(L);
 		return -1;
 	}
 	return 0;
+}
+
+/* sa_line_int_k's other cases: 100 and up, negative, or little room. */
+void sa_line_int_slow(struct sa_line *L, const char *k, size_t kn, long long v)
+{
+	if (sa_line_key_k(L, k, kn))
+		return;
+	if ((unsigned long long)v < 100 && L->o.end - L->o.p >= 2) {
+		if (v < 10) {
+			*L->o.p++ = (char)('0' + v);
+		} else {
+			memcpy(L->o.p, sa_pairs + 2 * v, 2);
+			L->o.p += 2;
+		}
+		return;
+	}
+	sa_line_check(L, sa_out_int(&L->o, v));
 }
 
 void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err)
@@ -142,6 +159,7 @@ int sa_line_finish_full(struct sa_line *L, const struct sa_findings *f)
 		/* Too long (it cannot be, for the fields these events carry):
 		 * the common fields, the codes and "truncated", as event.c does. */
 		o->p = L->core;
+		o->end = L->buf + sizeof L->buf - 1;
 		if ((has && out_codes(o, f)) || sa_out_put(o, ",\"truncated\":true}", 18))
 			return -1;
 	}

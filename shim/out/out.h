@@ -188,20 +188,29 @@ void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, do
 /* A string the caller knows needs no JSON escape (an IPv4/IPv6 address as
  * sa_addr_text spells it: digits, hex, dots, colons, brackets): one copy. */
 #define sa_line_plain(L, key, s, n) sa_line_plain_k((L), SA_LINE_K(key), (s), (n))
+/* A field that did not fit: the line is over, and its end is pulled back
+ * to where it stopped, so every later field fails its one room check
+ * (each needs at least its key) with no separate look at over. */
+static inline void sa_line_overflow(struct sa_line *L)
+{
+	L->over = 1;
+	L->o.end = L->o.p;
+}
 static inline void sa_line_plain_k(struct sa_line *L, const char *k, size_t kn, const char *s, size_t n)
 {
-	if (L->over)
-		return;
-	if ((size_t)(L->o.end - L->o.p) < kn + n + 2) {
-		L->over = 1;
+	char *p = L->o.p;
+
+	if ((size_t)(L->o.end - p) < kn + n + 2) {
+		sa_line_overflow(L);
 		return;
 	}
-	__builtin_memcpy(L->o.p, k, kn);
-	L->o.p += kn;
-	*L->o.p++ = '"';
-	__builtin_memcpy(L->o.p, s, n);
-	L->o.p += n;
-	*L->o.p++ = '"';
+	__builtin_memcpy(p, k, kn);
+	p += kn;
+	*p++ = '"';
+	__builtin_memcpy(p, s, n);
+	p += n;
+	*p++ = '"';
+	L->o.p = p;
 }
 /* ,"key": for a key known only at run time (the jansson path); then a
  * value written with the sa_out_* writers on &L->o, checked with
@@ -210,37 +219,42 @@ int sa_line_key(struct sa_line *L, const char *key) SA_HIDDEN;
 static inline void sa_line_check(struct sa_line *L, int r)
 {
 	if (r)
-		L->over = 1;
+		sa_line_overflow(L);
 }
 /* A field whose key the caller spelled (,"key": already composed). Always
  * inlined: kn is a constant there, so the key is a few moves, not a call
- * to memcpy. */
+ * to memcpy; p is kept in a register (a store through a char pointer
+ * would make the compiler read L->o.p again). */
 #define SA_LINE_INLINE static inline __attribute__((always_inline))
 SA_LINE_INLINE int sa_line_key_k(struct sa_line *L, const char *k, size_t kn)
 {
-	if (L->over)
-		return -1;
-	if (sa_out_put(&L->o, k, kn)) {
-		L->over = 1;
+	char *p = L->o.p;
+
+	if (SA_UNLIKELY((size_t)(L->o.end - p) < kn)) {
+		sa_line_overflow(L);
 		return -1;
 	}
+	__builtin_memcpy(p, k, kn);
+	L->o.p = p + kn;
 	return 0;
 }
-/* 0 to 99 (most fds, counts and flags) right here; the rest by sa_out_int. */
+/* The key and a value from 0 to 99 (most fds, counts and flags) with one
+ * room check; anything else, or too little room, by sa_line_int_slow. */
+void sa_line_int_slow(struct sa_line *L, const char *k, size_t kn, long long v) SA_HIDDEN;
 SA_LINE_INLINE void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, long long v)
 {
-	if (sa_line_key_k(L, k, kn))
-		return;
-	if ((unsigned long long)v < 100 && L->o.end - L->o.p >= 2) {
-		if (v < 10) {
-			*L->o.p++ = (char)('0' + v);
-		} else {
-			__builtin_memcpy(L->o.p, sa_pairs + 2 * v, 2);
-			L->o.p += 2;
-		}
+	char *p = L->o.p;
+	int one = v < 10;
+
+	if (SA_LIKELY((unsigned long long)v < 100 && (size_t)(L->o.end - p) >= kn + 2)) {
+		__builtin_memcpy(p, k, kn);
+		/* "0".."9" as the second byte of "00".."09": two bytes always
+		 * (room was checked for both), one kept. */
+		__builtin_memcpy(p + kn, sa_pairs + 2 * v + one, 2);
+		L->o.p = p + kn + 2 - one;
 		return;
 	}
-	sa_line_check(L, sa_out_int(&L->o, v));
+	sa_line_int_slow(L, k, kn, v);
 }
 SA_LINE_INLINE void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v)
 {
@@ -277,7 +291,7 @@ static inline int sa_line_finish(struct sa_line *L, const struct sa_findings *f)
 {
 	char *p = L->o.p;
 
-	if (SA_LIKELY(!L->over && (!f || f->n == 0) && p < L->o.end)) {
+	if (SA_LIKELY((!f || f->n == 0) && p < L->o.end)) {   /* an over line has no room */
 		p[0] = '}';
 		p[1] = '\n';            /* the byte kept free at end */
 		L->o.p = p + 2;
