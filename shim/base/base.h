@@ -257,7 +257,13 @@ void sa_signals_release(const sigset_t *old) SA_HIDDEN;
 int sa_trylock(int *lock) SA_HIDDEN;
 void sa_unlock(int *lock) SA_HIDDEN;
 
-double sa_now_wall(void) SA_HIDDEN;             /* Unix seconds */
+static inline double sa_now_wall(void)          /* Unix seconds */
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000) / 1e6;
+}
 static inline uint64_t sa_now_ns(void)          /* CLOCK_MONOTONIC */
 {
 	struct timespec ts;

@@ -144,13 +144,3 @@ void sa_unlock(int *lock)
 {
 	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
 }
-
-double sa_now_wall(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000) / 1e6;
-}
-
-

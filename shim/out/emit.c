@@ -104,7 +104,7 @@ static __attribute__((noinline)) void first(double ts)
 
 void sa_line_emit(struct sa_line *L, enum sa_level l, const struct sa_findings *f)
 {
-	sa_event_count(L->event);
+	sa_event_count_fast(L->event);
 	if (SA_UNLIKELY(f && f->n > 0)) {
 		count_findings(f);
 		l = SA_LEVEL_WARN;

@@ -29,7 +29,9 @@ static __thread struct {
 /* The digits of the current second, for "ts". */
 static __thread struct sa_real_cache ts_digits SA_TLS_IE;
 
-static int out_ident(struct sa_out *o)
+/* This thread's ident, written again when pid, tid or the program's name
+ * changed; 0, or -1 when it does not fit. */
+static int ident_ready(void)
 {
 	pid_t pid = sa_pid(), tid = sa_tid();
 	unsigned gen = sa_comm_gen();
@@ -52,7 +54,7 @@ static int out_ident(struct sa_out *o)
 		ident.gen = gen;
 		ident.len = (unsigned short)(w.p - ident.s);
 	}
-	return sa_out_put(o, ident.s, ident.len);
+	return 0;
 }
 
 /* The common fields; evtext is ,"event":"NAME" composed, or NULL for a
@@ -68,11 +70,26 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
 	L->over = 0;
 	L->event = event;
 	L->ts = ts > 0 ? ts : sa_now_wall();
-	r = sa_out_put(o, "{\"ts\":", 6) || sa_out_real_cached(o, L->ts, &ts_digits) ||
-	    (evtext ? sa_out_put(o, evtext, evlen)
-		    : sa_out_put(o, ",\"event\":", 9) || sa_out_str(o, event, strlen(event))) ||
-	    out_ident(o) ||
-	    (warn ? sa_out_put(o, "\"warn\"", 6) : sa_out_put(o, "\"info\"", 6));
+	__builtin_memcpy(L->buf, "{\"ts\":", 6);   /* the buffer is empty */
+	o->p = L->buf + 6;
+	r = sa_out_real_cached(o, L->ts, &ts_digits) || ident_ready();
+	if (!r && evtext && (size_t)(o->end - o->p) >= evlen + ident.len + 6) {
+		/* A composed event name: the rest is copies, room checked once. */
+		char *p = o->p;
+
+		__builtin_memcpy(p, evtext, evlen);
+		p += evlen;
+		__builtin_memcpy(p, ident.s, ident.len);
+		p += ident.len;
+		__builtin_memcpy(p, warn ? "\"warn\"" : "\"info\"", 6);
+		o->p = p + 6;
+	} else {
+		r = r ||
+		    (evtext ? sa_out_put(o, evtext, evlen)
+			    : sa_out_put(o, ",\"event\":", 9) || sa_out_str(o, event, strlen(event))) ||
+		    sa_out_put(o, ident.s, ident.len) ||
+		    (warn ? sa_out_put(o, "\"warn\"", 6) : sa_out_put(o, "\"info\"", 6));
+	}
 	sa_line_check(L, r);
 	L->core = L->o.p;
 	if (fd >= 0) {

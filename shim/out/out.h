@@ -92,6 +92,20 @@ void sa_findings_count(const char *code) SA_HIDDEN;
 json_t *sa_findings_totals(void) SA_HIDDEN;
 void sa_event_count(const char *event) SA_HIDDEN;
 void sa_event_count_id(enum sa_event_id id) SA_HIDDEN;   /* the same, without the name lookup */
+/* sa_event_count's hit, inline (for the emit path): the slot an event
+ * name's address remembers its index in, checked against the table. */
+#define SA_EVENT_SLOTS 32
+extern unsigned char sa_event_slot[SA_EVENT_SLOTS] SA_HIDDEN;
+extern uint64_t sa_event_counters[SA_NEVENT_NAMES] SA_HIDDEN;
+static inline void sa_event_count_fast(const char *event)
+{
+	size_t i = __atomic_load_n(&sa_event_slot[((uintptr_t)event >> 2) % SA_EVENT_SLOTS], __ATOMIC_RELAXED);
+
+	if (SA_LIKELY(i < SA_NEVENT_NAMES - 1 && sa_event_names[i] == event))
+		__atomic_add_fetch(&sa_event_counters[i], 1, __ATOMIC_RELAXED);
+	else
+		sa_event_count(event);
+}
 json_t *sa_event_counts(void) SA_HIDDEN;
 int sa_event_any(void) SA_HIDDEN;                  /* anything audited yet? */
 void sa_event_counts_reset(void) SA_HIDDEN;
