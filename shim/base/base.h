@@ -14,6 +14,7 @@
 #ifndef SA_BASE_H
 #define SA_BASE_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +77,35 @@ static inline long (*sa_sysfn(void))(long, ...)
 	return sa_real.syscall;
 }
 #define sa_syscall(...) (sa_sysfn()(__VA_ARGS__))
+/* The same trap written inline, for the one call every line makes (its
+ * write): no call into libc, errno untouched; returns the result or
+ * -errno. */
+static inline long sa_syscall3_raw(long nr, long a, long b, long c)
+{
+#if defined(__x86_64__)
+	long r;
+
+	__asm__ volatile("syscall" : "=a"(r) : "0"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	return r;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+	return x0;
+#else
+	int *e = __errno_location(), saved = *e;
+	long r = sa_syscall(nr, a, b, c);
+
+	if (r < 0) {
+		r = -*e;
+		*e = saved;
+	}
+	return r;
+#endif
+}
 
 /* Zeroes n bytes at p unless they are all zero already. A forked child
  * resets its counters with this: every page it writes is a private copy
@@ -153,38 +183,65 @@ extern __thread int sa_in_signal SA_HIDDEN SA_TLS_IE;
 extern __thread int sa_in_vfork SA_HIDDEN SA_TLS_IE;
 
 enum sa_run_state { SA_RUN_NEW, SA_RUN_INITIALIZING, SA_RUN_ACTIVE, SA_RUN_DISABLED };
-extern int sa_run_state_v SA_HIDDEN;            /* runtime.c; through the functions below */
-extern struct sa_config sa_cfg_v SA_HIDDEN;
+/* The values behind the accessors below: runtime.c owns and sets them.
+ * Read inline: every line reads the state, the level, pid, tid and the
+ * program name's generation (a call each was ~40 instructions of an
+ * accept line at trace; bench/callgrind.sh). */
+extern int sa_rt_state SA_HIDDEN;
+extern struct sa_config sa_rt_cfg SA_HIDDEN;
+/* pid and the process epoch side by side: a forked child writes both, one
+ * page. */
+struct sa_rt_proc {
+	pid_t pid;
+	uint32_t epoch;
+};
+extern struct sa_rt_proc sa_rt_proc SA_HIDDEN;
+extern unsigned sa_rt_comm_gen SA_HIDDEN;
+extern __thread pid_t sa_rt_tid SA_HIDDEN SA_TLS_IE;
+pid_t sa_tid_fill(void) SA_HIDDEN;           /* gettid, cached for the thread */
+
 static inline enum sa_run_state sa_run_state(void)
 {
-	return (enum sa_run_state)__atomic_load_n(&sa_run_state_v, __ATOMIC_ACQUIRE);
+	return (enum sa_run_state)__atomic_load_n(&sa_rt_state, __ATOMIC_ACQUIRE);
 }
 void sa_run_set_state(enum sa_run_state st) SA_HIDDEN;
 /* 1 when the shim audits this process (init done, not disabled). Cheap. */
 static inline int sa_active(void)
 {
-	return __atomic_load_n(&sa_run_state_v, __ATOMIC_ACQUIRE) == SA_RUN_ACTIVE;
+	return sa_run_state() == SA_RUN_ACTIVE;
 }
 /* The configuration in force, or NULL when the shim is not active. */
 static inline const struct sa_config *sa_cfg(void)
 {
-	return sa_active() ? &sa_cfg_v : NULL;
+	return sa_active() ? &sa_rt_cfg : NULL;
 }
 /* The one configuration object, for lifecycle code to (re)load. */
 struct sa_config *sa_cfg_slot(void) SA_HIDDEN;
 
-pid_t sa_pid(void) SA_HIDDEN;
+static inline pid_t sa_pid(void)
+{
+	return sa_rt_proc.pid;
+}
 void sa_set_pid(pid_t pid) SA_HIDDEN;
 /* Which process this is, in the line of forks since the program started:
  * 0 in the first, one more in each forked child (sa_proc_epoch_next, from
  * the atfork handler). State that belongs to one process is stamped with
  * it and ignored by a child, instead of being cleared at every fork. */
-uint32_t sa_proc_epoch(void) SA_HIDDEN;
+static inline uint32_t sa_proc_epoch(void)
+{
+	return __atomic_load_n(&sa_rt_proc.epoch, __ATOMIC_RELAXED);
+}
 void sa_proc_epoch_next(void) SA_HIDDEN;
-pid_t sa_tid(void) SA_HIDDEN;
+static inline pid_t sa_tid(void)
+{
+	return SA_LIKELY(sa_rt_tid) ? sa_rt_tid : sa_tid_fill();
+}
 void sa_tid_forget(void) SA_HIDDEN;          /* in a forked child */
 const char *sa_comm(void) SA_HIDDEN;
-unsigned sa_comm_gen(void) SA_HIDDEN;        /* changes when sa_comm() does */
+static inline unsigned sa_comm_gen(void)    /* changes when sa_comm() does */
+{
+	return __atomic_load_n(&sa_rt_comm_gen, __ATOMIC_ACQUIRE);
+}
 void sa_comm_read(void) SA_HIDDEN;           /* from /proc/self/comm */
 /* Tests: make the shim active with this config and program name. */
 void sa_runtime_configure(const struct sa_config *c, const char *comm) SA_HIDDEN;
@@ -215,7 +272,13 @@ void sa_signals_release(const sigset_t *old) SA_HIDDEN;
 int sa_trylock(int *lock) SA_HIDDEN;
 void sa_unlock(int *lock) SA_HIDDEN;
 
-double sa_now_wall(void) SA_HIDDEN;             /* Unix seconds */
+static inline double sa_now_wall(void)          /* Unix seconds */
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000) / 1e6;
+}
 static inline uint64_t sa_now_ns(void)          /* CLOCK_MONOTONIC */
 {
 	struct timespec ts;

@@ -20,71 +20,49 @@
 
 __thread int sa_in_signal __attribute__((tls_model("initial-exec")));
 __thread int sa_in_vfork __attribute__((tls_model("initial-exec")));
-static __thread pid_t tid_cache __attribute__((tls_model("initial-exec")));
-
-/* Read inline (base.h) by every wrapper. */
-int sa_run_state_v = SA_RUN_NEW;
-struct sa_config sa_cfg_v;
-/* pid and the process epoch side by side: a forked child writes both,
- * one page. */
-static struct {
-	pid_t pid;
-	uint32_t epoch;
-} proc;
-#define pid proc.pid
+/* Read inline through base.h (sa_run_state, sa_cfg, sa_pid, sa_tid,
+ * sa_comm_gen); written only here. */
+__thread pid_t sa_rt_tid SA_TLS_IE;
+int sa_rt_state = SA_RUN_NEW;
+struct sa_config sa_rt_cfg;
+struct sa_rt_proc sa_rt_proc;
+unsigned sa_rt_comm_gen;    /* bumped whenever comm changes */
 static char comm[64] = "?";
-static unsigned comm_gen;   /* bumped whenever comm changes */
 
 void sa_run_set_state(enum sa_run_state st)
 {
-	__atomic_store_n(&sa_run_state_v, (int)st, __ATOMIC_RELEASE);
+	__atomic_store_n(&sa_rt_state, (int)st, __ATOMIC_RELEASE);
 }
 
 struct sa_config *sa_cfg_slot(void)
 {
-	return &sa_cfg_v;
-}
-
-pid_t sa_pid(void)
-{
-	return pid;
-}
-
-uint32_t sa_proc_epoch(void)
-{
-	return __atomic_load_n(&proc.epoch, __ATOMIC_RELAXED);
+	return &sa_rt_cfg;
 }
 
 void sa_proc_epoch_next(void)
 {
-	proc.epoch++;
+	sa_rt_proc.epoch++;
 }
 
 void sa_set_pid(pid_t p)
 {
-	pid = p;
+	sa_rt_proc.pid = p;
 }
 
-pid_t sa_tid(void)
+pid_t sa_tid_fill(void)
 {
-	if (SA_UNLIKELY(!tid_cache))
-		tid_cache = (pid_t)sa_syscall(SYS_gettid);
-	return tid_cache;
+	sa_rt_tid = (pid_t)sa_syscall(SYS_gettid);
+	return sa_rt_tid;
 }
 
 void sa_tid_forget(void)
 {
-	tid_cache = 0;
+	sa_rt_tid = 0;
 }
 
 const char *sa_comm(void)
 {
 	return comm;
-}
-
-unsigned sa_comm_gen(void)
-{
-	return __atomic_load_n(&comm_gen, __ATOMIC_ACQUIRE);
 }
 
 void sa_comm_read(void)
@@ -101,17 +79,17 @@ void sa_comm_read(void)
 	comm[n] = '\0';
 	if (comm[n - 1] == '\n')
 		comm[n - 1] = '\0';
-	__atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&sa_rt_comm_gen, 1, __ATOMIC_RELEASE);
 }
 
 void sa_runtime_configure(const struct sa_config *c, const char *name)
 {
-	sa_cfg_v = *c;
-	pid = getpid();
-	tid_cache = 0;
+	sa_rt_cfg = *c;
+	sa_rt_proc.pid = getpid();
+	sa_rt_tid = 0;
 	if (strcmp(comm, name) != 0) {
 		snprintf(comm, sizeof comm, "%s", name);
-		__atomic_add_fetch(&comm_gen, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&sa_rt_comm_gen, 1, __ATOMIC_RELEASE);
 	}
 	sa_run_set_state(SA_RUN_ACTIVE);
 }
@@ -171,13 +149,3 @@ void sa_unlock(int *lock)
 {
 	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
 }
-
-double sa_now_wall(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000) / 1e6;
-}
-
-

@@ -12,6 +12,7 @@
 #include "out/out.h"
 
 static sa_first_line_fn first_line;
+static int first_done;              /* first_line ran in this process */
 static uint64_t written;            /* lines this process wrote */
 
 uint64_t sa_lines_written(void)
@@ -22,33 +23,35 @@ uint64_t sa_lines_written(void)
 void sa_lines_written_reset(void)
 {
 	SA_ZERO(written);
+	SA_ZERO(first_done);    /* a forked child: its own first line */
 }
 
 void sa_emit_set_first_line(sa_first_line_fn fn)
 {
 	__atomic_store_n(&first_line, fn, __ATOMIC_RELEASE);
+	__atomic_store_n(&first_done, 0, __ATOMIC_RELEASE);
 }
 
-static void count(const char *event, const struct sa_findings *f)
+static void count_findings(const struct sa_findings *f)
 {
 	int i;
 
-	sa_event_count(event);
-	if (f)
-		for (i = 0; i < f->n; i++)
-			sa_findings_count(f->codes[i]);
+	for (i = 0; i < f->n; i++)
+		sa_findings_count(f->codes[i]);
 }
 
 void sa_emit_skip(const char *event, const struct sa_findings *f)
 {
-	count(event, f);
-	if (f && f->n > 0)
+	sa_event_count(event);
+	if (f && f->n > 0) {
+		count_findings(f);
 		sa_suppressed_add(1);
+	}
 }
 
 /* Lines the sink could not write are said out loud on the next line it
  * can: one warning with how many and why (and in the summary's dropped). */
-static void report_drops(void)
+static __attribute__((noinline)) void report_drops(void)
 {
 	struct sa_line W;
 	const char *why;
@@ -70,27 +73,45 @@ static void report_drops(void)
 		sa_sink_write(W.buf, (size_t)len);
 }
 
-void sa_line_write(struct sa_line *L, const struct sa_findings *f)
+/* The line, closed, to the sink; then the drops since the last line
+ * written, if there were any (one load when there were none). */
+static inline void write_line(struct sa_line *L, const struct sa_findings *f)
 {
 	int n = sa_line_finish(L, f);
 
 	if (n > 0 && sa_sink_write(L->buf, (size_t)n)) {
 		__atomic_add_fetch(&written, 1, __ATOMIC_RELAXED);
-		report_drops();
+		if (SA_UNLIKELY(__atomic_load_n(&sa_sinkio_unreported, __ATOMIC_RELAXED)))
+			report_drops();
+	}
+}
+
+void sa_line_write(struct sa_line *L, const struct sa_findings *f)
+{
+	write_line(L, f);
+}
+
+/* The first line of a process: the hook (the init line) before it. */
+static __attribute__((noinline)) void first(double ts)
+{
+	sa_first_line_fn fn = __atomic_load_n(&first_line, __ATOMIC_ACQUIRE);
+
+	if (fn) {
+		fn(ts);
+		__atomic_store_n(&first_done, 1, __ATOMIC_RELEASE);
 	}
 }
 
 void sa_line_emit(struct sa_line *L, enum sa_level l, const struct sa_findings *f)
 {
-	sa_first_line_fn fn;
-
-	count(L->event, f);
-	if (f && f->n > 0)
+	sa_event_count_fast(L->event);
+	if (SA_UNLIKELY(f && f->n > 0)) {
+		count_findings(f);
 		l = SA_LEVEL_WARN;
+	}
 	if (!sa_level_enabled(l))
 		return;
-	fn = __atomic_load_n(&first_line, __ATOMIC_ACQUIRE);
-	if (fn)
-		fn(L->ts);
-	sa_line_write(L, f);
+	if (SA_UNLIKELY(!__atomic_load_n(&first_done, __ATOMIC_ACQUIRE)))
+		first(L->ts);
+	write_line(L, f);
 }

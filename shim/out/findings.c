@@ -18,7 +18,8 @@ static uint64_t finding_counts[NCODES];
 
 #define NEVENTS SA_NEVENT_NAMES
 #define event_names sa_event_names
-static uint64_t event_counts[NEVENTS];
+#define event_counts sa_event_counters
+uint64_t event_counts[NEVENTS];
 static uint64_t suppressed;
 
 static size_t index_of(const char *const *tab, size_t n, const char *name)
@@ -97,11 +98,12 @@ void sa_event_count_id(enum sa_event_id id)
 /* An event name's index, remembered by its address (a literal's, merged
  * with the table's): a hit is checked against the table itself, so a
  * stale or racing slot costs only the search. */
-static unsigned char event_slot[32];
+#define event_slot sa_event_slot
+unsigned char event_slot[SA_EVENT_SLOTS];
 
 void sa_event_count(const char *event)
 {
-	size_t h = ((uintptr_t)event >> 2) % sizeof event_slot;
+	size_t h = ((uintptr_t)event >> 2) % SA_EVENT_SLOTS;
 	size_t i = __atomic_load_n(&event_slot[h], __ATOMIC_RELAXED);
 
 	if (i >= NEVENTS - 1 || event_names[i] != event) {

@@ -29,7 +29,9 @@ static __thread struct {
 /* The digits of the current second, for "ts". */
 static __thread struct sa_real_cache ts_digits SA_TLS_IE;
 
-static int out_ident(struct sa_out *o)
+/* This thread's ident, written again when pid, tid or the program's name
+ * changed; 0, or -1 when it does not fit. */
+static int ident_ready(void)
 {
 	pid_t pid = sa_pid(), tid = sa_tid();
 	unsigned gen = sa_comm_gen();
@@ -52,7 +54,7 @@ static int out_ident(struct sa_out *o)
 		ident.gen = gen;
 		ident.len = (unsigned short)(w.p - ident.s);
 	}
-	return sa_out_put(o, ident.s, ident.len);
+	return 0;
 }
 
 /* The common fields; evtext is ,"event":"NAME" composed, or NULL for a
@@ -68,11 +70,26 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
 	L->over = 0;
 	L->event = event;
 	L->ts = ts > 0 ? ts : sa_now_wall();
-	r = sa_out_put(o, "{\"ts\":", 6) || sa_out_real_cached(o, L->ts, &ts_digits) ||
-	    (evtext ? sa_out_put(o, evtext, evlen)
-		    : sa_out_put(o, ",\"event\":", 9) || sa_out_str(o, event, strlen(event))) ||
-	    out_ident(o) ||
-	    (warn ? sa_out_put(o, "\"warn\"", 6) : sa_out_put(o, "\"info\"", 6));
+	__builtin_memcpy(L->buf, "{\"ts\":", 6);   /* the buffer is empty */
+	o->p = L->buf + 6;
+	r = sa_out_real_cached(o, L->ts, &ts_digits) || ident_ready();
+	if (!r && evtext && (size_t)(o->end - o->p) >= evlen + ident.len + 6) {
+		/* A composed event name: the rest is copies, room checked once. */
+		char *p = o->p;
+
+		__builtin_memcpy(p, evtext, evlen);
+		p += evlen;
+		__builtin_memcpy(p, ident.s, ident.len);
+		p += ident.len;
+		__builtin_memcpy(p, warn ? "\"warn\"" : "\"info\"", 6);
+		o->p = p + 6;
+	} else {
+		r = r ||
+		    (evtext ? sa_out_put(o, evtext, evlen)
+			    : sa_out_put(o, ",\"event\":", 9) || sa_out_str(o, event, strlen(event))) ||
+		    sa_out_put(o, ident.s, ident.len) ||
+		    (warn ? sa_out_put(o, "\"warn\"", 6) : sa_out_put(o, "\"info\"", 6));
+	}
 	sa_line_check(L, r);
 	L->core = L->o.p;
 	if (fd >= 0) {
@@ -99,10 +116,27 @@ int sa_line_key(struct sa_line *L, const char *key)
 	if (L->over)
 		return -1;
 	if (sa_out_put(&L->o, ",", 1) || sa_out_str(&L->o, key, n) || sa_out_put(&L->o, ":", 1)) {
-		L->over = 1;
+		sa_line_overflow(L);
 		return -1;
 	}
 	return 0;
+}
+
+/* sa_line_int_k's other cases: 100 and up, negative, or little room. */
+void sa_line_int_slow(struct sa_line *L, const char *k, size_t kn, long long v)
+{
+	if (sa_line_key_k(L, k, kn))
+		return;
+	if ((unsigned long long)v < 100 && L->o.end - L->o.p >= 2) {
+		if (v < 10) {
+			*L->o.p++ = (char)('0' + v);
+		} else {
+			memcpy(L->o.p, sa_pairs + 2 * v, 2);
+			L->o.p += 2;
+		}
+		return;
+	}
+	sa_line_check(L, sa_out_int(&L->o, v));
 }
 
 void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err)
@@ -128,7 +162,7 @@ static int out_codes(struct sa_out *o, const struct sa_findings *f)
 	return sa_out_put(o, "]", 1);
 }
 
-int sa_line_finish(struct sa_line *L, const struct sa_findings *f)
+int sa_line_finish_full(struct sa_line *L, const struct sa_findings *f)
 {
 	struct sa_out *o = &L->o;
 	int has = f && f->n > 0;
@@ -142,6 +176,7 @@ int sa_line_finish(struct sa_line *L, const struct sa_findings *f)
 		/* Too long (it cannot be, for the fields these events carry):
 		 * the common fields, the codes and "truncated", as event.c does. */
 		o->p = L->core;
+		o->end = L->buf + sizeof L->buf - 1;
 		if ((has && out_codes(o, f)) || sa_out_put(o, ",\"truncated\":true}", 18))
 			return -1;
 	}

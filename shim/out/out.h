@@ -93,6 +93,20 @@ json_t *sa_findings_totals(void) SA_HIDDEN;
 int sa_findings_any(void) SA_HIDDEN;   /* a finding was counted in this process */
 void sa_event_count(const char *event) SA_HIDDEN;
 void sa_event_count_id(enum sa_event_id id) SA_HIDDEN;   /* the same, without the name lookup */
+/* sa_event_count's hit, inline (for the emit path): the slot an event
+ * name's address remembers its index in, checked against the table. */
+#define SA_EVENT_SLOTS 32
+extern unsigned char sa_event_slot[SA_EVENT_SLOTS] SA_HIDDEN;
+extern uint64_t sa_event_counters[SA_NEVENT_NAMES] SA_HIDDEN;
+static inline void sa_event_count_fast(const char *event)
+{
+	size_t i = __atomic_load_n(&sa_event_slot[((uintptr_t)event >> 2) % SA_EVENT_SLOTS], __ATOMIC_RELAXED);
+
+	if (SA_LIKELY(i < SA_NEVENT_NAMES - 1 && sa_event_names[i] == event))
+		__atomic_add_fetch(&sa_event_counters[i], 1, __ATOMIC_RELAXED);
+	else
+		sa_event_count(event);
+}
 json_t *sa_event_counts(void) SA_HIDDEN;
 int sa_event_any(void) SA_HIDDEN;                  /* anything audited yet? */
 void sa_event_counts_reset(void) SA_HIDDEN;
@@ -129,8 +143,17 @@ void sa_sink_atfork_child(void) SA_HIDDEN;
 
 /* ---- sink_io.c: one whole line to one fd (sink.c's tools) --------------- */
 
-long sa_sinkio_now_s(void) SA_HIDDEN;                 /* CLOCK_MONOTONIC_COARSE seconds */
+static inline long sa_sinkio_now_s(void)             /* CLOCK_MONOTONIC_COARSE seconds */
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* vDSO: no system call */
+	return (long)ts.tv_sec;
+}
 void sa_sinkio_drop(const char *why) SA_HIDDEN;        /* count a line not written */
+/* Lines dropped since the last one written (atomic): the emit path looks
+ * at it after each line and reports them (sa_sink_take_unreported). */
+extern uint64_t sa_sinkio_unreported SA_HIDDEN;
 ssize_t sa_sinkio_write_raw(int fd, const char *p, size_t n) SA_HIDDEN;
 int sa_sinkio_close(int fd) SA_HIDDEN;
 int sa_sinkio_identify(int fd, dev_t *dev, ino_t *ino, mode_t *mode) SA_HIDDEN;
@@ -138,7 +161,8 @@ int sa_sinkio_move_high(int fd) SA_HIDDEN;             /* high, close-on-exec */
 int sa_sinkio_tty_writable(int fd) SA_HIDDEN;          /* no SIGTTOU from writing */
 int sa_sinkio_reopen_nonblock(int fd) SA_HIDDEN;       /* own O_NONBLOCK description, or -errno */
 ssize_t sa_sinkio_write_pipe(int fd, const char *line, size_t len) SA_HIDDEN;
-int sa_sinkio_write_file(int fd, const char *line, size_t len) SA_HIDDEN;    /* 1 written */
+/* 1 written; 0 dropped (counted). errno untouched either way. */
+int sa_sinkio_write_file(int fd, const char *line, size_t len) SA_HIDDEN;
 int sa_sinkio_write_stream(int fd, const char *line, size_t len) SA_HIDDEN;  /* 1 written */
 void sa_sinkio_atfork_child(void) SA_HIDDEN;
 
@@ -179,20 +203,29 @@ void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, do
 /* A string the caller knows needs no JSON escape (an IPv4/IPv6 address as
  * sa_addr_text spells it: digits, hex, dots, colons, brackets): one copy. */
 #define sa_line_plain(L, key, s, n) sa_line_plain_k((L), SA_LINE_K(key), (s), (n))
+/* A field that did not fit: the line is over, and its end is pulled back
+ * to where it stopped, so every later field fails its one room check
+ * (each needs at least its key) with no separate look at over. */
+static inline void sa_line_overflow(struct sa_line *L)
+{
+	L->over = 1;
+	L->o.end = L->o.p;
+}
 static inline void sa_line_plain_k(struct sa_line *L, const char *k, size_t kn, const char *s, size_t n)
 {
-	if (L->over)
-		return;
-	if ((size_t)(L->o.end - L->o.p) < kn + n + 2) {
-		L->over = 1;
+	char *p = L->o.p;
+
+	if ((size_t)(L->o.end - p) < kn + n + 2) {
+		sa_line_overflow(L);
 		return;
 	}
-	__builtin_memcpy(L->o.p, k, kn);
-	L->o.p += kn;
-	*L->o.p++ = '"';
-	__builtin_memcpy(L->o.p, s, n);
-	L->o.p += n;
-	*L->o.p++ = '"';
+	__builtin_memcpy(p, k, kn);
+	p += kn;
+	*p++ = '"';
+	__builtin_memcpy(p, s, n);
+	p += n;
+	*p++ = '"';
+	L->o.p = p;
 }
 /* ,"key": for a key known only at run time (the jansson path); then a
  * value written with the sa_out_* writers on &L->o, checked with
@@ -201,37 +234,42 @@ int sa_line_key(struct sa_line *L, const char *key) SA_HIDDEN;
 static inline void sa_line_check(struct sa_line *L, int r)
 {
 	if (r)
-		L->over = 1;
+		sa_line_overflow(L);
 }
 /* A field whose key the caller spelled (,"key": already composed). Always
  * inlined: kn is a constant there, so the key is a few moves, not a call
- * to memcpy. */
+ * to memcpy; p is kept in a register (a store through a char pointer
+ * would make the compiler read L->o.p again). */
 #define SA_LINE_INLINE static inline __attribute__((always_inline))
 SA_LINE_INLINE int sa_line_key_k(struct sa_line *L, const char *k, size_t kn)
 {
-	if (L->over)
-		return -1;
-	if (sa_out_put(&L->o, k, kn)) {
-		L->over = 1;
+	char *p = L->o.p;
+
+	if (SA_UNLIKELY((size_t)(L->o.end - p) < kn)) {
+		sa_line_overflow(L);
 		return -1;
 	}
+	__builtin_memcpy(p, k, kn);
+	L->o.p = p + kn;
 	return 0;
 }
-/* 0 to 99 (most fds, counts and flags) right here; the rest by sa_out_int. */
+/* The key and a value from 0 to 99 (most fds, counts and flags) with one
+ * room check; anything else, or too little room, by sa_line_int_slow. */
+void sa_line_int_slow(struct sa_line *L, const char *k, size_t kn, long long v) SA_HIDDEN;
 SA_LINE_INLINE void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, long long v)
 {
-	if (sa_line_key_k(L, k, kn))
-		return;
-	if ((unsigned long long)v < 100 && L->o.end - L->o.p >= 2) {
-		if (v < 10) {
-			*L->o.p++ = (char)('0' + v);
-		} else {
-			__builtin_memcpy(L->o.p, sa_pairs + 2 * v, 2);
-			L->o.p += 2;
-		}
+	char *p = L->o.p;
+	int one = v < 10;
+
+	if (SA_LIKELY((unsigned long long)v < 100 && (size_t)(L->o.end - p) >= kn + 2)) {
+		__builtin_memcpy(p, k, kn);
+		/* "0".."9" as the second byte of "00".."09": two bytes always
+		 * (room was checked for both), one kept. */
+		__builtin_memcpy(p + kn, sa_pairs + 2 * v + one, 2);
+		L->o.p = p + kn + 2 - one;
 		return;
 	}
-	sa_line_check(L, sa_out_int(&L->o, v));
+	sa_line_int_slow(L, k, kn, v);
 }
 SA_LINE_INLINE void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v)
 {
@@ -261,8 +299,21 @@ SA_LINE_INLINE void sa_line_addr_k(struct sa_line *L, const char *k, size_t kn, 
 }
 void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err) SA_HIDDEN;
 /* Closes the line (findings and msg when f has any) into L->buf with its
- * newline; returns the length. Pure. */
-int sa_line_finish(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;
+ * newline; returns the length. Pure. A line without findings that fitted
+ * is closed right here. */
+int sa_line_finish_full(struct sa_line *L, const struct sa_findings *f) SA_HIDDEN;
+static inline int sa_line_finish(struct sa_line *L, const struct sa_findings *f)
+{
+	char *p = L->o.p;
+
+	if (SA_LIKELY((!f || f->n == 0) && p < L->o.end)) {   /* an over line has no room */
+		p[0] = '}';
+		p[1] = '\n';            /* the byte kept free at end */
+		L->o.p = p + 2;
+		return (int)(p + 2 - L->buf);
+	}
+	return sa_line_finish_full(L, f);
+}
 
 /* ---- emit.c: the one emit path -------------------------------------------- */
 

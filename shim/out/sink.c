@@ -10,7 +10,7 @@
  *   written with O_APPEND semantics and never wait on a reader.
  * - Hold nothing across a call that can block, be cancelled or be
  *   interrupted: a line is built on the caller's stack and written with one
- *   raw write (syscall(), not a cancellation point); shared state changes
+ *   raw write (a trap, not a cancellation point); shared state changes
  *   by compare-and-swap only. A signal handler, a siglongjmp or a
  *   cancellation can leave at most one line unwritten.
  * - Never write where the host's peer reads: the default never writes
@@ -31,22 +31,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/un.h>
-#include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "out/out.h"
@@ -360,16 +353,12 @@ int sa_sink_ready(void)
 	return fd;
 }
 
-int sa_sink_write(const char *line, size_t len)
+/* A line the fast path below does not take: the sink opened, reopened,
+ * switched, looked at again or written some other way. */
+static __attribute__((noinline)) int write_slow(const char *line, size_t len)
 {
 	int saved = errno, ok, fd;
 
-	if (SA_UNLIKELY(stale_fd >= 0)) {
-		sa_sinkio_close(stale_fd);   /* a jump out of a write on this thread left it */
-		stale_fd = -1;
-	}
-	in_write++;
-	__atomic_add_fetch(&writers, 1, __ATOMIC_ACQ_REL);
 	if (SA_UNLIKELY(pending_path[0]) && kind == SA_SINK_PATH)
 		switch_to_pending();
 	if (kind == SA_SINK_PATH || kind == SA_SINK_SYSLOG) {
@@ -395,9 +384,51 @@ int sa_sink_write(const char *line, size_t len)
 			ok = fd >= 0 ? write_syslog(fd, line, len) : (sa_sinkio_drop("the journal cannot be reached"), 0);
 		}
 	}
+	errno = saved;
+	return ok;
+}
+
+static __attribute__((noinline)) void close_stale(void)
+{
+	int saved = errno;
+
+	sa_sinkio_close(stale_fd);   /* a jump out of a write on this thread left it */
+	stale_fd = -1;
+	errno = saved;
+}
+
+/* The fd a file line goes to as it is, or -1 for write_slow: a path sink
+ * opened and identified this second, with no switch pending; or the host
+ * fd (stderr, fd:N) classified this second as a file. Read after this
+ * thread counts itself in writers: a closer waits for it from then on. */
+static inline int fast_fd(void)
+{
+	long now = sa_sinkio_now_s();
+	int fd;
+
+	if (kind == SA_SINK_PATH) {
+		fd = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE);
+		return fd >= 0 && !pending_path[0] && now == __atomic_load_n(&own_checked, __ATOMIC_RELAXED) ? fd
+														  : -1;
+	}
+	if (kind != SA_SINK_SYSLOG && __atomic_load_n(&cls, __ATOMIC_ACQUIRE) == CL_FILE &&
+	    now == __atomic_load_n(&cls_checked, __ATOMIC_RELAXED))
+		return host_fd;
+	return -1;
+}
+
+int sa_sink_write(const char *line, size_t len)
+{
+	int ok, fd;
+
+	if (SA_UNLIKELY(stale_fd >= 0))
+		close_stale();
+	in_write++;
+	__atomic_add_fetch(&writers, 1, __ATOMIC_ACQ_REL);
+	fd = fast_fd();
+	ok = SA_LIKELY(fd >= 0) ? sa_sinkio_write_file(fd, line, len) : write_slow(line, len);
 	__atomic_sub_fetch(&writers, 1, __ATOMIC_ACQ_REL);
 	in_write--;
-	errno = saved;
 	return ok;
 }
 

@@ -1,6 +1,6 @@
 /*
  * sink_io.c: the ways one whole line goes to one fd, for sink.c: raw
- * writes (syscall(), not cancellation points), O_APPEND files with torn-line
+ * writes (traps, not cancellation points), O_APPEND files with torn-line
  * recovery, pipes with SIGPIPE kept from the host, stream sockets with
  * their unsent tail, and the count of lines that could not be written.
  *
@@ -26,7 +26,7 @@
 #include "out/out.h"
 
 static uint64_t dropped;            /* lines not written, for the summary */
-static uint64_t unreported;         /* dropped since the last line written */
+uint64_t sa_sinkio_unreported;      /* dropped since the last line written */
 static const char *drop_reason;     /* atomic: why the last line was dropped */
 static int torn;                    /* a short write left a partial line in a file */
 /* A stream socket named by fd:N: the unsent tail of the last line. */
@@ -34,18 +34,10 @@ static char tail[SA_LINE_MAX + 64];
 static size_t tail_len;
 static pid_t tail_owner;            /* tid writing to the stream now; atomic */
 
-long sa_sinkio_now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* vDSO: no system call */
-	return (long)ts.tv_sec;
-}
-
 void sa_sinkio_drop(const char *why)
 {
 	__atomic_add_fetch(&dropped, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&unreported, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&sa_sinkio_unreported, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&drop_reason, why, __ATOMIC_RELAXED);
 }
 
@@ -185,28 +177,40 @@ static int cut_partial(int fd, ssize_t w)
 	return 1;
 }
 
-/* Files: one write; a short one is cut off again, or, when it cannot be
- * (another writer appended after it), the next line starts afresh. */
-int sa_sinkio_write_file(int fd, const char *line, size_t len)
+/* After a file write of w bytes (or -errno) that was not whole: a short
+ * one is cut off again, or, when it cannot be (another writer appended
+ * after it), the next line starts afresh. errno is left as it was. */
+static int file_failed(int fd, long w, int was_torn)
 {
-	int was_torn = __atomic_exchange_n(&torn, 0, __ATOMIC_ACQ_REL), err;
-	size_t total = len + (was_torn ? 1 : 0);
-	ssize_t w;
+	int saved = errno, err = w < 0 ? (int)-w : saved;
 
-	if (was_torn) {
-		struct iovec iov[2] = { { (void *)"\n", 1 }, { (void *)line, len } };
-		w = sa_syscall(SYS_writev, fd, iov, 2);
-	} else {
-		w = sa_sinkio_write_raw(fd, line, len);
-	}
-	if (w == (ssize_t)total)
-		return 1;
-	err = errno;
 	/* An older partial line is still there unless a write ended it. */
 	if ((was_torn && w <= 0) || (w > 0 && (!cut_partial(fd, w) || was_torn)))
 		__atomic_store_n(&torn, 1, __ATOMIC_RELEASE);
 	sa_sinkio_drop(err == ENOSPC || w > 0 ? "the file system is full" : "the log file cannot be written");
+	errno = saved;
 	return 0;
+}
+
+/* Files: one raw write, errno untouched (the line of nearly every call:
+ * no libc call on the way). After a torn line, a newline first. */
+int sa_sinkio_write_file(int fd, const char *line, size_t len)
+{
+	struct iovec iov[2];
+	long w;
+
+	if (SA_LIKELY(!__atomic_load_n(&torn, __ATOMIC_ACQUIRE))) {
+		w = sa_syscall3_raw(SYS_write, fd, (long)line, (long)len);
+		return SA_LIKELY(w == (long)len) ? 1 : file_failed(fd, w, 0);
+	}
+	if (!__atomic_exchange_n(&torn, 0, __ATOMIC_ACQ_REL)) {   /* another thread ended it */
+		w = sa_syscall3_raw(SYS_write, fd, (long)line, (long)len);
+		return w == (long)len ? 1 : file_failed(fd, w, 0);
+	}
+	iov[0] = (struct iovec){ (void *)"\n", 1 };
+	iov[1] = (struct iovec){ (void *)line, len };
+	w = sa_syscall3_raw(SYS_writev, fd, (long)iov, 2);
+	return w == (long)len + 1 ? 1 : file_failed(fd, w, 1);
 }
 
 
@@ -251,7 +255,7 @@ int sa_sinkio_write_stream(int fd, const char *line, size_t len)
 
 uint64_t sa_sink_take_unreported(const char **why)
 {
-	uint64_t n = __atomic_exchange_n(&unreported, 0, __ATOMIC_ACQ_REL);
+	uint64_t n = __atomic_exchange_n(&sa_sinkio_unreported, 0, __ATOMIC_ACQ_REL);
 
 	if (why)
 		*why = __atomic_load_n(&drop_reason, __ATOMIC_RELAXED);
@@ -269,6 +273,6 @@ void sa_sinkio_atfork_child(void)
 	/* Only the forking thread exists: nobody owns the stream tail. A child
 	 * counts its own drops. */
 	SA_ZERO(dropped);
-	SA_ZERO(unreported);
+	SA_ZERO(sa_sinkio_unreported);
 	SA_ZERO(tail_owner);
 }

@@ -298,6 +298,37 @@ static void begin_both_ways(void **state)
 	assert_memory_equal(A.buf, B.buf, (size_t)n);
 }
 
+/* A line closed right where it ends (the inline close) and by the full
+ * one: the same bytes at every length up to the buffer's last byte,
+ * including the one where "}" no longer fits and it is truncated. */
+static void finish_edges(void **state)
+{
+	static struct sa_line A, B;
+	static char s[SA_LINE_MAX];
+	size_t len;
+	int n, m;
+
+	(void)state;
+	for (len = 3800; len < SA_LINE_MAX - 1; len++) {
+		memset(s, 'a', len);
+		s[len] = '\0';
+		sa_line_begin(&A, "accept", 3, NULL);
+		sa_line_str(&A, "local", s);
+		sa_line_int(&A, "ret", 3);
+		B = A;   /* its pointers moved into its own buffer */
+		B.o.p = B.buf + (A.o.p - A.buf);
+		B.o.end = B.buf + (A.o.end - A.buf);
+		B.core = B.buf + (A.core - A.buf);
+		n = sa_line_finish(&A, NULL);
+		m = sa_line_finish_full(&B, NULL);
+		assert_int_equal(n, m);
+		assert_true(n > 0 && n <= SA_LINE_MAX);
+		assert_memory_equal(A.buf, B.buf, (size_t)n);
+		assert_int_equal(A.buf[n - 1], '\n');
+		assert_int_equal(A.buf[n - 2], '}');
+	}
+}
+
 /* emit counts the event and its findings whatever the level. */
 static void emit_counts(void **state)
 {
@@ -330,6 +361,7 @@ int main(void)
 		cmocka_unit_test_setup(emit_counts, setup),
 		cmocka_unit_test_setup(ident_cache, setup),
 		cmocka_unit_test_setup(begin_both_ways, setup),
+		cmocka_unit_test_setup(finish_edges, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
