@@ -392,7 +392,7 @@ void sa_connect_close(int fd, struct sa_sock *s)
 {
 	struct conn_done d;
 	uint64_t now = sa_now_ns(), est;
-	int r;
+	int r = -1;   /* TCP_INFO's result, read for TCP only */
 
 	if (!ours(s))
 		return;
