@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "report_html.h"
+#include "report_text.h"
 
 void h_esc(FILE *out, const char *s)
 {
@@ -30,16 +31,11 @@ void h_esc(FILE *out, const char *s)
 	}
 }
 
+/* The text report's numbers (tp_num), "?" where there is none. */
 void h_num(FILE *out, double v)
 {
 	if (!isfinite(v))
 		fputs("?", out);
-	else if (fabs(v) >= 1e15)
-		fprintf(out, "%.3g", v);
-	else if (v == floor(v))
-		fprintf(out, "%.0f", v);
-	else if (fabs(v) < 10)
-		fprintf(out, "%.2f", v);
 	else
-		fprintf(out, "%.1f", v);
+		tp_num(out, v);
 }

@@ -65,14 +65,20 @@ void sa_findings_count(const char *code)
 	__atomic_add_fetch(&finding_counts[index_of(finding_codes, NCODES, code)], 1, __ATOMIC_RELAXED);
 }
 
-int sa_findings_any(void)
+/* Whether any of n counters is set. */
+static int any_set(const uint64_t *c, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < NCODES; i++)
-		if (__atomic_load_n(&finding_counts[i], __ATOMIC_RELAXED))
+	for (i = 0; i < n; i++)
+		if (__atomic_load_n(&c[i], __ATOMIC_RELAXED))
 			return 1;
 	return 0;
+}
+
+int sa_findings_any(void)
+{
+	return any_set(finding_counts, NCODES);
 }
 
 json_t *sa_findings_totals(void)
@@ -128,12 +134,7 @@ json_t *sa_event_counts(void)
 
 int sa_event_any(void)
 {
-	size_t i;
-
-	for (i = 0; i < NEVENTS; i++)
-		if (__atomic_load_n(&event_counts[i], __ATOMIC_RELAXED))
-			return 1;
-	return 0;
+	return any_set(event_counts, NEVENTS);
 }
 
 void sa_event_counts_reset(void)
