@@ -61,15 +61,19 @@ static int fatal_by_default(int sig)
  * After the host's handler: one that restored SIG_DFL and re-raised a
  * fatal signal (cleanup, then die as the signal) is ending the process the
  * moment we return. The summary goes first. One sigpending() per handled
- * signal; the disposition is asked only when such a signal is pending.
+ * signal that is itself fatal by default (the pattern re-raises the signal
+ * it handles: SIGTERM, SIGINT, SIGSEGV...); none after SIGCHLD, SIGWINCH,
+ * SIGURG, SIGCONT, whose handlers run once per child or resize (a
+ * fork-per-connection server's SIGCHLD reaper: one syscall per connection
+ * saved). The disposition is asked only when such a signal is pending.
  */
-static void after_handler(void)
+static void after_handler(int handled)
 {
 	sigset_t pend;
 	struct sigaction cur;
 	int sig;
 
-	if (!sa_active() || sa_in_vfork || sigpending(&pend) != 0)
+	if (!fatal_by_default(handled) || !sa_active() || sa_in_vfork || sigpending(&pend) != 0)
 		return;
 	for (sig = 1; sig < NSIGS; sig++) {
 		if (!sigismember(&pend, sig) || !fatal_by_default(sig))
@@ -91,7 +95,7 @@ static void tramp_plain(int sig)
 	enter((uintptr_t)__builtin_frame_address(0), &s, &f);
 	if (h && h != SIG_DFL && h != SIG_IGN)
 		h(sig);
-	after_handler();
+	after_handler(sig);
 	leave(s, f);
 }
 
@@ -105,7 +109,7 @@ static void tramp_info(int sig, siginfo_t *si, void *uc)
 	enter((uintptr_t)__builtin_frame_address(0), &s, &f);
 	if (h && (void *)h != (void *)SIG_DFL && (void *)h != (void *)SIG_IGN)
 		h(sig, si, uc);
-	after_handler();
+	after_handler(sig);
 	leave(s, f);
 }
 
