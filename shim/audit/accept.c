@@ -261,6 +261,8 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	double wait_ms = (double)(t1 - t0) / 1e6;
 	struct sa_line L;
 
+	if (l)
+		sa_listener_mine(l);   /* a forked child's first count on it starts from zero */
 	if (ret >= 0) {
 		/* TCP_INFO on the child and the listener is most of what a watched
 		 * accept costs us: below trace it is read on a sample (one accept

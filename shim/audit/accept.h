@@ -26,6 +26,7 @@ struct sa_listener {
 	uint32_t in_use;                 /* 0: in the pool, free for the next listen() */
 	uint32_t refs;                   /* fd entries naming it */
 	uint32_t inc;                    /* bumped at each reuse */
+	uint32_t epoch;                  /* sa_proc_epoch() the counters below belong to */
 	struct sa_listener *pending_next; /* on the list of lines to write (close_range) */
 	int listen_fd;
 	int family;
@@ -55,6 +56,17 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s) SA_HIDDEN;
  * defer (inside close_range/closefrom, where our sink may be reopened on a
  * number about to be closed) the line waits for sa_listener_flush(). */
 void sa_listener_release(struct sa_sock *s, int defer) SA_HIDDEN;
+/* The counters below belong to one process (epoch): a forked child does
+ * not clear them at fork (every page it wrote would be a copy), it takes a
+ * listener over the first time it counts on it (sa_listener_mine), and
+ * until then the listener reads as having no accepts in this process. */
+void sa_listener_adopt(struct sa_listener *l) SA_HIDDEN;
+static inline struct sa_listener *sa_listener_mine(struct sa_listener *l)
+{
+	if (SA_UNLIKELY(__atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE) != sa_proc_epoch()))
+		sa_listener_adopt(l);
+	return l;
+}
 /* From the accept path: writes listener_stats when the interval passed. */
 void sa_listener_tick(struct sa_listener *l, uint64_t now_ns) SA_HIDDEN;
 extern uint64_t sa_listener_every_ns SA_HIDDEN;   /* the interval in ns; 0: not read yet */

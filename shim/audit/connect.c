@@ -47,9 +47,10 @@
 
 /* ---- per-process statistics -------------------------------------------------- */
 
-static struct sa_hist hist;                  /* TCP connects that succeeded */
-static uint64_t buckets[SA_CONN_NBUCKETS];
-static uint64_t n_ok, n_failed, n_abandoned, n_interrupted, retrans_total;
+static struct sa_hist hist SA_PROC_PAGE;     /* TCP connects that succeeded (a fork-per-connection child's one connect) */
+static uint64_t buckets[SA_CONN_NBUCKETS] SA_PROC_PAGE;
+static uint64_t n_ok SA_PROC_PAGE, n_failed SA_PROC_PAGE, n_abandoned SA_PROC_PAGE, n_interrupted SA_PROC_PAGE,
+	retrans_total SA_PROC_PAGE;
 
 static void add(uint64_t *c, uint64_t n)
 {
@@ -158,17 +159,59 @@ static int defer_of(int fd, const struct sa_sock *s)
 	return v;
 }
 
+/* The connect line, in its own frame: its buffer (a few KB of stack) is
+ * touched only when a line is written, not on every counted connect (a
+ * fresh stack page is a fault in a forked child). */
+static __attribute__((noinline)) void connect_line(int fd, const struct sa_sock *s, const struct sockaddr *peer,
+						   socklen_t plen, const struct conn_done *d, struct sa_findings *f,
+						   enum sa_level lvl, int retrans, int defer_s)
+{
+	struct sockaddr_storage local;
+	socklen_t llen = sizeof local;
+	int tcp = sa_sock_is_tcp(s);
+	struct sa_line L;
+
+	sa_line_begin(&L, "connect", fd, f);
+	sa_line_addr(&L, "peer", peer, plen);
+	if (getsockname(fd, (struct sockaddr *)&local, &llen) == 0 && s->family != AF_UNIX)
+		sa_line_addr(&L, "local", (struct sockaddr *)&local, llen);
+	sa_line_str(&L, "proto", proto_name(s));
+	sa_line_bool(&L, "nonblocking", d->nonblocking);
+	sa_line_str(&L, "outcome", sa_conn_outcome_name(d->outcome));
+	sa_line_str(&L, "completed_by", d->by);
+	if (d->after_interrupt)
+		sa_line_bool(&L, "after_interrupt", 1);
+	sa_line_real(&L, "connect_ms", sa_round(d->ms * 1000.0) / 1000.0);
+	if (tcp) {
+		if (retrans >= 0)
+			sa_line_int(&L, "syn_retrans", retrans);
+		else
+			sa_line_null(&L, "syn_retrans");
+		if (d->ti.valid && d->ti.has_total_rto)
+			sa_line_int(&L, "syn_rto", d->ti.total_rto);
+		if (defer_s > 0)
+			sa_line_int(&L, "defer_accept_s", defer_s);
+	}
+	if (d->outcome == SA_CONN_OK) {
+		sa_line_int(&L, "ret", 0);
+	} else if (d->outcome == SA_CONN_FAILED || d->outcome == SA_CONN_INTERRUPTED) {
+		sa_line_int(&L, "ret", -1);
+		if (d->err)
+			sa_line_errno(&L, "errno", d->err);
+		else
+			sa_line_str(&L, "errno", "unknown");
+	}
+	sa_line_emit(&L, lvl, f);
+}
+
+
 static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
 		   const struct conn_done *d)
 {
 	const struct sa_config *cfg = sa_cfg();
 	struct sa_findings f;
-	struct sockaddr_storage local;
-	socklen_t llen = sizeof local;
 	int tcp = sa_sock_is_tcp(s), retrans = -1, defer_s = 0;
 	enum sa_level lvl = d->outcome == SA_CONN_FAILED ? SA_LEVEL_INFO : SA_LEVEL_TRACE;
-	const char *proto = proto_name(s);
-	struct sa_line L;
 
 	sa_findings_init(&f);
 	if (tcp && d->ti.valid)
@@ -202,37 +245,7 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
 		sa_emit_skip("connect", &f);
 		return;
 	}
-	sa_line_begin(&L, "connect", fd, &f);
-	sa_line_addr(&L, "peer", peer, plen);
-	if (getsockname(fd, (struct sockaddr *)&local, &llen) == 0 && s->family != AF_UNIX)
-		sa_line_addr(&L, "local", (struct sockaddr *)&local, llen);
-	sa_line_str(&L, "proto", proto);
-	sa_line_bool(&L, "nonblocking", d->nonblocking);
-	sa_line_str(&L, "outcome", sa_conn_outcome_name(d->outcome));
-	sa_line_str(&L, "completed_by", d->by);
-	if (d->after_interrupt)
-		sa_line_bool(&L, "after_interrupt", 1);
-	sa_line_real(&L, "connect_ms", round(d->ms * 1000.0) / 1000.0);
-	if (tcp) {
-		if (retrans >= 0)
-			sa_line_int(&L, "syn_retrans", retrans);
-		else
-			sa_line_null(&L, "syn_retrans");
-		if (d->ti.valid && d->ti.has_total_rto)
-			sa_line_int(&L, "syn_rto", d->ti.total_rto);
-		if (defer_s > 0)
-			sa_line_int(&L, "defer_accept_s", defer_s);
-	}
-	if (d->outcome == SA_CONN_OK) {
-		sa_line_int(&L, "ret", 0);
-	} else if (d->outcome == SA_CONN_FAILED || d->outcome == SA_CONN_INTERRUPTED) {
-		sa_line_int(&L, "ret", -1);
-		if (d->err)
-			sa_line_errno(&L, "errno", d->err);
-		else
-			sa_line_str(&L, "errno", "unknown");
-	}
-	sa_line_emit(&L, lvl, &f);
+	connect_line(fd, s, peer, plen, d, &f, lvl, retrans, defer_s);
 }
 
 /* Reports a pending connect once: whoever clears SA_F_CONNECTING first

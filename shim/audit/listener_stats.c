@@ -35,7 +35,7 @@ static struct sa_listener *head;
 static int nlisteners;
 /* Serialises listener_stats lines (rare: each interval and at exit), so a
  * listener's previous-line snapshot is read and replaced by one thread. */
-static int emit_lock;   /* sa_trylock: a busy line is written at the next tick */
+static int emit_lock SA_PROC_PAGE;   /* sa_trylock: a busy line is written at the next tick */
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
@@ -58,6 +58,7 @@ static struct sa_listener *claim(void)
 		memset(l, 0, sizeof *l);
 		l->next = next;
 		l->in_use = 1;
+		l->epoch = sa_proc_epoch();
 		__atomic_store_n(&l->inc, inc + 1, __ATOMIC_RELEASE);
 		return l;
 	}
@@ -72,6 +73,7 @@ static struct sa_listener *claim(void)
 		return NULL;
 	}
 	l->in_use = 1;
+	l->epoch = sa_proc_epoch();
 	l->next = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
 	while (!__atomic_compare_exchange_n(&head, &l->next, l, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
@@ -98,8 +100,8 @@ struct closed_rec {
 	uint64_t accepts, empty_accepts, data_checked, queue_full_seen;
 };
 static struct closed_rec closed[SUMMARY_LISTENERS];
-static uint32_t nclosed;
-uint64_t sa_listener_reset_ns;   /* when this process was forked (0: never) */
+static uint32_t nclosed SA_PROC_PAGE;
+uint64_t sa_listener_reset_ns SA_PROC_PAGE;   /* when this process was forked (0: never) */
 /* SOCKAUDIT_STATS_INTERVAL in ns, read once (the configuration does not
  * change after init); UINT64_MAX: at close and exit only; 0: not read yet. */
 uint64_t sa_listener_every_ns;
@@ -366,7 +368,8 @@ void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 
 static int active(const struct sa_listener *l)
 {
-	return LOAD(l->accepts) || LOAD(l->eagain) || LOAD(l->errors);
+	return __atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE) == sa_proc_epoch() &&
+	       (LOAD(l->accepts) || LOAD(l->eagain) || LOAD(l->errors));
 }
 
 int sa_accept_active(void)
@@ -433,38 +436,47 @@ void sa_accept_summary(json_t *summary)
 		json_object_set_new(summary, "listeners_omitted", json_integer(omitted));
 }
 
+/* A forked child's first count on a listener: its stats start from zero
+ * (written only where set). Threads of the child racing here: one clears,
+ * and a count another makes meanwhile may be lost (once per listener and
+ * process). */
+void sa_listener_adopt(struct sa_listener *l)
+{
+	uint32_t e = __atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE), now = sa_proc_epoch();
+
+	if (e == now || !__atomic_compare_exchange_n(&l->epoch, &e, now, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	SA_ZERO(l->accepts);
+	SA_ZERO(l->eagain);
+	SA_ZERO(l->errors);
+	SA_ZERO(l->empty_accepts);
+	SA_ZERO(l->with_data);
+	SA_ZERO(l->defer_expired);
+	SA_ZERO(l->syncookie);
+	SA_ZERO(l->fd_limit);
+	SA_ZERO(l->queue_full_seen);
+	SA_ZERO(l->queue_full_prev);
+	SA_ZERO(l->peak_waiting);
+	SA_ZERO(l->first_client);
+	SA_ZERO(l->first_server);
+	SA_ZERO(l->first_unknown);
+	sa_hist_reset(&l->queue_ms);
+	sa_hist_reset(&l->wait_ms);
+	SA_ZERO(l->ns_prev);
+}
+
 /* In a forked child (one thread): a worker's stats are its own. The
- * listener entries stay, since workers accept on inherited listeners. */
+ * listener entries stay, since workers accept on inherited listeners; their
+ * counters are cleared when the child first counts on one
+ * (sa_listener_adopt), so a child that never accepts writes none of them. */
 void sa_accept_reset(void)
 {
-	struct sa_listener *l;
-
 	/* Another thread of the parent may have held it at fork time. */
 	SA_ZERO(emit_lock);
 	SA_ZERO(nclosed);
-	/* Counters written only where set (sa_zero): a child that never
-	 * accepts keeps sharing the parent's pages. Its stats intervals start
-	 * now (sa_listener_reset_ns), without writing each listener's last_emit_ns. */
+	/* Its stats intervals start now (sa_listener_reset_ns), without
+	 * writing each listener's last_emit_ns. */
 	sa_listener_reset_ns = sa_now_ns();
-	for (l = head; l; l = l->next) {
-		SA_ZERO(l->accepts);
-		SA_ZERO(l->eagain);
-		SA_ZERO(l->errors);
-		SA_ZERO(l->empty_accepts);
-		SA_ZERO(l->with_data);
-		SA_ZERO(l->defer_expired);
-		SA_ZERO(l->syncookie);
-		SA_ZERO(l->fd_limit);
-		SA_ZERO(l->queue_full_seen);
-		SA_ZERO(l->queue_full_prev);
-		SA_ZERO(l->peak_waiting);
-		SA_ZERO(l->first_client);
-		SA_ZERO(l->first_server);
-		SA_ZERO(l->first_unknown);
-		sa_hist_reset(&l->queue_ms);
-		sa_hist_reset(&l->wait_ms);
-		SA_ZERO(l->ns_prev);
-	}
 	/* The namespace baseline stays the parent's: a child serving one
 	 * connection does not read /proc/net twice more for it (the counters
 	 * are namespace-wide, so its deltas simply start at the parent's). */

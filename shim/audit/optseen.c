@@ -24,7 +24,7 @@ uint64_t sa_fnv64(uint64_t h, const void *p, size_t n)
 /* ---- what was seen, per process ------------------------------------------ */
 
 static struct sa_optseen seen[SA_OPTSEEN_SLOTS];
-static uint64_t seen_overflow;          /* calls that found no free slot */
+static uint64_t seen_overflow SA_PROC_PAGE;          /* calls that found no free slot */
 /* A slot is this process's when its claim is the current process epoch
  * (+1). A forked child starts a new epoch instead of clearing the table: clearing 80 kB
  * would copy-on-write 20 pages in every child of a fork-per-connection

@@ -44,7 +44,7 @@ _Static_assert(SA_QA_WINDOW <= 32, "qa_quiet is a 32-bit mask");
 
 static struct {
 	uint64_t sets, reasserts, hot_loops, fds;
-} qa;
+} qa SA_PROC_PAGE;
 
 void sa_quickack_judge(uint32_t reasserts, const uint16_t *segs_out, unsigned n, unsigned quiet,
 		       int min_reasserts, int max_segs, int min_quiet_pct,

@@ -27,7 +27,7 @@
  * speaks first is a finding, and at trace). The others are counted and
  * timed, with no fd entry: that entry, its first-I/O watch and its close
  * were most of the instructions an accept cost (bench/counts.sh). */
-uint32_t sa_accept_serial;
+uint32_t sa_accept_serial SA_PROC_PAGE;
 
 #define SA_WATCH_FIRST 64
 #define SA_WATCH_EVERY 16
@@ -73,7 +73,7 @@ int sa_accept_counted(int lfd, int fd, uint64_t t0, uint64_t t1, uint32_t lgen)
 	 * number, the namespace baseline taken. */
 	if (sa_level_enabled(SA_LEVEL_TRACE) || sa_fd_gen(lfd) != lgen || (ls = sa_fd_get(lfd)) == NULL ||
 	    !(ls->flags & SA_F_LISTENER) || (l = __atomic_load_n(&ls->lsn.listener, __ATOMIC_ACQUIRE)) == NULL ||
-	    !sa_sock_is_tcp(ls) || ls->opt.defer_accept_s != 0 || sa_accept_watch_due(l) ||
+	    !sa_sock_is_tcp(ls) || ls->opt.defer_accept_s != 0 || sa_accept_watch_due(sa_listener_mine(l)) ||
 	    sa_fd_get(fd) || !sa_netns_base())
 		return SA_ACCEPT_FULL;
 	if (sa_accept_sample_due(l, t1, 0))
@@ -158,6 +158,7 @@ static void decided(int fd, struct sa_sock *s, int who)
 	}
 	if (!l)
 		return;
+	sa_listener_mine(l);
 	if (who == SPEAKER_CLIENT) {
 		ADD(l->first_client, 1);
 		return;

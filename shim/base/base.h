@@ -25,6 +25,14 @@
 #include "sockaudit.h"
 
 #define SA_HIDDEN __attribute__((visibility("hidden")))
+/* The process page: the small counters and flags that a forked child
+ * resets (or writes on its way out) and that every request bumps, kept in
+ * one section (sa_proc), page-aligned and at most one page by
+ * shim/sa_proc.ld. After a fork every page either process writes is a
+ * copy-on-write fault (tens of microseconds on a virtual machine): spread
+ * over .bss these cost a fork-per-connection server ~10 faults per child;
+ * here, one. Zero-initialised variables only. */
+#define SA_PROC_PAGE __attribute__((section("sa_proc")))
 #define SA_EXPORT __attribute__((visibility("default")))
 #define SA_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SA_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -124,6 +132,22 @@ static inline void sa_zero(void *p, size_t n)
 }
 #define SA_ZERO(x) sa_zero(&(x), sizeof(x))
 
+/* round() (halves away from zero) without libm, which the shim does not
+ * load: the same value for every double. */
+static inline double sa_round(double x)
+{
+	double t;
+
+	if (!(x > -4503599627370496.0 && x < 4503599627370496.0))   /* 2^52: whole already, or NaN */
+		return x;
+	t = (double)(long long)x;          /* toward zero, exact */
+	if (x - t >= 0.5)
+		t += 1.0;
+	else if (t - x >= 0.5)
+		t -= 1.0;
+	return t == 0.0 ? __builtin_copysign(0.0, x) : t;
+}
+
 /* ---- config.c: SOCKAUDIT_* -> validated config (a pure function) ------- */
 
 enum sa_level { SA_LEVEL_WARN = 0, SA_LEVEL_INFO = 1, SA_LEVEL_TRACE = 2 };
@@ -218,9 +242,14 @@ static inline const struct sa_config *sa_cfg(void)
 /* The one configuration object, for lifecycle code to (re)load. */
 struct sa_config *sa_cfg_slot(void) SA_HIDDEN;
 
+/* This process's pid, asked (getpid) the first time it is needed after a
+ * fork: a child that writes no line never asks. */
+pid_t sa_pid_fill(void) SA_HIDDEN;
 static inline pid_t sa_pid(void)
 {
-	return sa_rt_proc.pid;
+	pid_t p = __atomic_load_n(&sa_rt_proc.pid, __ATOMIC_RELAXED);
+
+	return SA_LIKELY(p != 0) ? p : sa_pid_fill();
 }
 void sa_set_pid(pid_t pid) SA_HIDDEN;
 /* Which process this is, in the line of forks since the program started:

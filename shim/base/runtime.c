@@ -25,7 +25,7 @@ __thread int sa_in_vfork __attribute__((tls_model("initial-exec")));
 __thread pid_t sa_rt_tid SA_TLS_IE;
 int sa_rt_state = SA_RUN_NEW;
 struct sa_config sa_rt_cfg;
-struct sa_rt_proc sa_rt_proc;
+struct sa_rt_proc sa_rt_proc SA_PROC_PAGE;
 unsigned sa_rt_comm_gen;    /* bumped whenever comm changes */
 static char comm[64] = "?";
 
@@ -46,7 +46,15 @@ void sa_proc_epoch_next(void)
 
 void sa_set_pid(pid_t p)
 {
-	sa_rt_proc.pid = p;
+	__atomic_store_n(&sa_rt_proc.pid, p, __ATOMIC_RELAXED);
+}
+
+pid_t sa_pid_fill(void)
+{
+	pid_t p = (pid_t)sa_syscall(SYS_getpid);
+
+	__atomic_store_n(&sa_rt_proc.pid, p, __ATOMIC_RELAXED);
+	return p;
 }
 
 pid_t sa_tid_fill(void)

@@ -26,15 +26,15 @@
 
 #include "core/core.h"
 
-static int init_emitted;
-static int summary_done;
+static int init_emitted SA_PROC_PAGE;
+static int summary_done SA_PROC_PAGE;
 static int sink_err;
 /* This process is the one `sockaudit` exec'd: SOCKAUDIT_LAUNCHED (set by
  * cli/launcher.c) holds our pid. A forked child has another pid and is
  * not; a program it execs keeps the pid and is. */
 #define SA_ENV_LAUNCHED "SOCKAUDIT_LAUNCHED"
-static int launched;
-static int init_written;             /* this process's init line reached the sink */
+static int launched SA_PROC_PAGE;
+static int init_written SA_PROC_PAGE;             /* this process's init line reached the sink */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static json_t *sysctl_json(const char *path)
@@ -136,7 +136,7 @@ void sa_lifecycle_new_process(void)
 	sa_sink_atfork_child();
 	sa_fdtab_atfork_child();
 	sa_tid_forget();
-	sa_set_pid((pid_t)sa_syscall(SYS_getpid));
+	sa_set_pid(0);   /* asked when first needed (sa_pid) */
 	sa_proc_epoch_next();
 	/* A new process: its own init line, its own counts, and its own file
 	 * when the path names the pid (%p). Every reset writes only what is

@@ -5,7 +5,7 @@
  */
 #include "core/core.h"
 
-static int forked_child;
+static int forked_child SA_PROC_PAGE;
 
 void sa_summary_write(void)
 {

@@ -12,8 +12,8 @@
 #include "out/out.h"
 
 static sa_first_line_fn first_line;
-static int first_done;              /* first_line ran in this process */
-static uint64_t written;            /* lines this process wrote */
+static int first_done SA_PROC_PAGE;              /* first_line ran in this process */
+static uint64_t written SA_PROC_PAGE;            /* lines this process wrote */
 
 uint64_t sa_lines_written(void)
 {

@@ -14,13 +14,13 @@
 
 #define NCODES SA_NFINDING_CODES
 #define finding_codes sa_finding_codes
-static uint64_t finding_counts[NCODES];
+static uint64_t finding_counts[NCODES] SA_PROC_PAGE;
 
 #define NEVENTS SA_NEVENT_NAMES
 #define event_names sa_event_names
 #define event_counts sa_event_counters
-uint64_t event_counts[NEVENTS];
-static uint64_t suppressed;
+uint64_t event_counts[NEVENTS] SA_PROC_PAGE;
+static uint64_t suppressed SA_PROC_PAGE;
 
 static size_t index_of(const char *const *tab, size_t n, const char *name)
 {
@@ -105,7 +105,7 @@ void sa_event_count_id(enum sa_event_id id)
  * with the table's): a hit is checked against the table itself, so a
  * stale or racing slot costs only the search. */
 #define event_slot sa_event_slot
-unsigned char event_slot[SA_EVENT_SLOTS];
+unsigned char event_slot[SA_EVENT_SLOTS] SA_PROC_PAGE;
 
 void sa_event_count(const char *event)
 {

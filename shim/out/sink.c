@@ -67,7 +67,7 @@ static char path[512];
 static char pending_path[512];      /* a forked child's own %p path */
 static char describe[560] = "stderr";
 
-static int writers;                 /* lines being written now */
+static int writers SA_PROC_PAGE;                 /* lines being written now */
 static __thread int in_write __attribute__((tls_model("initial-exec")));
 static __thread int stale_fd __attribute__((tls_model("initial-exec"))) = -1;
 

@@ -25,14 +25,14 @@
 
 #include "out/out.h"
 
-static uint64_t dropped;            /* lines not written, for the summary */
-uint64_t sa_sinkio_unreported;      /* dropped since the last line written */
+static uint64_t dropped SA_PROC_PAGE;            /* lines not written, for the summary */
+uint64_t sa_sinkio_unreported SA_PROC_PAGE;      /* dropped since the last line written */
 static const char *drop_reason;     /* atomic: why the last line was dropped */
 static int torn;                    /* a short write left a partial line in a file */
 /* A stream socket named by fd:N: the unsent tail of the last line. */
 static char tail[SA_LINE_MAX + 64];
 static size_t tail_len;
-static pid_t tail_owner;            /* tid writing to the stream now; atomic */
+static pid_t tail_owner SA_PROC_PAGE;            /* tid writing to the stream now; atomic */
 
 void sa_sinkio_drop(const char *why)
 {

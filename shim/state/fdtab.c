@@ -45,7 +45,7 @@ static unsigned int chunks_top;
 #define RELEASING (1u << 31)
 static uint32_t live[NCHUNKS];
 static uint32_t released_at_s[NCHUNKS];   /* coarse monotonic seconds */
-static size_t ntracked;
+static size_t ntracked SA_PROC_PAGE;
 static struct sa_sock_quickack *qa_chunks[NCHUNKS];
 /* The generations live beside the chunks, not in them: a chunk handed back
  * reads as zeros, and a generation must never go back. */
