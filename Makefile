@@ -62,7 +62,7 @@ $(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
 	$(CC) $(SA_CFLAGS) -c -o $@ $<
 
 libsockaudit.so: $(SHIM_OBJ) shim/exports.map shim/sa_proc.ld
-	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-T,shim/sa_proc.ld -Wl,--no-as-needed $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread -lm
+	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-T,shim/sa_proc.ld -Wl,--no-as-needed $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread
 
 $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

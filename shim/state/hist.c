@@ -5,7 +5,6 @@
  * log-spaced at about 4 % per bucket from 1 us to ~70 minutes, so p50/p95/
  * p99 are accurate to a few percent; max is exact.
  */
-#include <math.h>
 #include <string.h>
 
 #include "state/state.h"
@@ -14,12 +13,10 @@
 #define H_BASE 0.001
 #define H_RATIO 1.04
 
-/* log2 without libm on the per-accept path: the exponent from the bits,
- * log2 of the mantissa from a 256-step table with linear interpolation
- * (error below 3e-6, against buckets 0.057 wide in log2). The table is
- * filled on first use; threads racing there write the same values. */
-static double l2tab[257];
-static int l2ready;
+/* log2 on the per-accept path: the exponent from the bits, log2 of the
+ * mantissa from a 256-step table (hist_tables.h) with linear interpolation
+ * (error below 3e-6, against buckets 0.057 wide in log2). */
+#include "state/hist_tables.h"
 
 static double fast_log2(double x)   /* x >= 1, finite */
 {
@@ -27,11 +24,6 @@ static double fast_log2(double x)   /* x >= 1, finite */
 	unsigned i;
 	int e;
 
-	if (!__atomic_load_n(&l2ready, __ATOMIC_ACQUIRE)) {
-		for (i = 0; i <= 256; i++)
-			l2tab[i] = log2(1.0 + i / 256.0);
-		__atomic_store_n(&l2ready, 1, __ATOMIC_RELEASE);
-	}
 	memcpy(&b, &x, sizeof b);
 	e = (int)((b >> 52) & 0x7ff) - 1023;
 	m = b & ((1ull << 52) - 1);
@@ -148,7 +140,7 @@ static double bucket_mid(int b)
 {
 	if (b == 0)
 		return 0;
-	return H_BASE * pow(H_RATIO, b - 1) * (1 + H_RATIO) / 2;
+	return H_BASE * ratio_pow[b - 1] * (1 + H_RATIO) / 2;   /* pow(H_RATIO, b - 1) */
 }
 
 void sa_hist_add(struct sa_hist *h, double ms)
@@ -194,11 +186,14 @@ double sa_hist_pct(const struct sa_hist *h, double pct)
 {
 	uint64_t n = __atomic_load_n(&h->n, __ATOMIC_RELAXED), seen = 0, rank;
 	int i;
-	double v, max = sa_hist_max(h);
+	double v, x, max = sa_hist_max(h);
 
 	if (n == 0)
 		return 0;
-	rank = (uint64_t)ceil(pct / 100.0 * (double)n);
+	x = pct / 100.0 * (double)n;   /* ceil(x), x >= 0 */
+	rank = x > 0 ? (uint64_t)x : 0;
+	if ((double)rank < x)
+		rank++;
 	if (rank == 0)
 		rank = 1;
 	for (i = 0; i < SA_HIST_BUCKETS; i++) {
@@ -213,7 +208,7 @@ double sa_hist_pct(const struct sa_hist *h, double pct)
 
 static json_t *round3(double v)
 {
-	return json_real(round(v * 1000.0) / 1000.0);
+	return json_real(sa_round(v * 1000.0) / 1000.0);
 }
 
 json_t *sa_hist_json(const struct sa_hist *h)

@@ -41,6 +41,38 @@ static void bucket_matches_libm(void **state)
 	assert_int_equal(sa_hist_bucket(INFINITY), SA_HIST_BUCKETS - 1);
 }
 
+/* The shim loads no libm: its tables (hist_tables.h) and sa_round must be
+ * libm's values, bit for bit. */
+#include "state/hist_tables.h"
+static void tables_are_libm(void **state)
+{
+	int i;
+	unsigned seed = 7;
+
+	for (i = 0; i <= 256; i++)
+		assert_true(l2tab[i] == log2(1.0 + i / 256.0));
+	for (i = 0; i < (int)(sizeof ratio_pow / sizeof ratio_pow[0]); i++)
+		assert_true(ratio_pow[i] == pow(1.04, i));
+	assert_int_equal(sizeof ratio_pow / sizeof ratio_pow[0], SA_HIST_BUCKETS - 1);
+	{
+		static const double edge[] = { 0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 0.49999999999999994,
+					       -0.49999999999999994, 4503599627370495.5, 4503599627370496.0,
+					       -4503599627370495.5, 1e300, -1e300, INFINITY, -INFINITY };
+		for (i = 0; i < (int)(sizeof edge / sizeof edge[0]); i++) {
+			double a = sa_round(edge[i]), b = round(edge[i]);
+			assert_true(a == b && signbit(a) == signbit(b));
+		}
+		assert_true(isnan(sa_round(NAN)));
+	}
+	for (i = 0; i < 1000000; i++) {
+		double x = (rand_r(&seed) / (double)RAND_MAX - 0.5) * 2e6 / (1 + rand_r(&seed) % 1000);
+		double a = sa_round(x * 1000.0), b = round(x * 1000.0);
+
+		if (!(a == b && signbit(a) == signbit(b)))
+			fail_msg("sa_round(%.17g) = %.17g, round says %.17g", x * 1000.0, a, b);
+	}
+}
+
 static void percentiles_unchanged(void **state)
 {
 	static struct sa_hist h;
@@ -170,6 +202,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bucket_matches_libm),
+		cmocka_unit_test(tables_are_libm),
 		cmocka_unit_test(percentiles_unchanged),
 		cmocka_unit_test(bucket_monotone_in_ns),
 		cmocka_unit_test(bucket_ns_identical),
