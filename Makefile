@@ -20,6 +20,13 @@ VERSION := 0.1.0
 WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wstrict-prototypes -Wmissing-prototypes
 JANSSON_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
 JANSSON_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+# The shim links jansson's static archive when libjansson-dev ships one (Debian
+# does): the host maps no extra library (a fork-per-connection child pays no
+# relocation faults for it), and --exclude-libs keeps every json_ symbol hidden,
+# so a host that uses its own jansson never binds to ours or we to its.
+comma := ,
+JANSSON_STATIC := $(wildcard $(shell pkg-config --variable=libdir jansson 2>/dev/null)/libjansson.a)
+SHIM_JANSSON   := $(if $(JANSSON_STATIC),$(JANSSON_STATIC) -Wl$(comma)--exclude-libs$(comma)libjansson.a,$(JANSSON_LIBS))
 ifneq ($(SANITIZE),)
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 endif
@@ -62,7 +69,7 @@ $(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
 	$(CC) $(SA_CFLAGS) -c -o $@ $<
 
 libsockaudit.so: $(SHIM_OBJ) shim/exports.map shim/sa_proc.ld
-	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-T,shim/sa_proc.ld -Wl,--no-as-needed $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread
+	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-T,shim/sa_proc.ld -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) -ldl -lpthread
 
 $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
