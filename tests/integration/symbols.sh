@@ -52,6 +52,17 @@ grep -qx sockaudit_version "$T/defined" && grep -qx sockaudit_enabled "$T/define
 leak=$(grep -E '^(sa_|json_|jsonp_)' "$T/defined" | tr '\n' ' ')
 [ -z "$leak" ] && ok "no sa_*/json_* internals exported" || fail "no sa_*/json_* internals exported" "$leak"
 
+# What every host maps for us: libc (and the sanitizer runtime in such a
+# build), no libm, and no libjansson when its static archive was there to
+# link in (Makefile: SHIM_JANSSON).
+needed=$(readelf -d "$LIB" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+case " $needed " in *" libm.so"*) fail "the shim does not load libm" "NEEDED: $needed" ;; *) ok "the shim does not load libm" ;; esac
+jar=$(pkg-config --variable=libdir jansson 2>/dev/null)/libjansson.a
+if [ -f "$jar" ]; then
+	case " $needed " in *libjansson*) fail "jansson linked in statically" "NEEDED: $needed" ;;
+	*) ok "jansson linked in statically (NEEDED: $needed)" ;; esac
+fi
+
 # Undefined symbols resolve: the library loads into a plain program.
 if SOCKAUDIT_LOG=$T/true.jsonl LD_PRELOAD="$(preload_value)" /bin/true 2>"$T/err" && [ ! -s "$T/err" ]; then ok "preloads into /bin/true silently"
 else fail "preloads into /bin/true silently" "$(head -3 "$T/err")"; fi
