@@ -97,6 +97,7 @@ void sa_connect_reset(void) SA_HIDDEN;
 /* ---- blind.c --------------------------------------------------------------- */
 /* A call made through syscall() that the shim would have audited. */
 void sa_blind_raw_syscall(long n) SA_HIDDEN;
+extern int sa_blind_opts SA_HIDDEN;   /* options may be set where we do not see them */
 
 /* ---- quickack.c ------------------------------------------------------------ */
 /* A setsockopt(TCP_QUICKACK) the host made (any outcome). */

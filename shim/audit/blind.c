@@ -10,6 +10,11 @@
 #include "audit/audit.h"
 
 static int said;   /* bit per kind of call */
+/* Set once options may reach a socket without our setsockopt wrapper
+ * (syscall(SYS_setsockopt), an io_uring): from then on what we saw set on a
+ * socket is not all there is, and readers that trust it read back instead
+ * (connect.c's defer_of). Never cleared: a property of the program. */
+int sa_blind_opts;
 
 static const char *name_of(long n, int *bit)
 {
@@ -31,6 +36,12 @@ void sa_blind_raw_syscall(long n)
 	const char *name;
 	int bit = 0;
 
+	if (n == SYS_setsockopt
+#ifdef SYS_io_uring_setup
+	    || n == SYS_io_uring_setup
+#endif
+	    )
+		__atomic_store_n(&sa_blind_opts, 1, __ATOMIC_RELAXED);
 	name = name_of(n, &bit);
 	if (!name || (__atomic_fetch_or(&said, bit, __ATOMIC_RELAXED) & bit))
 		return;

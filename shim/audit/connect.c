@@ -153,7 +153,13 @@ static int defer_of(int fd, const struct sa_sock *s)
 
 	if (s->opt.defer_accept_s)
 		return s->opt.defer_accept_s;
-	/* Read back too: it may have been set before we saw the socket. */
+	/* A socket made under us whose options all came through us: nothing
+	 * set means nothing to read (no system call per connect), unless the
+	 * program also sets options where we cannot see (blind.c). Otherwise
+	 * read back: it may have been set before we saw the socket. */
+	if ((s->flags & SA_F_BORN) && !__atomic_load_n(&sa_blind_opts, __ATOMIC_RELAXED) &&
+	    !sa_level_enabled(SA_LEVEL_TRACE))
+		return 0;
 	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) != 0)
 		return 0;
 	return v;

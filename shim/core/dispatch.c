@@ -45,6 +45,7 @@ void sa_on_socket(int fd, int domain, int type, int protocol)
 	s->family = (uint16_t)domain;
 	s->type = (uint16_t)(type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC));
 	s->protocol = protocol;
+	__atomic_or_fetch(&s->flags, SA_F_BORN, __ATOMIC_RELEASE);
 	/* The namespace's TCP counters start from here in processes that
 	 * only connect (one /proc read per process; an atomic load after). */
 	if (sa_sock_is_tcp(s))

@@ -22,6 +22,10 @@
 #define SA_F_WATCH_IO    0x08u  /* the I/O wrappers report to sa_on_io */
 #define SA_F_CONNECTING  0x10u  /* non-blocking connect in progress */
 #define SA_F_DUPED       0x20u  /* an accepted socket copied by dup() while undecided */
+/* Made by socket() under us, on one fd number: every option set on it came
+ * through our setsockopt (or syscall) wrapper onto this entry, so the
+ * values kept in opt are the socket's. Cleared on both numbers by dup(). */
+#define SA_F_BORN        0x40u
 
 struct sa_listener;             /* audit/accept.h */
 

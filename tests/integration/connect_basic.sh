@@ -39,6 +39,11 @@ SOCKAUDIT_LOG="$T/fast_trace" SOCKAUDIT_LEVEL=trace preload "$P" nb 127.0.0.1:$F
 SOCKAUDIT_LOG="$T/fast_trace" SOCKAUDIT_LEVEL=trace preload "$P" nbio 127.0.0.1:$FP >/dev/null
 SOCKAUDIT_LOG="$T/pollclose" SOCKAUDIT_LEVEL=trace preload "$P" abandon 127.0.0.1:$FP 200 >/dev/null
 SOCKAUDIT_LOG="$T/defer" preload "$P" defer 127.0.0.1:$FP >/dev/null
+# The connect wrapper trusts what it saw set on a socket made under it (no
+# read-back per connect); set through another number or a raw syscall, it
+# must still be seen.
+SOCKAUDIT_LOG="$T/deferdup" preload "$P" deferdup 127.0.0.1:$FP >/dev/null
+SOCKAUDIT_LOG="$T/deferraw" preload "$P" deferraw 127.0.0.1:$FP >/dev/null
 SOCKAUDIT_LOG="$T/other" SOCKAUDIT_LEVEL=trace preload "$P" block udp:127.0.0.1:$FP >/dev/null
 SOCKAUDIT_LOG="$T/other" SOCKAUDIT_LEVEL=trace preload "$P" block unix:"$T/u.sock" >/dev/null
 wait "${pids[@]}"
@@ -67,6 +72,10 @@ check_jq "polled then closed: ok at close, connect time dated by the kernel" "$T
   "$C | length==1 and (.[0] | .outcome==\"ok\" and .completed_by==\"close\" and .connect_ms<100)"
 check_jq "TCP_DEFER_ACCEPT on a connecting socket: defer_on_client_socket" "$T/defer" \
   "$C | length==1 and (.[0] | .defer_accept_s==1 and (.findings|index(\"defer_on_client_socket\")) and .outcome==\"ok\")"
+check_jq "TCP_DEFER_ACCEPT set through a dup: still defer_on_client_socket" "$T/deferdup" \
+  "$C | length==1 and (.[0] | .defer_accept_s==1 and (.findings|index(\"defer_on_client_socket\")))"
+check_jq "TCP_DEFER_ACCEPT set by syscall(SYS_setsockopt): still defer_on_client_socket" "$T/deferraw" \
+  "$C | length==1 and (.[0] | .defer_accept_s==1 and (.findings|index(\"defer_on_client_socket\")))"
 check_jq "UDP connect: instant, no TCP fields; AF_UNIX connect: ok" "$T/other" \
   "$C | length==2 and (map(select(.proto==\"udp\"))[0] | .outcome==\"ok\" and (has(\"syn_retrans\")|not)) and (map(select(.proto==\"unix\"))[0] | .outcome==\"ok\" and (.peer|endswith(\"u.sock\")))"
 for f in block nb abandon; do echo "# $f: $(jq -c 'select(.event=="connect") | {outcome,completed_by,connect_ms,syn_retrans}' "$T/$f")"; done

@@ -11,6 +11,8 @@
  *   nbagain  non-blocking connect, poll, then connect() again (EISCONN)
  *   abandon  non-blocking connect, wait ARG ms, close
  *   defer    setsockopt(TCP_DEFER_ACCEPT, 1) then blocking connect()
+ *   deferdup the same, set through a dup() of the fd (closed before connect)
+ *   deferraw the same, set with syscall(SYS_setsockopt)
  *   fast     ARG blocking connects in a row (default 3)
  */
 #include <arpa/inet.h>
@@ -23,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,8 +101,16 @@ int main(int argc, char **argv)
 		return perror("socket"), 1;
 	if (!strcmp(mode, "defer"))
 		setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one);
+	if (!strcmp(mode, "deferdup")) {
+		int d = dup(fd);
+
+		setsockopt(d, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one);
+		close(d);
+	}
+	if (!strcmp(mode, "deferraw"))
+		syscall(SYS_setsockopt, fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &one, sizeof one);
 	t0 = now_ms();
-	if (!strcmp(mode, "block") || !strcmp(mode, "defer")) {
+	if (!strcmp(mode, "block") || !strncmp(mode, "defer", 5)) {
 		rc = connect(fd, (struct sockaddr *)&ss, len);
 		out(mode, rc, errno, t0);
 		if (rc == 0 && type == SOCK_STREAM)
