@@ -41,19 +41,16 @@ static size_t nchunks_alloc;
 /* One past the highest chunk ever mapped: the walks below stop there, so a
  * forked child does not read (and fault in) pages of tables it never used. */
 static unsigned int chunks_top;
-/* Per chunk: tracked entries, plus RELEASING while madvise runs. */
+/* Per chunk (in its side page): tracked entries, plus RELEASING while
+ * madvise runs. */
 #define RELEASING (1u << 31)
-static uint32_t live[NCHUNKS];
-static uint32_t released_at_s[NCHUNKS];   /* coarse monotonic seconds */
 static size_t ntracked SA_PROC_PAGE;
 static struct sa_sock_quickack *qa_chunks[NCHUNKS];
-/* The generations live beside the chunks, not in them: a chunk handed back
- * reads as zeros, and a generation must never go back. */
-uint32_t *sa_fd_gen_chunks[NCHUNKS];
-#define gen_chunks sa_fd_gen_chunks
-/* Accepted connections that are counted but not tracked (sa_fd_light_set). */
-uint64_t *sa_fd_light_chunks[NCHUNKS];
-#define light_chunks sa_fd_light_chunks
+/* The generations, light words and live counts live beside the chunks, not
+ * in them: a chunk handed back reads as zeros, and a generation must never
+ * go back. One side page per chunk (state.h), never handed back. */
+struct sa_fd_side *sa_fd_sides[NCHUNKS];
+_Static_assert(sizeof(struct sa_fd_side) <= 4096, "a chunk's side data fits one page");
 
 static void *map(size_t bytes)
 {
@@ -89,40 +86,54 @@ static struct sa_sock *slot(int fd, int create)
 	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
 }
 
+/* The chunk *pp of `bytes`, mapped on first use (two threads racing: one
+ * mapping wins). NULL when memory is short. Never handed back. */
+static void *chunk_map(void **pp, size_t bytes)
+{
+	void *c = __atomic_load_n(pp, __ATOMIC_ACQUIRE), *expected = NULL;
+
+	if (c)
+		return c;
+	c = map(bytes);
+	if (!c)
+		return NULL;
+	if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		munmap(c, bytes);
+		c = expected;
+	}
+	return c;
+}
+
 /* The slot of fd in a side table of chunks (one pointer per chunk in
  * *chunks, each chunk `size` bytes per entry), mapped on first use when
- * create is set; NULL otherwise. Never handed back. */
+ * create is set; NULL otherwise. */
 static void *side(void **chunks, size_t size, int fd, int create)
 {
-	void **pp, *c, *expected = NULL;
+	void **pp, *c;
 
 	if ((unsigned int)fd >= SA_FD_MAX)
 		return NULL;
 	pp = &chunks[(unsigned int)fd >> CHUNK_BITS];
-	c = __atomic_load_n(pp, __ATOMIC_ACQUIRE);
-	if (!c && create) {
-		c = map(CHUNK * size);
-		if (!c)
-			return NULL;
-		if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			munmap(c, CHUNK * size);
-			c = expected;
-		}
-	}
+	c = create ? chunk_map(pp, CHUNK * size) : __atomic_load_n(pp, __ATOMIC_ACQUIRE);
 	return c ? (char *)c + ((unsigned int)fd & (CHUNK - 1)) * size : NULL;
 }
 
-static uint32_t *gen_of(int fd, int create)
+/* fd's chunk's side page, mapped on first use when create is set. */
+static struct sa_fd_side *side_of(int fd, int create)
 {
-	return side((void **)gen_chunks, sizeof(uint32_t), fd, create);
+	struct sa_fd_side *d = sa_fd_side_of(fd);
+
+	if (d || !create || (unsigned int)fd >= SA_FD_MAX)
+		return d;
+	return chunk_map((void **)&sa_fd_sides[(unsigned int)fd >> CHUNK_BITS], sizeof(struct sa_fd_side));
 }
 
 static void gen_bump(int fd)
 {
-	uint32_t *g = gen_of(fd, 1);
+	struct sa_fd_side *d = side_of(fd, 1);
 
-	if (g)
-		__atomic_add_fetch(g, 1, __ATOMIC_RELEASE);
+	if (d)
+		__atomic_add_fetch(&d->gen[SA_FD_IDX(fd)], 1, __ATOMIC_RELEASE);
 }
 
 struct sa_sock_quickack *sa_fd_qa(int fd, int create)
@@ -130,17 +141,12 @@ struct sa_sock_quickack *sa_fd_qa(int fd, int create)
 	return side((void **)qa_chunks, sizeof(struct sa_sock_quickack), fd, create);
 }
 
-static uint64_t *light_of(int fd, int create)
-{
-	return side((void **)light_chunks, sizeof(uint64_t), fd, create);
-}
-
 void sa_fd_light_map(int fd, uint64_t v)
 {
-	uint64_t *p = light_of(fd, 1);
+	struct sa_fd_side *d = side_of(fd, 1);
 
-	if (p)
-		__atomic_store_n(p, v, __ATOMIC_RELEASE);
+	if (d)
+		__atomic_store_n(&d->light[SA_FD_IDX(fd)], v, __ATOMIC_RELEASE);
 }
 
 uint64_t sa_fd_light_clear(uint64_t *w)
@@ -155,15 +161,15 @@ void sa_fd_light_clear_range(unsigned int first, unsigned int last)
 	if (hi >= NCHUNKS)
 		hi = NCHUNKS - 1;
 	for (i = first >> CHUNK_BITS; i <= hi; i++) {
-		uint64_t *c = __atomic_load_n(&light_chunks[i], __ATOMIC_ACQUIRE);
+		struct sa_fd_side *d = __atomic_load_n(&sa_fd_sides[i], __ATOMIC_ACQUIRE);
 
-		if (!c)
+		if (!d)
 			continue;
 		for (j = 0; j < CHUNK; j++) {
 			unsigned int fd = i * CHUNK + j;
 
-			if (fd >= first && fd <= last && c[j])
-				__atomic_store_n(&c[j], 0, __ATOMIC_RELEASE);
+			if (fd >= first && fd <= last && d->light[j])
+				__atomic_store_n(&d->light[j], 0, __ATOMIC_RELEASE);
 		}
 	}
 }
@@ -181,8 +187,14 @@ static void qa_clear(int fd)
  * chunk is being handed back. 0 when it could not. */
 static int live_inc(int fd)
 {
-	uint32_t *p = &live[(unsigned int)fd >> CHUNK_BITS], v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	struct sa_fd_side *d = side_of(fd, 1);
+	uint32_t *p, v;
 	int spins = 0;
+
+	if (!d)
+		return 0;
+	p = &d->live;
+	v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
 
 	for (;;) {
 		if (v & RELEASING) {
@@ -205,28 +217,32 @@ static int live_inc(int fd)
 static void live_dec(int fd)
 {
 	unsigned int i = (unsigned int)fd >> CHUNK_BITS;
-	uint32_t zero = 0, now, v = __atomic_load_n(&live[i], __ATOMIC_ACQUIRE);
+	struct sa_fd_side *d = side_of(fd, 0);
+	uint32_t zero = 0, now, v;
 	struct sa_sock *c;
 
+	if (!d)
+		return;
+	v = __atomic_load_n(&d->live, __ATOMIC_ACQUIRE);
 	/* Never below zero: a racing writer may have set flags on an entry
 	 * after it was forgotten, and its forget must not wrap the count. */
 	do {
 		if (v == 0 || (v & RELEASING))
 			return;
-	} while (!__atomic_compare_exchange_n(&live[i], &v, v - 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	} while (!__atomic_compare_exchange_n(&d->live, &v, v - 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	__atomic_sub_fetch(&ntracked, 1, __ATOMIC_RELAXED);
 	if (v - 1 != 0)
 		return;
 	now = (uint32_t)(sa_now_ns() / 1000000000ull);
-	if (now == __atomic_load_n(&released_at_s[i], __ATOMIC_RELAXED))
+	if (now == __atomic_load_n(&d->released_at_s, __ATOMIC_RELAXED))
 		return;
-	if (!__atomic_compare_exchange_n(&live[i], &zero, RELEASING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(&d->live, &zero, RELEASING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
 	if (c)
 		madvise(c, CHUNK_BYTES, MADV_DONTNEED);
-	__atomic_store_n(&released_at_s[i], now, __ATOMIC_RELAXED);
-	__atomic_store_n(&live[i], 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&d->released_at_s, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->live, 0, __ATOMIC_RELEASE);
 }
 
 static void (*listener_ref)(struct sa_listener *);
@@ -346,9 +362,10 @@ void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
 
 	for (i = 0; i < top; i++) {
 		struct sa_sock *c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
+		struct sa_fd_side *d = __atomic_load_n(&sa_fd_sides[i], __ATOMIC_ACQUIRE);
 
 		/* An empty chunk holds no entry to visit (and may be handed back). */
-		if (!c || !(__atomic_load_n(&live[i], __ATOMIC_ACQUIRE) & ~RELEASING))
+		if (!c || !d || !(__atomic_load_n(&d->live, __ATOMIC_ACQUIRE) & ~RELEASING))
 			continue;
 		for (j = 0; j < CHUNK; j++)
 			if (__atomic_load_n(&c[j].flags, __ATOMIC_ACQUIRE))
@@ -363,8 +380,8 @@ void sa_fdtab_atfork_child(void)
 	/* A thread of the parent may have been handing a chunk back. Written
 	 * only where set: every page this child writes is a copy. */
 	for (i = 0; i < chunks_top; i++)
-		if (live[i] & RELEASING)
-			live[i] &= ~RELEASING;
+		if (sa_fd_sides[i] && (sa_fd_sides[i]->live & RELEASING))
+			sa_fd_sides[i]->live &= ~RELEASING;
 }
 
 /* Address space of the table; resident memory is less once chunks empty

@@ -120,14 +120,25 @@ static inline struct sa_sock *sa_fd_get(int fd)
 	/* Acquire: pairs with the release store in sa_fd_track() (fdtab.c). */
 	return __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) ? s : NULL;
 }
-/* Side tables beside the chunks (fdtab.c), read inline on hot paths. */
-extern uint32_t *sa_fd_gen_chunks[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
-extern uint64_t *sa_fd_light_chunks[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
-#define SA_FD_SIDE(tab, fd) ({                                                         \
-	__typeof__(tab[0]) c_ = (unsigned int)(fd) < SA_FD_MAX                             \
-		? __atomic_load_n(&tab[(unsigned int)(fd) >> SA_FD_CHUNK_BITS], __ATOMIC_ACQUIRE) \
-		: NULL;                                                                    \
-	c_ ? &c_[(unsigned int)(fd) & ((1u << SA_FD_CHUNK_BITS) - 1)] : NULL; })
+/* Beside each chunk, one page (fdtab.c) with what must outlive the chunk's
+ * hand-back or is written on paths that keep no entry: the counted-not-
+ * tracked words, the generations, the chunk's count of tracked entries. One
+ * page, so a forked child that closes an inherited socket copies one page
+ * for all three, not three. Read inline on hot paths. */
+struct sa_fd_side {
+	uint64_t light[1u << SA_FD_CHUNK_BITS];   /* sa_fd_light_set; 0 = none */
+	uint32_t gen[1u << SA_FD_CHUNK_BITS];     /* sa_fd_gen */
+	uint32_t live;                            /* tracked entries in the chunk (+ RELEASING) */
+	uint32_t released_at_s;                   /* when the chunk was last handed back */
+};
+extern struct sa_fd_side *sa_fd_sides[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
+static inline struct sa_fd_side *sa_fd_side_of(int fd)
+{
+	return (unsigned int)fd < SA_FD_MAX
+		? __atomic_load_n(&sa_fd_sides[(unsigned int)fd >> SA_FD_CHUNK_BITS], __ATOMIC_ACQUIRE)
+		: NULL;
+}
+#define SA_FD_IDX(fd) ((unsigned int)(fd) & ((1u << SA_FD_CHUNK_BITS) - 1))
 /* fd's TCP_QUICKACK window (created when create is set), or NULL. */
 struct sa_sock_quickack *sa_fd_qa(int fd, int create) SA_HIDDEN;
 /* A fresh, zeroed entry for fd (a new socket with this number); NULL if
@@ -143,9 +154,9 @@ struct sa_sock *sa_fd_adopt(int fd) SA_HIDDEN;
  * socket the call ran on. A plain memory read: no system call. */
 static inline uint32_t sa_fd_gen(int fd)
 {
-	uint32_t *g = SA_FD_SIDE(sa_fd_gen_chunks, fd);
+	struct sa_fd_side *d = sa_fd_side_of(fd);
 
-	return g ? __atomic_load_n(g, __ATOMIC_ACQUIRE) : 0;
+	return d ? __atomic_load_n(&d->gen[SA_FD_IDX(fd)], __ATOMIC_ACQUIRE) : 0;
 }
 /* Hooks for the listener reference an entry holds (lsn.listener): ref when
  * dup copies an entry, unref when an entry holding one is overwritten.
@@ -162,10 +173,10 @@ void sa_fd_forget(int fd) SA_HIDDEN;
 void sa_fd_light_map(int fd, uint64_t v) SA_HIDDEN;   /* sa_fd_light_set's first use of a chunk */
 static inline void sa_fd_light_set(int fd, uint64_t v)
 {
-	uint64_t *w = SA_FD_SIDE(sa_fd_light_chunks, fd);
+	struct sa_fd_side *d = sa_fd_side_of(fd);
 
-	if (SA_LIKELY(w != NULL))
-		__atomic_store_n(w, v, __ATOMIC_RELEASE);
+	if (SA_LIKELY(d != NULL))
+		__atomic_store_n(&d->light[SA_FD_IDX(fd)], v, __ATOMIC_RELEASE);
 	else
 		sa_fd_light_map(fd, v);
 }
@@ -173,7 +184,8 @@ static inline void sa_fd_light_set(int fd, uint64_t v)
 uint64_t sa_fd_light_clear(uint64_t *w) SA_HIDDEN;
 static inline uint64_t sa_fd_light_take(int fd)
 {
-	uint64_t *w = SA_FD_SIDE(sa_fd_light_chunks, fd);
+	struct sa_fd_side *d = sa_fd_side_of(fd);
+	uint64_t *w = d ? &d->light[SA_FD_IDX(fd)] : NULL;
 
 	return w && __atomic_load_n(w, __ATOMIC_RELAXED) ? sa_fd_light_clear(w) : 0;
 }
