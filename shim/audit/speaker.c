@@ -30,7 +30,9 @@
 uint32_t sa_accept_serial SA_PROC_PAGE;
 
 #define SA_WATCH_FIRST 64
-#define SA_WATCH_EVERY 16
+/* The same connections as the TCP_INFO sample (accepts % 64 == 0): one fd
+ * entry serves both, and a watched connection costs ~600 instructions. */
+#define SA_WATCH_EVERY SA_ACCEPT_SAMPLE_EVERY
 
 int sa_accept_watch_due(const struct sa_listener *l)
 {
@@ -131,7 +133,7 @@ static void settle_copy(int fd, struct sa_sock *c, void *arg)
 		return;
 	__atomic_compare_exchange_n(&c->acc.first_speaker, &expected, (uint8_t)st->who, 0,
 				    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-	__atomic_and_fetch(&c->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
+	sa_flags_clear(c, SA_F_WATCH_IO);
 }
 
 static void decided(int fd, struct sa_sock *s, int who)
@@ -143,7 +145,7 @@ static void decided(int fd, struct sa_sock *s, int who)
 	struct sa_line L;
 
 	sa_findings_init(&f);
-	__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
+	sa_flags_clear(s, SA_F_WATCH_IO);
 	/* Two threads doing the first I/O at once: count it once. */
 	if (!__atomic_compare_exchange_n(&s->acc.first_speaker, &expected, (uint8_t)who, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
@@ -231,7 +233,7 @@ static void close_duped(int fd, struct sa_sock *s)
 	uint32_t out;
 
 	if (sa_tcpinfo_read(fd, &ti) != 0 || !ti.has_bytes_received || !ti.has_data_segs) {
-		__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
+		sa_flags_clear(s, SA_F_WATCH_IO);
 		return;
 	}
 	in = ti.bytes_received;
@@ -243,7 +245,7 @@ static void close_duped(int fd, struct sa_sock *s)
 	else if (in > 0 && out > 0)
 		decided(fd, s, SPEAKER_UNKNOWN);   /* both spoke, order unseen */
 	else
-		__atomic_and_fetch(&s->flags, ~SA_F_WATCH_IO, __ATOMIC_RELEASE);
+		sa_flags_clear(s, SA_F_WATCH_IO);
 }
 
 void sa_accept_close(int fd, struct sa_sock *s, int defer)
