@@ -397,7 +397,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 			c->acc.first_speaker = SPEAKER_CLIENT;
 			ADD(l->first_client, 1);
 		} else {
-			__atomic_or_fetch(&c->flags, SA_F_WATCH_IO, __ATOMIC_RELEASE);
+			sa_watch_on(c, 0);
 		}
 	}
 

@@ -101,7 +101,7 @@ static int ours(struct sa_sock *s)
 {
 	if (s->conn.epoch == cur_epoch())
 		return 1;
-	__atomic_and_fetch(&s->flags, ~(SA_F_CONNECTING | SA_F_WATCH_IO), __ATOMIC_ACQ_REL);
+	sa_flags_clear(s, SA_F_CONNECTING | SA_F_WATCH_IO);
 	return 0;
 }
 
@@ -258,7 +258,7 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
  * (two threads may race on one socket) writes the event. */
 static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t now)
 {
-	uint32_t old = __atomic_fetch_and(&s->flags, ~(SA_F_CONNECTING | SA_F_WATCH_IO), __ATOMIC_ACQ_REL);
+	uint32_t old = sa_flags_clear(s, SA_F_CONNECTING | SA_F_WATCH_IO);
 	struct sockaddr_storage peer;   /* aligned copy: the table keeps bytes */
 
 	if (!(old & SA_F_CONNECTING) || s->conn.epoch != cur_epoch())
@@ -292,7 +292,7 @@ static int stale(int fd, struct sa_sock *s, int tcpinfo_ret, const struct sa_tcp
 {
 	if (tcpinfo_ret == -ENOTSOCK || tcpinfo_ret == -EBADF ||
 	    (tcpinfo_ret == 0 && ti->state == SA_TCP_LISTEN)) {
-		__atomic_and_fetch(&s->flags, ~(SA_F_CONNECTING | SA_F_WATCH_IO), __ATOMIC_ACQ_REL);
+		sa_flags_clear(s, SA_F_CONNECTING | SA_F_WATCH_IO);
 		sa_fd_forget(fd);
 		return 1;
 	}
@@ -360,7 +360,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 			memcpy(s->conn.peer, addr, len);
 			s->conn.peer_len = (uint8_t)len;
 		}
-		__atomic_or_fetch(&s->flags, SA_F_CONNECTING | SA_F_WATCH_IO, __ATOMIC_RELEASE);
+		sa_watch_on(s, SA_F_CONNECTING);
 		return;
 	}
 	init_done(&d, "call");

@@ -187,7 +187,7 @@ SA_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 void sa_before_close(int fd)
 {
 	struct sa_sock *s;
-	int err = errno;
+	int err;
 
 	if (sa_in_shim || IN_VM_CHILD()) {
 		/* In a host signal handler only the lock-free part: forget fd.
@@ -198,14 +198,18 @@ void sa_before_close(int fd)
 		return;
 	}
 	sa_in_shim++;
-	sa_sink_before_close(fd);
-	if ((s = sa_fd_get(fd)) != NULL) {
-		if (sa_active())
-			sa_on_close(fd, s);
-		sa_fd_forget(fd);
-	} else {
-		sa_fd_light_take(fd);   /* a connection that was counted, not tracked */
+	sa_sink_before_close(fd);   /* keeps errno */
+	if (SA_LIKELY((s = sa_fd_get(fd)) == NULL)) {
+		/* No system call, no errno: a connection that was counted,
+		 * not tracked, or not a socket of ours. */
+		sa_fd_light_take(fd);
+		sa_in_shim--;
+		return;
 	}
+	err = errno;
+	if (sa_active())
+		sa_on_close(fd, s);
+	sa_fd_forget(fd);
 	sa_in_shim--;
 	errno = err;
 }
@@ -349,8 +353,9 @@ static __attribute__((noinline, cold)) void io_watched(int fd, struct sa_sock *s
 }
 
 #define IO_HOOK(fd, dir, ret) do {                                               \
-	struct sa_sock *s_ = sa_fd_get(fd);                                      \
-	if (SA_UNLIKELY(s_ != NULL && (s_->flags & SA_F_WATCH_IO)))              \
+	struct sa_sock *s_;                                                      \
+	if (SA_UNLIKELY(sa_watching_any()) && (s_ = sa_fd_get(fd)) != NULL &&    \
+	    (s_->flags & SA_F_WATCH_IO))                                         \
 		io_watched(fd, s_, dir, ret);                                    \
 } while (0)
 

@@ -445,20 +445,20 @@ static void wait_writers(void)
 		sched_yield();
 }
 
+/* Keeps errno (close()'s fast path keeps no copy). The host's own call
+ * closes the old number, not us. Nowhere to go (nfd -1): the next line
+ * reopens a path sink. */
 static void relocate_above(int fd, unsigned int last)
 {
-	int nfd = -1;
+	int nfd = -1, err = errno;
 
 	if (last < (unsigned int)INT32_MAX - 1)
 		nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)last + 1);
-	if (!__atomic_compare_exchange_n(&own_fd, &fd, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-		if (nfd >= 0)
-			sa_sinkio_close(nfd);
-		return;
-	}
-	/* The host's own call closes the old number, not us. Nowhere to go
-	 * (nfd -1): the next line reopens a path sink. */
-	wait_writers();
+	if (__atomic_compare_exchange_n(&own_fd, &fd, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		wait_writers();
+	else if (nfd >= 0)
+		sa_sinkio_close(nfd);
+	errno = err;
 }
 
 void sa_sink_before_close(int fd)

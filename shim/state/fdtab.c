@@ -50,6 +50,7 @@ static struct sa_sock_quickack *qa_chunks[NCHUNKS];
  * in them: a chunk handed back reads as zeros, and a generation must never
  * go back. One side page per chunk (state.h), never handed back. */
 struct sa_fd_side *sa_fd_sides[NCHUNKS];
+unsigned long sa_watching;
 _Static_assert(sizeof(struct sa_fd_side) <= 4096, "a chunk's side data fits one page");
 
 static void *map(size_t bytes)
@@ -276,7 +277,9 @@ static struct sa_sock *fresh(int fd, int bump)
 	 * that close before the call that handed the number out again); this
 	 * acquire pairs with sa_fd_forget's release so the reuse is ordered in
 	 * the memory model too, not only through the kernel. */
-	old = __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE);
+	old = __atomic_exchange_n(&s->flags, 0, __ATOMIC_ACQ_REL);
+	if (old & SA_F_WATCH_IO)
+		__atomic_sub_fetch(&sa_watching, 1, __ATOMIC_RELAXED);
 	drop_listener(s);
 	memset(s, 0, sizeof *s);
 	qa_clear(fd);
@@ -303,12 +306,16 @@ struct sa_sock *sa_fd_adopt(int fd)
 void sa_fd_forget(int fd)
 {
 	struct sa_sock *s = slot(fd, 0);
+	uint32_t old;
 
 	sa_fd_light_take(fd);
 	if (!s)
 		return;
 	gen_bump(fd);
-	if (__atomic_exchange_n(&s->flags, 0, __ATOMIC_ACQ_REL))
+	old = __atomic_exchange_n(&s->flags, 0, __ATOMIC_ACQ_REL);
+	if (old & SA_F_WATCH_IO)
+		__atomic_sub_fetch(&sa_watching, 1, __ATOMIC_RELAXED);
+	if (old)
 		live_dec(fd);
 }
 
@@ -328,7 +335,9 @@ void sa_fd_dup(int oldfd, int newfd)
 	n = slot(newfd, 1);
 	if (!n || !live_inc(newfd))
 		return;
-	old = __atomic_load_n(&n->flags, __ATOMIC_ACQUIRE);   /* as in sa_fd_track */
+	old = __atomic_exchange_n(&n->flags, 0, __ATOMIC_ACQ_REL);   /* as in sa_fd_track */
+	if (old & SA_F_WATCH_IO)
+		__atomic_sub_fetch(&sa_watching, 1, __ATOMIC_RELAXED);
 	drop_listener(n);
 	/* The copy's reference is taken before it exists, so a close of the
 	 * original racing with this dup cannot drop the last one first. */
@@ -349,6 +358,7 @@ void sa_fd_dup(int oldfd, int newfd)
 	if ((o->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO) &&
 	    !__atomic_load_n(&o->acc.first_speaker, __ATOMIC_ACQUIRE)) {
 		keep |= SA_F_WATCH_IO | SA_F_DUPED;
+		__atomic_add_fetch(&sa_watching, 1, __ATOMIC_SEQ_CST);   /* before the bit is stored */
 		__atomic_or_fetch(&o->flags, SA_F_DUPED, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&n->flags, keep, __ATOMIC_RELEASE);

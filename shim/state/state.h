@@ -120,6 +120,33 @@ static inline struct sa_sock *sa_fd_get(int fd)
 	/* Acquire: pairs with the release store in sa_fd_track() (fdtab.c). */
 	return __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) ? s : NULL;
 }
+/* How many entries may have SA_F_WATCH_IO set. Raised before the bit is
+ * set (sa_watch_on), lowered only where an atomic read-modify-write saw the
+ * bit go from 1 to 0 (sa_flags_clear, fdtab.c), so it is never below the
+ * true count: a decrement missed leaves it high, and the I/O wrappers then
+ * only look the fd up as they would anyway. 0: no fd is watched, and the
+ * I/O wrappers (read, write, recv, send...) skip even the lookup. */
+extern unsigned long sa_watching SA_HIDDEN;
+static inline int sa_watching_any(void)
+{
+	return __atomic_load_n(&sa_watching, __ATOMIC_ACQUIRE) != 0;
+}
+/* Sets SA_F_WATCH_IO (and more) on s. */
+static inline void sa_watch_on(struct sa_sock *s, uint32_t more)
+{
+	__atomic_add_fetch(&sa_watching, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_fetch_or(&s->flags, more | SA_F_WATCH_IO, __ATOMIC_ACQ_REL) & SA_F_WATCH_IO)
+		__atomic_sub_fetch(&sa_watching, 1, __ATOMIC_RELAXED);   /* it was set already */
+}
+/* Clears mask in s->flags; returns the flags before. */
+static inline uint32_t sa_flags_clear(struct sa_sock *s, uint32_t mask)
+{
+	uint32_t old = __atomic_fetch_and(&s->flags, ~mask, __ATOMIC_ACQ_REL);
+
+	if (old & mask & SA_F_WATCH_IO)
+		__atomic_sub_fetch(&sa_watching, 1, __ATOMIC_RELAXED);
+	return old;
+}
 /* Beside each chunk, one page (fdtab.c) with what must outlive the chunk's
  * hand-back or is written on paths that keep no entry: the counted-not-
  * tracked words, the generations, the chunk's count of tracked entries. One
