@@ -40,7 +40,8 @@ check "info, keep-alive x4: $lines lines for $N requests after warm-up (<= $((N 
 kill -QUIT "$NPID"; wait $SPID 2>/dev/null
 W=$(jq -r 'select(.event=="listener_stats") | .pid' "$T/a.jsonl" | head -1)
 check "the worker wrote listener_stats" test -n "$W"
-seen=$(grep -c "^$W setsockopt(.*TCP_NODELAY, \[1\]" "$T/strace.out")
+# strace pads the pid to 5 columns: "2546  setsockopt(" on a fresh machine's low pids.
+seen=$(grep -cE "^$W +setsockopt\(.*TCP_NODELAY, \[1\]" "$T/strace.out")
 check "strace saw the worker set TCP_NODELAY ($seen times)" test "$seen" -ge 400
 check_jq "summary: setsockopt.TCP_NODELAY.calls == $seen (strace), logged once" "$T/a.jsonl" \
   "any(.[]; .event==\"summary\" and .pid==$W and .setsockopt.TCP_NODELAY.calls==$seen and .setsockopt.TCP_NODELAY.logged==1)"
