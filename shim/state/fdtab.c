@@ -60,39 +60,14 @@ static void *map(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static struct sa_sock *slot(int fd, int create)
-{
-	struct sa_sock **pp, *c, *expected = NULL;
-
-	if ((unsigned int)fd >= SA_FD_MAX)
-		return NULL;
-	pp = &sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS];
-	c = __atomic_load_n(pp, __ATOMIC_ACQUIRE);
-	if (!c && create) {
-		c = map(CHUNK_BYTES);
-		if (!c)
-			return NULL;
-		if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			munmap(c, CHUNK_BYTES);
-			c = expected;
-		} else {
-			unsigned int top = __atomic_load_n(&chunks_top, __ATOMIC_RELAXED), i = ((unsigned int)fd >> CHUNK_BITS) + 1;
-
-			__atomic_add_fetch(&nchunks_alloc, 1, __ATOMIC_RELAXED);
-			while (top < i && !__atomic_compare_exchange_n(&chunks_top, &top, i, 1, __ATOMIC_RELEASE,
-								       __ATOMIC_RELAXED))
-				;
-		}
-	}
-	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
-}
-
 /* The chunk *pp of `bytes`, mapped on first use (two threads racing: one
- * mapping wins). NULL when memory is short. Never handed back. */
-static void *chunk_map(void **pp, size_t bytes)
+ * mapping wins; *won says whether it was this call's). NULL when memory is
+ * short. */
+static void *chunk_map(void **pp, size_t bytes, int *won)
 {
 	void *c = __atomic_load_n(pp, __ATOMIC_ACQUIRE), *expected = NULL;
 
+	*won = 0;
 	if (c)
 		return c;
 	c = map(bytes);
@@ -100,9 +75,30 @@ static void *chunk_map(void **pp, size_t bytes)
 		return NULL;
 	if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		munmap(c, bytes);
-		c = expected;
+		return expected;
 	}
+	*won = 1;
 	return c;
+}
+
+static struct sa_sock *slot(int fd, int create)
+{
+	struct sa_sock **pp, *c;
+	int won = 0;
+
+	if ((unsigned int)fd >= SA_FD_MAX)
+		return NULL;
+	pp = &sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS];
+	c = create ? chunk_map((void **)pp, CHUNK_BYTES, &won) : __atomic_load_n(pp, __ATOMIC_ACQUIRE);
+	if (won) {
+		unsigned int top = __atomic_load_n(&chunks_top, __ATOMIC_RELAXED), i = ((unsigned int)fd >> CHUNK_BITS) + 1;
+
+		__atomic_add_fetch(&nchunks_alloc, 1, __ATOMIC_RELAXED);
+		while (top < i && !__atomic_compare_exchange_n(&chunks_top, &top, i, 1, __ATOMIC_RELEASE,
+							       __ATOMIC_RELAXED))
+			;
+	}
+	return c ? &c[(unsigned int)fd & (CHUNK - 1)] : NULL;
 }
 
 /* The slot of fd in a side table of chunks (one pointer per chunk in
@@ -111,11 +107,12 @@ static void *chunk_map(void **pp, size_t bytes)
 static void *side(void **chunks, size_t size, int fd, int create)
 {
 	void **pp, *c;
+	int won;
 
 	if ((unsigned int)fd >= SA_FD_MAX)
 		return NULL;
 	pp = &chunks[(unsigned int)fd >> CHUNK_BITS];
-	c = create ? chunk_map(pp, CHUNK * size) : __atomic_load_n(pp, __ATOMIC_ACQUIRE);
+	c = create ? chunk_map(pp, CHUNK * size, &won) : __atomic_load_n(pp, __ATOMIC_ACQUIRE);
 	return c ? (char *)c + ((unsigned int)fd & (CHUNK - 1)) * size : NULL;
 }
 
@@ -123,10 +120,11 @@ static void *side(void **chunks, size_t size, int fd, int create)
 static struct sa_fd_side *side_of(int fd, int create)
 {
 	struct sa_fd_side *d = sa_fd_side_of(fd);
+	int won;
 
 	if (d || !create || (unsigned int)fd >= SA_FD_MAX)
 		return d;
-	return chunk_map((void **)&sa_fd_sides[(unsigned int)fd >> CHUNK_BITS], sizeof(struct sa_fd_side));
+	return chunk_map((void **)&sa_fd_sides[(unsigned int)fd >> CHUNK_BITS], sizeof(struct sa_fd_side), &won);
 }
 
 static void gen_bump(int fd)
