@@ -2,7 +2,7 @@
  * sockopt.c: the table of socket options we know: names, value kinds,
  * decoders, and the TCP_DEFER_ACCEPT seconds <-> rounds conversion.
  *
- * Pure: no syscalls. Decoders read at most len bytes of a buffer that the
+ * No syscalls; no state but a cache of lookups. Decoders read at most len bytes of a buffer that the
  * caller has already seen the kernel accept or fill.
  */
 #include <linux/in.h>
@@ -94,13 +94,27 @@ static const struct sa_optdesc table[] = {
 };
 #undef O
 
+/* The table is searched in order; what was found is remembered in a small
+ * direct-mapped cache of pointers into it (a hit is checked against the
+ * entry itself, so a racing or stale slot costs only the search). A
+ * setsockopt repeat looks its option up more than once: the search was
+ * ~60 instructions each time (bench/counts.sh ka4). */
+#define LOOKUP_SLOTS 32
+static const struct sa_optdesc *found[LOOKUP_SLOTS];
+
 const struct sa_optdesc *sa_opt_lookup(int level, int opt)
 {
+	unsigned h = ((unsigned)level * 31u + (unsigned)opt) % LOOKUP_SLOTS;
+	const struct sa_optdesc *d = __atomic_load_n(&found[h], __ATOMIC_RELAXED);
 	size_t i;
 
+	if (d && d->level == level && d->opt == opt)
+		return d;
 	for (i = 0; i < sizeof table / sizeof table[0]; i++)
-		if (table[i].level == level && table[i].opt == opt)
+		if (table[i].level == level && table[i].opt == opt) {
+			__atomic_store_n(&found[h], &table[i], __ATOMIC_RELAXED);
 			return &table[i];
+		}
 	return NULL;
 }
 
