@@ -122,7 +122,7 @@ static struct sa_sock *listener_sock(int lfd)
 			s->lsn.backlog_effective = (int)ti.sacked;
 		l = sizeof v;
 		if (sa_real.getsockopt(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) == 0)
-			s->opt.defer_accept_s = v;
+			s->opt.defer_accept_s = v;   /* not a listener to us until now: SA_F_PLAIN_LSN is not set */
 	}
 	__atomic_or_fetch(&s->flags, SA_F_LISTENER, __ATOMIC_RELEASE);
 	return s;
@@ -240,6 +240,19 @@ static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *lti, 
 }
 
 
+/* ls, a TCP listener with its listener state, is not deferred: the
+ * counted accept (accept.h) may take its next connections. Looked at again
+ * after the bit is set: a TCP_DEFER_ACCEPT learnt meanwhile
+ * (sa_sock_set_defer: the value, then the bit cleared) wins. */
+static __attribute__((noinline)) void mark_plain(struct sa_sock *ls)
+{
+	if (__atomic_load_n(&ls->flags, __ATOMIC_ACQUIRE) & SA_F_PLAIN_LSN)
+		return;
+	__atomic_or_fetch(&ls->flags, SA_F_PLAIN_LSN, __ATOMIC_ACQ_REL);
+	if (__atomic_load_n(&ls->opt.defer_accept_s, __ATOMIC_ACQUIRE) != 0)
+		__atomic_and_fetch(&ls->flags, ~SA_F_PLAIN_LSN, __ATOMIC_ACQ_REL);
+}
+
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen, int sampled)
 {
@@ -344,6 +357,8 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 
 	if (l) {
 		uint64_t n;
+		if (tcp && defer_s == 0)
+			mark_plain(ls);
 		ADD(l->accepts, 1);
 		sa_hist_add_ns(&l->wait_ms, t1 - t0);
 		if (have_ti && sample)   /* the sample only: extra reads are biased */

@@ -73,13 +73,20 @@ extern uint64_t sa_listener_every_ns SA_HIDDEN;   /* the interval in ns; 0: not 
 extern uint64_t sa_listener_reset_ns SA_HIDDEN;   /* when this process was forked */
 /* sa_listener_tick for a listener, with its common case (the interval is
  * known, this process's start was taken, and it has not passed) inline. */
-static inline void sa_listener_tick_l(struct sa_listener *l, uint64_t now_ns)
+static inline __attribute__((always_inline)) void sa_listener_tick_l(struct sa_listener *l, uint64_t now_ns)
 {
 	uint64_t every = sa_listener_every_ns, last = __atomic_load_n(&l->last_emit_ns, __ATOMIC_RELAXED);
 
-	if (SA_LIKELY(every != 0 && last >= sa_listener_reset_ns && (now_ns <= last || now_ns - last < every)))
+	/* every == 0 (not read yet) and now_ns < last (another thread's later
+	 * time) fail the first test and go to sa_listener_tick, which sorts
+	 * them out. */
+	int err;
+
+	if (SA_LIKELY(now_ns - last < every && last >= sa_listener_reset_ns))
 		return;
+	err = errno;   /* the counted accept's caller did not keep it */
 	sa_listener_tick(l, now_ns);
+	errno = err;
 }
 /* Writes one listener_stats line now. */
 void sa_listener_emit(struct sa_listener *l) SA_HIDDEN;
@@ -153,6 +160,66 @@ extern uint32_t sa_accept_serial SA_HIDDEN;   /* accepts with an fd entry, numbe
 int sa_accept_watch_due(const struct sa_listener *l) SA_HIDDEN;
 /* Counts and times an accept that gets no entry. */
 void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1) SA_HIDDEN;
+
+/* The word an accepted connection that is only counted keeps (fdtab.c's
+ * light table): its listener's fd and incarnation, so that a setsockopt on
+ * it later is still "accepted from" that listener. */
+static inline uint64_t sa_accept_light_word(int lfd, const struct sa_listener *l)
+{
+	return ((uint64_t)__atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) << 32) | (uint32_t)(lfd + 1);
+}
+
+static inline __attribute__((always_inline)) void sa_accept_count_only(int lfd, int fd, struct sa_listener *l,
+								      uint64_t t0, uint64_t t1)
+{
+	sa_fd_light_set(fd, sa_accept_light_word(lfd, l));
+	ADD(l->accepts, 1);
+	sa_hist_add_ns_inline(&l->wait_ms, t1 - t0);
+	sa_event_count_id(SA_EV_ACCEPT);
+	sa_listener_tick_l(l, t1);
+}
+
+/* The common accept below trace, inline in the accept wrapper (called
+ * below trace only: at trace every accept goes on): a connection on a plain
+ * TCP listener that is neither watched nor sampled is counted and timed
+ * here, with no fd entry (SA_ACCEPT_DONE); otherwise sa_accept_audit does
+ * the rest. genp is where lfd's generation was read before the call (lgen;
+ * NULL: the number had no side page then). errno is kept: the wrapper does
+ * not save it for this path, so what could touch it (the stats interval's
+ * line, a side page's mmap) keeps it itself. sa_accept_audit's conditions,
+ * the same facts: the listener's number did not change socket, it has an
+ * entry and a listener, plain TCP and not deferred (SA_F_PLAIN_LSN, which
+ * sa_accept_audit sets when it found both), this
+ * connection neither watched (the listener's first SA_WATCH_FIRST, then
+ * the accepts % SA_WATCH_EVERY == 0, which are also the count sample) nor
+ * due for the 100 ms sample, no entry on its number, the namespace
+ * baseline taken. */
+#define SA_WATCH_FIRST 64
+/* The same connections as the TCP_INFO sample (accepts % 64 == 0): one fd
+ * entry serves both, and a watched connection costs ~600 instructions. */
+#define SA_WATCH_EVERY SA_ACCEPT_SAMPLE_EVERY
+static inline __attribute__((always_inline)) int sa_accept_counted(int lfd, int fd, uint64_t t0, uint64_t t1,
+								  const uint32_t *genp, uint32_t lgen)
+{
+	struct sa_sock *ls;
+	struct sa_listener *l;
+	uint64_t n;
+
+	if ((genp ? __atomic_load_n(genp, __ATOMIC_ACQUIRE) : sa_fd_gen(lfd)) != lgen ||
+	    (ls = sa_fd_get(lfd)) == NULL || !(__atomic_load_n(&ls->flags, __ATOMIC_ACQUIRE) & SA_F_PLAIN_LSN) ||
+	    (l = __atomic_load_n(&ls->lsn.listener, __ATOMIC_ACQUIRE)) == NULL)
+		return SA_ACCEPT_FULL;
+	n = __atomic_load_n(&sa_listener_mine(l)->accepts, __ATOMIC_RELAXED);
+	if (n < SA_WATCH_FIRST || n % SA_WATCH_EVERY == 0 || sa_fd_get(fd) || !sa_netns_base_ready())
+		return SA_ACCEPT_FULL;
+	if (SA_UNLIKELY(t1 >= __atomic_load_n(&l->next_sample_ns, __ATOMIC_RELAXED))) {
+		/* sa_accept_sample_due's 100 ms rule (its count rule is the watch's). */
+		__atomic_store_n(&l->next_sample_ns, t1 + SA_ACCEPT_SAMPLE_NS, __ATOMIC_RELAXED);
+		return SA_ACCEPT_FULL_SAMPLED;
+	}
+	sa_accept_count_only(lfd, fd, l, t0, t1);
+	return SA_ACCEPT_DONE;
+}
 
 /* Report the 1st, 2nd, 4th, 8th ... occurrence; count the rest as suppressed. */
 static inline int worth_reporting(uint64_t n)

@@ -66,14 +66,11 @@ void sa_accept_on_listening(int fd, struct sa_sock *s) SA_HIDDEN;
  * sa_fd_light_take): accepted from the listener it names, if that listener
  * is still open; NULL otherwise. */
 struct sa_sock *sa_accept_promote(int fd, uint64_t word) SA_HIDDEN;
-/* The common accept below trace (speaker.c): a connection on a plain TCP
- * listener that is neither watched nor sampled is counted and timed here,
- * with no fd entry, and nothing more is to be done (SA_ACCEPT_DONE).
- * Otherwise sa_accept_audit does the rest, told whether this accept was
- * found due for a TCP_INFO sample (that decision moves the next one, so
- * it is taken once). */
+/* What the counted accept (audit/accept.h, inline in the wrapper) left to
+ * do: nothing (SA_ACCEPT_DONE), or sa_accept_audit, told whether this
+ * accept was found due for a TCP_INFO sample (that decision moves the next
+ * one, so it is taken once). */
 enum { SA_ACCEPT_FULL, SA_ACCEPT_FULL_SAMPLED, SA_ACCEPT_DONE };
-int sa_accept_counted(int lfd, int fd, uint64_t t0, uint64_t t1, uint32_t lgen) SA_HIDDEN;
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen, int sampled) SA_HIDDEN;
 void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;

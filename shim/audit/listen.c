@@ -161,7 +161,7 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 		}
 		s->lsn.backlog_effective = effective;
 		if (inet && sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, &dl) == 0)
-			s->opt.defer_accept_s = defer;
+			sa_sock_set_defer(s, defer);
 		if (backlog > 0 && effective >= 0 && effective < backlog)
 			backlog_clamped(&f, backlog, effective, source, somaxconn);
 		sa_listen_defer_checks(fd, s, &f);

@@ -283,7 +283,7 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 
 	/* Deferral on a listener: remember it and check its interplay. */
 	if (s && ret == 0 && level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT) {
-		s->opt.defer_accept_s = have_eff ? eff_i : 0;
+		sa_sock_set_defer(s, have_eff ? eff_i : 0);
 		if (s->flags & SA_F_LISTENER)
 			sa_listen_defer_checks(fd, s, &f);
 	}

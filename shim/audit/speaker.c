@@ -29,11 +29,6 @@
  * were most of the instructions an accept cost (bench/counts.sh). */
 uint32_t sa_accept_serial SA_PROC_PAGE;
 
-#define SA_WATCH_FIRST 64
-/* The same connections as the TCP_INFO sample (accepts % 64 == 0): one fd
- * entry serves both, and a watched connection costs ~600 instructions. */
-#define SA_WATCH_EVERY SA_ACCEPT_SAMPLE_EVERY
-
 int sa_accept_watch_due(const struct sa_listener *l)
 {
 	uint64_t n = __atomic_load_n(&l->accepts, __ATOMIC_RELAXED);
@@ -41,47 +36,9 @@ int sa_accept_watch_due(const struct sa_listener *l)
 	return n < SA_WATCH_FIRST || n % SA_WATCH_EVERY == 0;
 }
 
-/* The word an accepted connection that is only counted keeps (fdtab.c's
- * light table): its listener's fd and incarnation, so that a setsockopt on
- * it later is still "accepted from" that listener. */
-static uint64_t light_word(int lfd, const struct sa_listener *l)
-{
-	return ((uint64_t)__atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) << 32) | (uint32_t)(lfd + 1);
-}
-
-static inline void count_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1)
-{
-	sa_fd_light_set(fd, light_word(lfd, l));
-	ADD(l->accepts, 1);
-	sa_hist_add_ns(&l->wait_ms, t1 - t0);
-	sa_event_count_id(SA_EV_ACCEPT);
-	sa_listener_tick_l(l, t1);
-}
-
 void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1)
 {
-	count_only(lfd, fd, l, t0, t1);
-}
-
-int sa_accept_counted(int lfd, int fd, uint64_t t0, uint64_t t1, uint32_t lgen)
-{
-	struct sa_sock *ls;
-	struct sa_listener *l;
-
-	/* sa_accept_audit's conditions, the same facts read the same way:
-	 * below trace (first: at trace every accept goes on), the listener's
-	 * number did not change socket, it has an entry and a listener, plain
-	 * TCP, not deferred, this connection not watched, no entry on its
-	 * number, the namespace baseline taken. */
-	if (sa_level_enabled(SA_LEVEL_TRACE) || sa_fd_gen(lfd) != lgen || (ls = sa_fd_get(lfd)) == NULL ||
-	    !(ls->flags & SA_F_LISTENER) || (l = __atomic_load_n(&ls->lsn.listener, __ATOMIC_ACQUIRE)) == NULL ||
-	    !sa_sock_is_tcp(ls) || ls->opt.defer_accept_s != 0 || sa_accept_watch_due(sa_listener_mine(l)) ||
-	    sa_fd_get(fd) || !sa_netns_base())
-		return SA_ACCEPT_FULL;
-	if (sa_accept_sample_due(l, t1, 0))
-		return SA_ACCEPT_FULL_SAMPLED;
-	count_only(lfd, fd, l, t0, t1);
-	return SA_ACCEPT_DONE;
+	sa_accept_count_only(lfd, fd, l, t0, t1);
 }
 
 struct sa_sock *sa_accept_promote(int fd, uint64_t word)
@@ -92,7 +49,7 @@ struct sa_sock *sa_accept_promote(int fd, uint64_t word)
 
 	/* The listener closed, or its number holds another one now. */
 	if (!l || !__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) ||
-	    light_word(lfd, l) != word || (c = sa_fd_adopt(fd)) == NULL)
+	    sa_accept_light_word(lfd, l) != word || (c = sa_fd_adopt(fd)) == NULL)
 		return NULL;
 	c->acc.listen_fd = lfd;
 	c->acc.listener = l;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/core.h"
+#include "audit/accept.h"
 
 
 /* glibc's _FORTIFY_SOURCE entry points have no public prototypes. */
@@ -104,21 +105,21 @@ SA_EXPORT int listen(int fd, int backlog)
 	return ret;
 }
 
-/* The peer: after the call *alen holds the full length while addr holds
- * only what the host offered, and reading *alen before the call could fault
- * where the kernel returns EFAULT. So it is taken from the host's buffer
- * only when *alen is a local of the host's (on this thread's stack, which
- * nginx's is) and the address fitted; otherwise sa_accept_audit asks
- * getpeername, and only when it writes a line. */
-static inline __attribute__((always_inline)) int do_accept(int fd, struct sockaddr *addr, socklen_t *alen,
-							   int flags, int is4)
+/* At trace every accept has a line, with the peer: after the call *alen
+ * holds the full length while addr holds only what the host offered, and
+ * reading *alen before the call could fault where the kernel returns
+ * EFAULT. So it is taken from the host's buffer only when *alen is a local
+ * of the host's (on this thread's stack, which nginx's is) and the address
+ * fitted; otherwise sa_accept_audit asks getpeername. */
+static __attribute__((noinline)) int accept_traced(int fd, struct sockaddr *addr, socklen_t *alen,
+						   int flags, int is4)
 {
 	const struct sockaddr *peer = NULL;
 	socklen_t offered = 0, plen = 0;
 	int known = addr && alen && sa_stack_holds(alen, sizeof *alen);
 	uint64_t t0, t1;
 	uint32_t lgen;
-	int ret, err, r;
+	int ret, err;
 
 	if (known)
 		offered = *alen;
@@ -129,22 +130,48 @@ static inline __attribute__((always_inline)) int do_accept(int fd, struct sockad
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
 	err = errno;
 	t1 = sa_now_ns();
+	/* The kernel wrote min(offered, *alen) bytes of addr. */
+	if (ret >= 0 && known && *alen <= offered && *alen <= sizeof(struct sockaddr_storage)) {
+		peer = addr;
+		plen = *alen;
+	}
+	HOOK(err, sa_on_accept(fd, ret, ret >= 0 ? 0 : err, t0, t1, peer, plen, flags, lgen, 0));
+	return ret;
+}
+
+/* Below trace most accepts are only counted, inline (audit/accept.h); the
+ * others go to sa_accept_audit, which asks getpeername for the peer only
+ * when it writes a line (a finding's). */
+static inline __attribute__((always_inline)) int do_accept(int fd, struct sockaddr *addr, socklen_t *alen,
+							   int flags, int is4)
+{
+	struct sa_fd_side *d;
+	const uint32_t *genp;
+	uint64_t t0, t1;
+	uint32_t lgen;
+	int ret, err, r;
+
+	if (SA_UNLIKELY(sa_rt_cfg.level >= SA_LEVEL_TRACE))   /* AUDITING(): the configuration is loaded */
+		return accept_traced(fd, addr, alen, flags, is4);
+	/* Which socket fd names now (see accept_traced). */
+	d = sa_fd_side_of(fd);
+	genp = d ? &d->gen[SA_FD_IDX(fd)] : NULL;
+	lgen = genp ? __atomic_load_n(genp, __ATOMIC_ACQUIRE) : 0;
+	t0 = sa_now_ns();
+	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
+	t1 = sa_now_ns();   /* CLOCK_MONOTONIC does not fail: errno is the call's */
 	if (ret >= 0) {
-		/* Most accepts below trace are only counted: done here. */
+		/* errno as the call left it: what the counted path may call
+		 * that could touch it keeps it. */
 		sa_in_shim++;
-		r = sa_accept_counted(fd, ret, t0, t1, lgen);
+		r = sa_accept_counted(fd, ret, t0, t1, genp, lgen);
 		sa_in_shim--;
-		if (SA_LIKELY(r == SA_ACCEPT_DONE)) {
-			errno = err;
+		if (SA_LIKELY(r == SA_ACCEPT_DONE))
 			return ret;
-		}
-		/* The kernel wrote min(offered, *alen) bytes of addr. */
-		if (known && *alen <= offered && *alen <= sizeof(struct sockaddr_storage)) {
-			peer = addr;
-			plen = *alen;
-		}
-		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, peer, plen, flags, lgen, r == SA_ACCEPT_FULL_SAMPLED));
+		err = errno;
+		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, NULL, 0, flags, lgen, r == SA_ACCEPT_FULL_SAMPLED));
 	} else {
+		err = errno;
 		HOOK(err, sa_on_accept(fd, ret, err, t0, t1, NULL, 0, flags, lgen, 0));
 	}
 	return ret;
@@ -182,42 +209,58 @@ SA_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	return ret;
 }
 
+/* The parts of before_close off its common path, out of line so that
+ * close() keeps a small frame. */
+static __attribute__((noinline, cold)) void close_inside(int fd)
+{
+	/* In a host signal handler only the lock-free part: forget fd. In a
+	 * child that shares our memory, nothing at all: its fds are its own
+	 * copies, our table is the parent's. */
+	if (sa_in_signal && !sa_in_vfork && !IN_VM_CHILD())
+		sa_fd_forget(fd);
+}
+
+static __attribute__((noinline)) void close_tracked(int fd, struct sa_sock *s)
+{
+	int err = errno;
+
+	if (sa_active())
+		sa_on_close(fd, s);
+	sa_fd_forget(fd);
+	errno = err;
+}
+
 /* Forget what we knew about fd before it is closed: another thread may get
- * the number back from accept() the moment close returns. */
-void sa_before_close(int fd)
+ * the number back from accept() the moment close returns. Inline in close()
+ * (a connection per request closes through it). */
+static inline __attribute__((always_inline)) void before_close(int fd)
 {
 	struct sa_sock *s;
-	int err;
 
 	if (sa_in_shim || IN_VM_CHILD()) {
-		/* In a host signal handler only the lock-free part: forget fd.
-		 * In a child that shares our memory, nothing at all: its fds are
-		 * its own copies, our table is the parent's. */
-		if (sa_in_signal && !sa_in_vfork && !IN_VM_CHILD())
-			sa_fd_forget(fd);
+		close_inside(fd);
 		return;
 	}
 	sa_in_shim++;
 	sa_sink_before_close(fd);   /* keeps errno */
-	if (SA_LIKELY((s = sa_fd_get(fd)) == NULL)) {
-		/* No system call, no errno: a connection that was counted,
-		 * not tracked, or not a socket of ours. */
-		sa_fd_light_take(fd);
-		sa_in_shim--;
-		return;
-	}
-	err = errno;
-	if (sa_active())
-		sa_on_close(fd, s);
-	sa_fd_forget(fd);
+	/* No system call, no errno: a connection that was only counted (its
+	 * light word: such an fd never has an entry, since tracking the
+	 * number clears the word), or one with no entry (not tracked, or not
+	 * a socket of ours). */
+	if (sa_fd_light_take(fd) == 0 && SA_UNLIKELY((s = sa_fd_get(fd)) != NULL))
+		close_tracked(fd, s);
 	sa_in_shim--;
-	errno = err;
+}
+
+void sa_before_close(int fd)
+{
+	before_close(fd);
 }
 
 SA_EXPORT int close(int fd)
 {
 	READY(close);
-	sa_before_close(fd);
+	before_close(fd);
 	return sa_real.close(fd);
 }
 
@@ -352,141 +395,86 @@ static __attribute__((noinline, cold)) void io_watched(int fd, struct sa_sock *s
 	HOOK(err, sa_on_io(fd, s, dir, ret, ret < 0 ? err : 0));
 }
 
-#define IO_HOOK(fd, dir, ret) do {                                               \
+/* The I/O wrappers' body. While no fd is watched (sa_watching: never
+ * below the true count, raised before a watch is set, and a watch is set
+ * on a connection before the host gets its number) the real call is a
+ * tail call, with no frame of ours around it. Otherwise the fd is looked
+ * up after the call. */
+#define IO_WRAP(name, dir, ...) do {                                            \
 	struct sa_sock *s_;                                                      \
-	if (SA_UNLIKELY(sa_watching_any()) && (s_ = sa_fd_get(fd)) != NULL &&    \
-	    (s_->flags & SA_F_WATCH_IO))                                         \
-		io_watched(fd, s_, dir, ret);                                    \
+	ssize_t ret_;                                                            \
+	READY(name);                                                             \
+	if (SA_LIKELY(!sa_watching_any()))                                       \
+		return sa_real.name(__VA_ARGS__);                                \
+	ret_ = sa_real.name(__VA_ARGS__);                                        \
+	if ((s_ = sa_fd_get(fd)) != NULL && (s_->flags & SA_F_WATCH_IO))          \
+		io_watched(fd, s_, dir, ret_);                                   \
+	return ret_;                                                             \
 } while (0)
 
 SA_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
-	ssize_t ret;
-
-	READY(read);
-	ret = sa_real.read(fd, buf, n);
-	IO_HOOK(fd, SA_IO_READ, ret);
-	return ret;
+	IO_WRAP(read, SA_IO_READ, fd, buf, n);
 }
 
 SA_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
-	ssize_t ret;
-
-	READY(read_chk);
-	ret = sa_real.read_chk(fd, buf, n, buflen);
-	IO_HOOK(fd, SA_IO_READ, ret);
-	return ret;
+	IO_WRAP(read_chk, SA_IO_READ, fd, buf, n, buflen);
 }
 
 SA_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	ssize_t ret;
-
-	READY(write);
-	ret = sa_real.write(fd, buf, n);
-	IO_HOOK(fd, SA_IO_WRITE, ret);
-	return ret;
+	IO_WRAP(write, SA_IO_WRITE, fd, buf, n);
 }
 
 SA_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
-	ssize_t ret;
-
-	READY(recv);
-	ret = sa_real.recv(fd, buf, n, flags);
-	IO_HOOK(fd, SA_IO_READ, ret);
-	return ret;
+	IO_WRAP(recv, SA_IO_READ, fd, buf, n, flags);
 }
 
 SA_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 {
-	ssize_t ret;
-
-	READY(recv_chk);
-	ret = sa_real.recv_chk(fd, buf, n, buflen, flags);
-	IO_HOOK(fd, SA_IO_READ, ret);
-	return ret;
+	IO_WRAP(recv_chk, SA_IO_READ, fd, buf, n, buflen, flags);
 }
 
 SA_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
-	ssize_t ret;
-
-	READY(send);
-	ret = sa_real.send(fd, buf, n, flags);
-	IO_HOOK(fd, SA_IO_WRITE, ret);
-	return ret;
+	IO_WRAP(send, SA_IO_WRITE, fd, buf, n, flags);
 }
 
 SA_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *a, socklen_t *al)
 {
-	ssize_t ret;
-
-	READY(recvfrom);
-	ret = sa_real.recvfrom(fd, buf, n, flags, a, al);
-	IO_HOOK(fd, SA_IO_READ, ret);
-	return ret;
+	IO_WRAP(recvfrom, SA_IO_READ, fd, buf, n, flags, a, al);
 }
 
 SA_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 				 struct sockaddr *a, socklen_t *al)
 {
-	ssize_t ret;
-
-	READY(recvfrom_chk);
-	ret = sa_real.recvfrom_chk(fd, buf, n, buflen, flags, a, al);
-	IO_HOOK(fd, SA_IO_READ, ret);
-	return ret;
+	IO_WRAP(recvfrom_chk, SA_IO_READ, fd, buf, n, buflen, flags, a, al);
 }
 
 SA_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *a, socklen_t al)
 {
-	ssize_t ret;
-
-	READY(sendto);
-	ret = sa_real.sendto(fd, buf, n, flags, a, al);
-	IO_HOOK(fd, SA_IO_WRITE, ret);
-	return ret;
+	IO_WRAP(sendto, SA_IO_WRITE, fd, buf, n, flags, a, al);
 }
 
 SA_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 {
-	ssize_t ret;
-
-	READY(recvmsg);
-	ret = sa_real.recvmsg(fd, m, flags);
-	IO_HOOK(fd, SA_IO_READ, ret);
-	return ret;
+	IO_WRAP(recvmsg, SA_IO_READ, fd, m, flags);
 }
 
 SA_EXPORT ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 {
-	ssize_t ret;
-
-	READY(sendmsg);
-	ret = sa_real.sendmsg(fd, m, flags);
-	IO_HOOK(fd, SA_IO_WRITE, ret);
-	return ret;
+	IO_WRAP(sendmsg, SA_IO_WRITE, fd, m, flags);
 }
 
 SA_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 {
-	ssize_t ret;
-
-	READY(readv);
-	ret = sa_real.readv(fd, iov, n);
-	IO_HOOK(fd, SA_IO_READ, ret);
-	return ret;
+	IO_WRAP(readv, SA_IO_READ, fd, iov, n);
 }
 
 SA_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
-	ssize_t ret;
-
-	READY(writev);
-	ret = sa_real.writev(fd, iov, n);
-	IO_HOOK(fd, SA_IO_WRITE, ret);
-	return ret;
+	IO_WRAP(writev, SA_IO_WRITE, fd, iov, n);
 }
 

@@ -99,6 +99,12 @@ json_t *sa_netns_delta_json(const struct sa_netns_snap *a, const struct sa_netns
 void sa_netns_baseline(void) SA_HIDDEN;
 /* The baseline, or NULL when not taken yet. */
 const struct sa_netns_snap *sa_netns_base(void) SA_HIDDEN;
+/* Whether sa_netns_base() is there, inline (the counted accept). */
+extern int sa_netns_base_state SA_HIDDEN;   /* 0 none, 1 being taken, 2 valid */
+static inline int sa_netns_base_ready(void)
+{
+	return __atomic_load_n(&sa_netns_base_state, __ATOMIC_ACQUIRE) == 2;
+}
 /* In a forked child: forget the baseline; the next accept takes a new one. */
 void sa_netns_reset(void) SA_HIDDEN;
 /* Adds netns_counters (since the baseline) to the summary. */

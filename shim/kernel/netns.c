@@ -196,7 +196,8 @@ json_t *sa_netns_delta_json(const struct sa_netns_snap *a, const struct sa_netns
 }
 
 /* 0 none, 1 being taken, 2 valid. */
-static int base_state;
+#define base_state sa_netns_base_state
+int base_state;
 static struct sa_netns_snap base;
 
 void sa_netns_baseline(void)

@@ -96,11 +96,6 @@ json_t *sa_findings_totals(void)
 
 _Static_assert(SA_EV_OTHER + 1 == NEVENTS, "enum sa_event_id follows sa_event_names");
 
-void sa_event_count_id(enum sa_event_id id)
-{
-	__atomic_add_fetch(&event_counts[id], 1, __ATOMIC_RELAXED);
-}
-
 /* An event name's index, remembered by its address (a literal's, merged
  * with the table's): a hit is checked against the table itself, so a
  * stale or racing slot costs only the search. */

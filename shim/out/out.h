@@ -92,12 +92,16 @@ void sa_findings_count(const char *code) SA_HIDDEN;
 json_t *sa_findings_totals(void) SA_HIDDEN;
 int sa_findings_any(void) SA_HIDDEN;   /* a finding was counted in this process */
 void sa_event_count(const char *event) SA_HIDDEN;
-void sa_event_count_id(enum sa_event_id id) SA_HIDDEN;   /* the same, without the name lookup */
 /* sa_event_count's hit, inline (for the emit path): the slot an event
  * name's address remembers its index in, checked against the table. */
 #define SA_EVENT_SLOTS 32
 extern unsigned char sa_event_slot[SA_EVENT_SLOTS] SA_HIDDEN;
 extern uint64_t sa_event_counters[SA_NEVENT_NAMES] SA_HIDDEN;
+/* sa_event_count without the name lookup (the counted accept, inline). */
+static inline void sa_event_count_id(enum sa_event_id id)
+{
+	__atomic_add_fetch(&sa_event_counters[id], 1, __ATOMIC_RELAXED);
+}
 static inline void sa_event_count_fast(const char *event)
 {
 	size_t i = __atomic_load_n(&sa_event_slot[((uintptr_t)event >> 2) % SA_EVENT_SLOTS], __ATOMIC_RELAXED);
@@ -132,7 +136,16 @@ uint64_t sa_sink_take_unreported(const char **why) SA_HIDDEN;
  * ours, move our sink out of the way first; if it is the host fd we write
  * through, look at it again before the next line. Never changes the host
  * call. */
-void sa_sink_before_close(int fd) SA_HIDDEN;
+/* What sa_sink_before_close looks at (sink.c), inline on every close. */
+extern int sa_sink_host_fd SA_HIDDEN, sa_sink_own_fd SA_HIDDEN, sa_sink_own_failed SA_HIDDEN;
+void sa_sink_before_close_slow(int fd) SA_HIDDEN;
+static inline __attribute__((always_inline)) void sa_sink_before_close(int fd)
+{
+	int cur = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE);
+
+	if (SA_UNLIKELY(fd == sa_sink_host_fd || fd == cur || (cur < 0 && sa_sink_own_failed)))
+		sa_sink_before_close_slow(fd);
+}
 void sa_sink_before_close_range(unsigned int first, unsigned int last) SA_HIDDEN;
 int sa_sink_fd(void) SA_HIDDEN;       /* the fd lines go to now, -1 if none */
 const char *sa_sink_describe(void) SA_HIDDEN;

@@ -23,9 +23,8 @@
  * - Never open with privilege what the user could not: a setuid process
  *   (AT_SECURE) does not reopen anything through /proc.
  * - Whole lines only: a line is written in one call or not at all; a short
- *   write to a file leaves a flag so the next line starts on a new line;
- *   a stream socket keeps its unsent tail and sends it before anything
- *   else.
+ *   write to a file leaves a flag so the next line starts on a new line; a
+ *   stream socket keeps its unsent tail and sends it before anything else.
  * - Never silent: every line not written is counted (sa_sink_dropped) with
  *   the reason, which the emit path reports on the next line it writes.
  */
@@ -44,11 +43,13 @@
 
 #include "out/out.h"
 
+#define host_fd sa_sink_host_fd     /* out.h's inline close check reads these and sa_sink_own_failed */
+#define own_fd sa_sink_own_fd
 /* What the host fd (fd 2 or fd:N) is, as last looked at. */
 enum cls { CL_UNKNOWN, CL_FILE, CL_NULL, CL_PIPE, CL_TTY, CL_STREAM, CL_DGRAM, CL_JOURNAL, CL_NONE };
 
 static enum sa_sink_kind kind = SA_SINK_STDERR;
-static int host_fd = 2;             /* stderr and fd:N: the host's own fd */
+int sa_sink_host_fd = 2;            /* host_fd: stderr and fd:N: the host's own fd */
 static int explicit_fd;             /* fd:N: the user named it (sockets allowed) */
 static int cls = CL_UNKNOWN;        /* atomic */
 static int cls_nonblock;            /* host fd already O_NONBLOCK */
@@ -57,8 +58,8 @@ static const char *cls_reason;      /* why the host fd is not used */
 static dev_t host_dev;
 static ino_t host_ino;
 
-static int own_fd = -1;             /* path or syslog: ours, opened at the first line; atomic */
-static int own_failed;              /* errno of the last failed open */
+int sa_sink_own_fd = -1;            /* own_fd: path or syslog, opened at the first line; atomic */
+int sa_sink_own_failed;             /* errno of the last failed open */
 static long own_checked;            /* coarse second of the last identity check */
 static long own_retry;              /* coarse second of the last failed open */
 static dev_t own_dev;
@@ -70,7 +71,6 @@ static char describe[560] = "stderr";
 static int writers SA_PROC_PAGE;                 /* lines being written now */
 static __thread int in_write __attribute__((tls_model("initial-exec")));
 static __thread int stale_fd __attribute__((tls_model("initial-exec"))) = -1;
-
 
 /* ---- the host's fd (stderr, fd:N) --------------------------------------- */
 
@@ -231,15 +231,15 @@ static int own(void)
 			return fd;
 		__atomic_compare_exchange_n(&own_fd, &fd, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	}
-	if (own_failed && now == __atomic_load_n(&own_retry, __ATOMIC_RELAXED))
-		return -own_failed;
+	if (sa_sink_own_failed && now == __atomic_load_n(&own_retry, __ATOMIC_RELAXED))
+		return -sa_sink_own_failed;
 	nfd = kind == SA_SINK_SYSLOG ? open_syslog() : open_path();
 	if (nfd < 0) {
-		own_failed = -nfd;
+		sa_sink_own_failed = -nfd;
 		__atomic_store_n(&own_retry, now, __ATOMIC_RELAXED);
 		return nfd;
 	}
-	own_failed = 0;
+	sa_sink_own_failed = 0;
 	if (sa_sinkio_identify(nfd, &dev, &ino, &mode) == 0) {
 		own_dev = dev;
 		own_ino = ino;
@@ -461,7 +461,7 @@ static void relocate_above(int fd, unsigned int last)
 	errno = err;
 }
 
-void sa_sink_before_close(int fd)
+void sa_sink_before_close_slow(int fd)
 {
 	int cur = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE);
 
@@ -471,7 +471,7 @@ void sa_sink_before_close(int fd)
 		__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
 	if (fd == cur)
 		relocate_above(cur, (unsigned int)fd);
-	else if (cur < 0 && own_failed)
+	else if (cur < 0 && sa_sink_own_failed)
 		__atomic_store_n(&own_retry, 0, __ATOMIC_RELAXED);   /* an EMFILE reopen can work now */
 }
 
@@ -483,7 +483,7 @@ void sa_sink_before_close_range(unsigned int first, unsigned int last)
 		__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
 	if (cur >= 0 && (unsigned int)cur >= first && (unsigned int)cur <= last)
 		relocate_above(cur, last);
-	else if (cur < 0 && own_failed)
+	else if (cur < 0 && sa_sink_own_failed)
 		__atomic_store_n(&own_retry, 0, __ATOMIC_RELAXED);
 }
 

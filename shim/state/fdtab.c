@@ -142,15 +142,12 @@ struct sa_sock_quickack *sa_fd_qa(int fd, int create)
 
 void sa_fd_light_map(int fd, uint64_t v)
 {
+	int err = errno;   /* the counted accept's caller did not keep it */
 	struct sa_fd_side *d = side_of(fd, 1);
 
+	errno = err;
 	if (d)
 		__atomic_store_n(&d->light[SA_FD_IDX(fd)], v, __ATOMIC_RELEASE);
-}
-
-uint64_t sa_fd_light_clear(uint64_t *w)
-{
-	return __atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL);
 }
 
 void sa_fd_light_clear_range(unsigned int first, unsigned int last)

@@ -60,17 +60,13 @@ static int bucket_of(double ms)
  * tests/unit/test_hist.c checks every cell) keeps asking it. No heap:
  * static arrays, written with the same values by threads or handlers that
  * race, published by cell_b's release store. */
-#define NS_CELLS (60 * 32)
-#define CELL_SLOW 0xffffu
-static uint64_t cell_last[NS_CELLS];      /* last ns in bucket cell_b - 1 */
-static uint16_t cell_b[NS_CELLS];         /* bucket at the cell's first ns, + 1; 0: not filled */
-
-static inline unsigned ns_cell(uint64_t ns)
-{
-	int p = 63 - __builtin_clzll(ns | 32);
-
-	return ((unsigned)(p - 4) << 5) | (unsigned)((ns >> (p - 5)) & 31);
-}
+#define NS_CELLS SA_HIST_NS_CELLS
+#define CELL_SLOW SA_HIST_CELL_SLOW
+#define cell_last sa_hist_cell_last
+#define cell_b sa_hist_cell_b
+uint64_t cell_last[NS_CELLS];      /* last ns in bucket cell_b - 1 */
+uint16_t cell_b[NS_CELLS];         /* bucket at the cell's first ns, + 1; 0: not filled */
+#define ns_cell sa_hist_ns_cell
 
 static int bucket_of_ns_slow(uint64_t ns)
 {
@@ -160,6 +156,12 @@ void sa_hist_add(struct sa_hist *h, double ms)
 }
 
 void sa_hist_add_ns(struct sa_hist *h, uint64_t ns)
+{
+	sa_hist_add_ns_inline(h, ns);
+}
+
+/* sa_hist_add_ns_inline (state.h) when ns's cell is not filled yet or slow. */
+void sa_hist_add_ns_slow(struct sa_hist *h, uint64_t ns)
 {
 	double ms = (double)ns / 1e6;
 	uint64_t bits, old;

@@ -26,6 +26,11 @@
  * through our setsockopt (or syscall) wrapper onto this entry, so the
  * values kept in opt are the socket's. Cleared on both numbers by dup(). */
 #define SA_F_BORN        0x40u
+/* A plain TCP listener (IPv4/IPv6 stream), not deferred, with its listener
+ * state: what the counted accept (audit/accept.h) needs to know of it, in
+ * one bit. Set by the full accept path when it finds all that true, cleared
+ * whenever TCP_DEFER_ACCEPT is learnt again (sa_sock_set_defer). */
+#define SA_F_PLAIN_LSN   0x80u
 
 struct sa_listener;             /* audit/accept.h */
 
@@ -93,6 +98,15 @@ struct sa_sock {
 	struct sa_sock_accepted acc;
 	struct sa_sock_connect conn;
 };
+
+/* What TCP_DEFER_ACCEPT is now on s: a listener that may have become
+ * deferred is not plain any more (SA_F_PLAIN_LSN) until the full accept
+ * path looks again. */
+static inline void sa_sock_set_defer(struct sa_sock *s, int defer_s)
+{
+	s->opt.defer_accept_s = defer_s;
+	__atomic_and_fetch(&s->flags, ~SA_F_PLAIN_LSN, __ATOMIC_RELEASE);
+}
 
 /* TCP over IPv4 or IPv6: the sockets tcp_info and the TCP findings are for. */
 static inline int sa_sock_is_tcp(const struct sa_sock *s)
@@ -198,7 +212,7 @@ void sa_fd_forget(int fd) SA_HIDDEN;
  * that a later setsockopt on the fd can still name it "accepted from X".
  * Cleared when the fd is tracked, forgotten or closed. 0 = none. */
 void sa_fd_light_map(int fd, uint64_t v) SA_HIDDEN;   /* sa_fd_light_set's first use of a chunk */
-static inline void sa_fd_light_set(int fd, uint64_t v)
+static inline __attribute__((always_inline)) void sa_fd_light_set(int fd, uint64_t v)
 {
 	struct sa_fd_side *d = sa_fd_side_of(fd);
 
@@ -208,13 +222,12 @@ static inline void sa_fd_light_set(int fd, uint64_t v)
 		sa_fd_light_map(fd, v);
 }
 /* The word of fd, cleared. */
-uint64_t sa_fd_light_clear(uint64_t *w) SA_HIDDEN;
-static inline uint64_t sa_fd_light_take(int fd)
+static inline __attribute__((always_inline)) uint64_t sa_fd_light_take(int fd)
 {
 	struct sa_fd_side *d = sa_fd_side_of(fd);
 	uint64_t *w = d ? &d->light[SA_FD_IDX(fd)] : NULL;
 
-	return w && __atomic_load_n(w, __ATOMIC_RELAXED) ? sa_fd_light_clear(w) : 0;
+	return w && __atomic_load_n(w, __ATOMIC_RELAXED) ? __atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL) : 0;
 }
 /* Clears the words of fds first..last (close_range, closefrom). */
 void sa_fd_light_clear_range(unsigned int first, unsigned int last) SA_HIDDEN;
@@ -245,8 +258,45 @@ void sa_hist_reset(struct sa_hist *h) SA_HIDDEN;
 int sa_hist_bucket(double ms) SA_HIDDEN;   /* the bucket ms falls in */
 /* The same as sa_hist_add(h, ns / 1e6) and sa_hist_bucket(ns / 1e6), with
  * a table instead of floating point (the accept path). */
-void sa_hist_add_ns(struct sa_hist *h, uint64_t ns) SA_HIDDEN;
 int sa_hist_bucket_ns(uint64_t ns) SA_HIDDEN;
+/* Its table (hist.c): the ns axis in cells of 32 per power of two, each
+ * with the bucket at its first ns (+ 1; 0: not filled, SLOW: ask
+ * sa_hist_bucket) and its last ns still in that bucket. Inline below for
+ * the accept path. */
+#define SA_HIST_NS_CELLS (60 * 32)
+#define SA_HIST_CELL_SLOW 0xffffu
+extern uint64_t sa_hist_cell_last[SA_HIST_NS_CELLS] SA_HIDDEN;
+extern uint16_t sa_hist_cell_b[SA_HIST_NS_CELLS] SA_HIDDEN;
+void sa_hist_add_ns_slow(struct sa_hist *h, uint64_t ns) SA_HIDDEN;
+static inline unsigned sa_hist_ns_cell(uint64_t ns)
+{
+	int p = 63 - __builtin_clzll(ns | 32);
+
+	return ((unsigned)(p - 4) << 5) | (unsigned)((ns >> (p - 5)) & 31);
+}
+void sa_hist_add_ns(struct sa_hist *h, uint64_t ns) SA_HIDDEN;   /* the same, out of line */
+static inline __attribute__((always_inline)) void sa_hist_add_ns_inline(struct sa_hist *h, uint64_t ns)
+{
+	unsigned c = sa_hist_ns_cell(ns);
+	unsigned b = __atomic_load_n(&sa_hist_cell_b[c], __ATOMIC_ACQUIRE);
+	double ms;
+	uint64_t bits, old;
+
+	if (SA_UNLIKELY(b - 1 >= SA_HIST_CELL_SLOW - 1)) {
+		sa_hist_add_ns_slow(h, ns);
+		return;
+	}
+	__atomic_add_fetch(&h->n, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&h->b[(b - 1) + (ns > __atomic_load_n(&sa_hist_cell_last[c], __ATOMIC_RELAXED))], 1,
+			   __ATOMIC_RELAXED);
+	ms = (double)ns / 1e6;
+	__builtin_memcpy(&bits, &ms, sizeof bits);
+	old = __atomic_load_n(&h->max_bits, __ATOMIC_RELAXED);
+	/* Non-negative doubles order like their bit patterns. */
+	while (bits > old && !__atomic_compare_exchange_n(&h->max_bits, &old, bits, 1,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
 /* Fills sa_hist_bucket_ns's table now (~0.5M instructions; at listen(),
  * so forked workers inherit it), rather than one cell at a time. */
 void sa_hist_ns_prepare(void) SA_HIDDEN;
