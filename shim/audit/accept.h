@@ -131,10 +131,11 @@ enum { SPEAKER_UNKNOWN = 3, SPEAKER_CLIENT = 1, SPEAKER_SERVER = 2 };
 
 /* Below trace level: is it time for this listener's next TCP_INFO sample?
  * One accept in SA_ACCEPT_SAMPLE_EVERY (by count, so the cost per request
- * does not grow with the request rate: 2 getsockopt / 64 = 0.03 syscalls
- * per accept), and any accept 100 ms or more after the last sample, so a
- * quiet listener is sampled at every accept. */
-#define SA_ACCEPT_SAMPLE_EVERY 64
+ * does not grow with the request rate: 2 getsockopt / 128 = 0.016 syscalls
+ * per accept, and the sampled accept's full path, ~1,300 instructions, is
+ * ~10 per accept), and any accept 100 ms or more after the last sample, so
+ * a quiet listener is sampled at every accept (10 a second at most). */
+#define SA_ACCEPT_SAMPLE_EVERY 128
 #define SA_ACCEPT_SAMPLE_EVERY_TRACE 16   /* trace: every accept has a line, 1 in 16 its TCP_INFO */
 #define SA_ACCEPT_SAMPLE_NS 100000000ull
 static inline int sa_accept_sample_due(struct sa_listener *l, uint64_t now, int trace)
@@ -195,7 +196,7 @@ static inline __attribute__((always_inline)) void sa_accept_count_only(int lfd, 
  * due for the 100 ms sample, no entry on its number, the namespace
  * baseline taken. */
 #define SA_WATCH_FIRST 64
-/* The same connections as the TCP_INFO sample (accepts % 64 == 0): one fd
+/* The same connections as the TCP_INFO sample (accepts % 128 == 0): one fd
  * entry serves both, and a watched connection costs ~600 instructions. */
 #define SA_WATCH_EVERY SA_ACCEPT_SAMPLE_EVERY
 static inline __attribute__((always_inline)) int sa_accept_counted(int lfd, int fd, uint64_t t0, uint64_t t1,
