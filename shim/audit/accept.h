@@ -72,17 +72,17 @@ void sa_listener_tick(struct sa_listener *l, uint64_t now_ns) SA_HIDDEN;
 extern uint64_t sa_listener_every_ns SA_HIDDEN;   /* the interval in ns; 0: not read yet */
 extern uint64_t sa_listener_reset_ns SA_HIDDEN;   /* when this process was forked */
 /* sa_listener_tick for a listener, with its common case (the interval is
- * known, this process's start was taken, and it has not passed) inline. */
+ * known and has not passed) inline. */
 static inline __attribute__((always_inline)) void sa_listener_tick_l(struct sa_listener *l, uint64_t now_ns)
 {
 	uint64_t every = sa_listener_every_ns, last = __atomic_load_n(&l->last_emit_ns, __ATOMIC_RELAXED);
-
-	/* every == 0 (not read yet) and now_ns < last (another thread's later
-	 * time) fail the first test and go to sa_listener_tick, which sorts
-	 * them out. */
 	int err;
 
-	if (SA_LIKELY(now_ns - last < every && last >= sa_listener_reset_ns))
+	/* every == 0 (not read yet) and now_ns < last (another thread's later
+	 * time) fail the test and go to sa_listener_tick, which sorts them
+	 * out. last is this process's: sa_listener_mine, which every caller
+	 * ran first, started the interval at the fork (sa_listener_adopt). */
+	if (SA_LIKELY(now_ns - last < every))
 		return;
 	err = errno;   /* the counted accept's caller did not keep it */
 	sa_listener_tick(l, now_ns);
@@ -184,8 +184,8 @@ static inline __attribute__((always_inline)) void sa_accept_count_only(int lfd, 
  * below trace only: at trace every accept goes on): a connection on a plain
  * TCP listener that is neither watched nor sampled is counted and timed
  * here, with no fd entry (SA_ACCEPT_DONE); otherwise sa_accept_audit does
- * the rest. genp is where lfd's generation was read before the call (lgen;
- * NULL: the number had no side page then). errno is kept: the wrapper does
+ * the rest. d is lfd's side page, where its generation was read before the
+ * call (lgen; NULL: the number had no side page then). errno is kept: the wrapper does
  * not save it for this path, so what could touch it (the stats interval's
  * line, a side page's mmap) keeps it itself. sa_accept_audit's conditions,
  * the same facts: the listener's number did not change socket, it has an
@@ -200,25 +200,43 @@ static inline __attribute__((always_inline)) void sa_accept_count_only(int lfd, 
  * entry serves both, and a watched connection costs ~600 instructions. */
 #define SA_WATCH_EVERY SA_ACCEPT_SAMPLE_EVERY
 static inline __attribute__((always_inline)) int sa_accept_counted(int lfd, int fd, uint64_t t0, uint64_t t1,
-								  const uint32_t *genp, uint32_t lgen)
+								  struct sa_fd_side *d, uint32_t lgen)
 {
 	struct sa_sock *ls;
 	struct sa_listener *l;
 	uint64_t n;
 
-	if ((genp ? __atomic_load_n(genp, __ATOMIC_ACQUIRE) : sa_fd_gen(lfd)) != lgen ||
+	if ((d ? __atomic_load_n(&d->gen[SA_FD_IDX(lfd)], __ATOMIC_ACQUIRE) : sa_fd_gen(lfd)) != lgen ||
 	    (ls = sa_fd_get(lfd)) == NULL || !(__atomic_load_n(&ls->flags, __ATOMIC_ACQUIRE) & SA_F_PLAIN_LSN) ||
 	    (l = __atomic_load_n(&ls->lsn.listener, __ATOMIC_ACQUIRE)) == NULL)
 		return SA_ACCEPT_FULL;
 	n = __atomic_load_n(&sa_listener_mine(l)->accepts, __ATOMIC_RELAXED);
-	if (n < SA_WATCH_FIRST || n % SA_WATCH_EVERY == 0 || sa_fd_get(fd) || !sa_netns_base_ready())
+	if (n < SA_WATCH_FIRST || n % SA_WATCH_EVERY == 0 || !sa_netns_base_ready())
 		return SA_ACCEPT_FULL;
+	/* No entry on the new number (a close we did not see). Most servers'
+	 * connections share the listener's chunk of 256 numbers: then its
+	 * entry and side page are found from the listener's. */
+	if (d && ((unsigned)fd ^ (unsigned)lfd) < (1u << SA_FD_CHUNK_BITS)) {
+		if (__atomic_load_n(&ls[fd - lfd].flags, __ATOMIC_ACQUIRE))
+			return SA_ACCEPT_FULL;
+	} else {
+		if (sa_fd_get(fd))
+			return SA_ACCEPT_FULL;
+		d = NULL;
+	}
 	if (SA_UNLIKELY(t1 >= __atomic_load_n(&l->next_sample_ns, __ATOMIC_RELAXED))) {
 		/* sa_accept_sample_due's 100 ms rule (its count rule is the watch's). */
 		__atomic_store_n(&l->next_sample_ns, t1 + SA_ACCEPT_SAMPLE_NS, __ATOMIC_RELAXED);
 		return SA_ACCEPT_FULL_SAMPLED;
 	}
-	sa_accept_count_only(lfd, fd, l, t0, t1);
+	if (d)
+		__atomic_store_n(&d->light[SA_FD_IDX(fd)], sa_accept_light_word(lfd, l), __ATOMIC_RELEASE);
+	else
+		sa_fd_light_set(fd, sa_accept_light_word(lfd, l));
+	ADD(l->accepts, 1);
+	sa_hist_add_ns_inline(&l->wait_ms, t1 - t0);
+	sa_event_count_id(SA_EV_ACCEPT);
+	sa_listener_tick_l(l, t1);
 	return SA_ACCEPT_DONE;
 }
 

@@ -463,6 +463,10 @@ void sa_listener_adopt(struct sa_listener *l)
 	sa_hist_reset(&l->queue_ms);
 	sa_hist_reset(&l->wait_ms);
 	SA_ZERO(l->ns_prev);
+	/* This process's stats interval starts at its fork (what
+	 * sa_listener_tick would find and set), so sa_listener_tick_l's
+	 * common case need not look at sa_listener_reset_ns. */
+	__atomic_store_n(&l->last_emit_ns, sa_listener_reset_ns, __ATOMIC_RELAXED);
 }
 
 /* In a forked child (one thread): a worker's stats are its own. The

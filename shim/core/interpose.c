@@ -146,7 +146,6 @@ static inline __attribute__((always_inline)) int do_accept(int fd, struct sockad
 							   int flags, int is4)
 {
 	struct sa_fd_side *d;
-	const uint32_t *genp;
 	uint64_t t0, t1;
 	uint32_t lgen;
 	int ret, err, r;
@@ -155,8 +154,7 @@ static inline __attribute__((always_inline)) int do_accept(int fd, struct sockad
 		return accept_traced(fd, addr, alen, flags, is4);
 	/* Which socket fd names now (see accept_traced). */
 	d = sa_fd_side_of(fd);
-	genp = d ? &d->gen[SA_FD_IDX(fd)] : NULL;
-	lgen = genp ? __atomic_load_n(genp, __ATOMIC_ACQUIRE) : 0;
+	lgen = d ? __atomic_load_n(&d->gen[SA_FD_IDX(fd)], __ATOMIC_ACQUIRE) : 0;
 	t0 = sa_now_ns();
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
 	t1 = sa_now_ns();   /* CLOCK_MONOTONIC does not fail: errno is the call's */
@@ -164,7 +162,7 @@ static inline __attribute__((always_inline)) int do_accept(int fd, struct sockad
 		/* errno as the call left it: what the counted path may call
 		 * that could touch it keeps it. */
 		sa_in_shim++;
-		r = sa_accept_counted(fd, ret, t0, t1, genp, lgen);
+		r = sa_accept_counted(fd, ret, t0, t1, d, lgen);
 		sa_in_shim--;
 		if (SA_LIKELY(r == SA_ACCEPT_DONE))
 			return ret;

@@ -248,6 +248,7 @@ size_t sa_fdtab_tracked(void) SA_HIDDEN;        /* fds tracked now */
 struct sa_hist {
 	uint64_t n;
 	uint64_t max_bits;           /* a double's bits; compare as integers */
+	uint64_t max_ns;             /* the most sa_hist_add_ns_inline has seen: below it, max_bits holds */
 	uint64_t b[SA_HIST_BUCKETS];
 };
 void sa_hist_add(struct sa_hist *h, double ms) SA_HIDDEN;
@@ -289,6 +290,12 @@ static inline __attribute__((always_inline)) void sa_hist_add_ns_inline(struct s
 	__atomic_add_fetch(&h->n, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&h->b[(b - 1) + (ns > __atomic_load_n(&sa_hist_cell_last[c], __ATOMIC_RELAXED))], 1,
 			   __ATOMIC_RELAXED);
+	/* Not above the most seen here: max_bits is already at least its ms. */
+	old = __atomic_load_n(&h->max_ns, __ATOMIC_RELAXED);
+	if (SA_LIKELY(ns <= old))
+		return;
+	while (ns > old && !__atomic_compare_exchange_n(&h->max_ns, &old, ns, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 	ms = (double)ns / 1e6;
 	__builtin_memcpy(&bits, &ms, sizeof bits);
 	old = __atomic_load_n(&h->max_bits, __ATOMIC_RELAXED);
