@@ -4,7 +4,7 @@
  * connections and their cause, and who speaks first.
  *
  * Per accepted TCP connection it costs no syscall but on a sample (TCP_INFO
- * on the child and the listener: one accept in 64 per listener below trace,
+ * on the child and the listener: one accept in 128 per listener below trace,
  * one in 16 at trace, and any accept 100 ms after the previous sample),
  * when a finding needs one, and FIONREAD on a deferred listener; at trace
  * getsockname only for a wildcard listener (the trace line's queue_ms,
@@ -279,7 +279,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	if (ret >= 0) {
 		/* TCP_INFO on the child and the listener is most of what a watched
 		 * accept costs us: below trace it is read on a sample (one accept
-		 * in 64 per listener, or 100 ms after the last, which is what the
+		 * in 128 per listener, or 100 ms after the last, which is what the
 		 * queue_ms histogram and the queue depth are built from), and
 		 * whenever a finding depends on it. */
 		sample = tcp && (sampled || sa_accept_sample_due(l, t1, trace));

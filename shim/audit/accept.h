@@ -157,7 +157,7 @@ static inline int sa_accept_sample_due(struct sa_listener *l, uint64_t now, int 
 /* speaker.c: which connections are watched for who speaks first. */
 extern uint32_t sa_accept_serial SA_HIDDEN;   /* accepts with an fd entry, numbered */
 /* Whether the next accept on l gets an entry and a watch (below trace, on a
- * plain TCP listener: the first 64, then 1 in 64). */
+ * plain TCP listener: the first 64, then 1 in 128). */
 int sa_accept_watch_due(const struct sa_listener *l) SA_HIDDEN;
 /* Counts and times an accept that gets no entry. */
 void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1) SA_HIDDEN;
