@@ -12,7 +12,9 @@
 #   lines/req     lines the shim wrote over the same requests;
 # and, with callgrind (BENCH_CALLGRIND=1, the default; nginx with
 # master_process off under valgrind, counters zeroed after a warm-up):
-#   instr/req     user-space instructions per request, shim included.
+#   instr/req     user-space instructions per request, shim included;
+#   shim/req      of those, the ones callgrind attributes to the shim's own
+#                 files (exact: the "+" column also carries nginx's variation).
 # "+" columns are the difference to plain in the same mode.
 #
 # Usage: bench/counts.sh   (env: SA_LIB, NGINX, COUNTS_N (20000), COUNTS_CG_N
@@ -103,7 +105,7 @@ drive() {   # drive MODE N: exactly N requests, 16 at a time
 	grep -q "^Failed requests: *0" "$T/ab.out" || { echo "counts.sh: ab reported failures:" >&2; grep -E "Failed|Non-2xx" "$T/ab.out" >&2; }
 }
 
-declare -A SYS LINES INS
+declare -A SYS LINES INS OWN
 for mode in "${MODES[@]}"; do
 	for a in "${ARMS[@]}"; do
 		start "$a" "$mode" || exit 2
@@ -138,6 +140,14 @@ if [ "$CG" = 1 ] && command -v valgrind >/dev/null; then
 			sleep 0.5
 			f=$(ls -t "$T"/cg."$a.$mode".* 2>/dev/null | head -1)
 			INS[$a.$mode]=$(awk -v n="$CGN" '/^(summary|totals):/ { t = $2 } END { if (t) printf "%.0f", t / n }' "$f" 2>/dev/null)
+			# The shim's own share: every function line callgrind_annotate
+			# attributes to a file under shim/ (inline code is counted where
+			# it was written, headers included). Exact, unlike the "+"
+			# column, which also carries nginx's own run-to-run variation.
+			[ "$a" != plain ] && [ -n "$f" ] && command -v callgrind_annotate >/dev/null &&
+				OWN[$a.$mode]=$(callgrind_annotate --inclusive=no --threshold=100 "$f" 2>/dev/null |
+					awk -v n="$CGN" '/^ *[0-9,]+ +\(.*\) +[^ ]*shim\// { x = $1; gsub(",", "", x); s += x }
+						END { printf "%.0f", s / n }')
 			[ -n "${COUNTS_CG_KEEP:-}" ] && [ -n "$f" ] && cp "$f" "$COUNTS_CG_KEEP/cg.$a.$mode"
 			rm -f "$T"/cg."$a.$mode".*
 			NGINX_MASTER=off stop
@@ -147,17 +157,19 @@ fi
 
 echo "libsockaudit counted cost per request: nginx $("$NGINX" -v 2>&1 | sed 's/.*\///'), 1 worker, return 200, 127.0.0.1;" \
 	"ab -c 16 -n $N (callgrind: -n $CGN); nproc $(nproc); kernel $(uname -r); log ${COUNTS_LOG:-a regular file}"
-printf '%-8s %-6s %10s %9s %10s %9s %10s\n' arm mode "sys/req" "+sys" "instr/req" "+instr" "lines/req"
+printf '%-8s %-6s %10s %9s %10s %9s %9s %10s\n' arm mode "sys/req" "+sys" "instr/req" "+instr" "shim/req" "lines/req"
 for mode in "${MODES[@]}"; do
 	for a in "${ARMS[@]}"; do
 		s=${SYS[$a.$mode]:-} i=${INS[$a.$mode]:-}
 		ps=${SYS[plain.$mode]:-} pi=${INS[plain.$mode]:-}
-		printf '%-8s %-6s %10s %9s %10s %9s %10s\n' "$a" "$mode" "${s:--}" \
+		printf '%-8s %-6s %10s %9s %10s %9s %9s %10s\n' "$a" "$mode" "${s:--}" \
 			"$([ -n "$s" ] && [ -n "$ps" ] && awk -v a="$s" -v b="$ps" 'BEGIN { printf "%+.3f", a - b }' || echo -)" \
 			"${i:--}" "$([ -n "$i" ] && [ -n "$pi" ] && awk -v a="$i" -v b="$pi" 'BEGIN { printf "%+.0f", a - b }' || echo -)" \
-			"${LINES[$a.$mode]:--}"
+			"${OWN[$a.$mode]:--}" "${LINES[$a.$mode]:--}"
 	done
 done
+echo "(+instr: all user instructions against plain's, nginx's own run-to-run variation included;" \
+	"shim/req: the lines callgrind_annotate attributes to the shim's files, exact)"
 if [ -n "${COUNTS_DETAIL:-}" ]; then
 	for f in "$T"/detail.*; do echo "== ${f##*/detail.}"; sort -k2 -rn "$f"; done
 fi
