@@ -174,19 +174,24 @@ void sa_fd_light_clear_range(unsigned int first, unsigned int last)
 }
 
 /* A new socket on fd starts with no quickack history. */
-static void qa_clear(int fd)
+static inline void qa_clear(int fd)
 {
-	struct sa_sock_quickack *q = sa_fd_qa(fd, 0);
+	struct sa_sock_quickack *q;
 
-	if (q && q->sets)
-		memset(q, 0, sizeof *q);
+	if ((unsigned int)fd >= SA_FD_MAX)
+		return;
+	q = __atomic_load_n(&qa_chunks[(unsigned int)fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+	if (SA_UNLIKELY(q != NULL)) {
+		q += (unsigned int)fd & (CHUNK - 1);
+		if (q->sets)
+			memset(q, 0, sizeof *q);
+	}
 }
 
-/* One more tracked entry in fd's chunk; waits (a bounded while) when the
- * chunk is being handed back. 0 when it could not. */
-static int live_inc(int fd)
+/* One more tracked entry in the chunk whose side page is d; waits (a
+ * bounded while) when the chunk is being handed back. 0 when it could not. */
+static int live_inc(struct sa_fd_side *d)
 {
-	struct sa_fd_side *d = side_of(fd, 1);
 	uint32_t *p, v;
 	int spins = 0;
 
@@ -212,11 +217,11 @@ static int live_inc(int fd)
 	return 1;
 }
 
-/* One fewer; the last one out hands the chunk's pages back. */
-static void live_dec(int fd)
+/* One fewer in fd's chunk (side page d); the last one out hands the
+ * chunk's pages back. */
+static void live_dec(int fd, struct sa_fd_side *d)
 {
 	unsigned int i = (unsigned int)fd >> CHUNK_BITS;
-	struct sa_fd_side *d = side_of(fd, 0);
 	uint32_t zero = 0, now, v;
 	struct sa_sock *c;
 
@@ -264,12 +269,31 @@ static void drop_listener(struct sa_sock *s)
 		listener_unref(l);
 }
 
+/* fd's entry, its chunk mapped on first use: the chunk pointer read
+ * inline, slot() only for a chunk not mapped yet. fd < SA_FD_MAX. */
+static inline struct sa_sock *slot_made(int fd)
+{
+	struct sa_sock *c = __atomic_load_n(&sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+
+	return SA_LIKELY(c != NULL) ? &c[(unsigned int)fd & (CHUNK - 1)] : slot(fd, 1);
+}
+
+/* A new socket on fd: its entry zeroed, its light word and quickack window
+ * gone, its generation bumped (bump). The side page is looked up once for
+ * the live count, the light word and the generation (bench/counts.sh: the
+ * fd entry's life was ~280 instructions of a trace request). */
 static struct sa_sock *fresh(int fd, int bump)
 {
-	struct sa_sock *s = slot(fd, 1);
+	struct sa_fd_side *d;
+	struct sa_sock *s;
+	uint64_t *w;
 	uint32_t old;
 
-	if (!s || !live_inc(fd))
+	if ((unsigned int)fd >= SA_FD_MAX)
+		return NULL;
+	s = slot_made(fd);
+	d = side_of(fd, 1);
+	if (!s || !live_inc(d))
 		return NULL;
 	/* The number was freed by a close in another thread (the kernel orders
 	 * that close before the call that handed the number out again); this
@@ -281,13 +305,15 @@ static struct sa_sock *fresh(int fd, int bump)
 	drop_listener(s);
 	memset(s, 0, sizeof *s);
 	qa_clear(fd);
-	sa_fd_light_take(fd);
+	w = &d->light[SA_FD_IDX(fd)];
+	if (__atomic_load_n(w, __ATOMIC_RELAXED))
+		sa_fd_light_clear(w);
 	if (bump)
-		gen_bump(fd);
+		__atomic_add_fetch(&d->gen[SA_FD_IDX(fd)], 1, __ATOMIC_RELEASE);
 	s->acc.listen_fd = -1;
 	__atomic_store_n(&s->flags, SA_F_SOCKET, __ATOMIC_RELEASE);
 	if (old)
-		live_dec(fd);   /* it was counted already: a close we did not see */
+		live_dec(fd, d);   /* it was counted already: a close we did not see */
 	return s;
 }
 
@@ -301,20 +327,31 @@ struct sa_sock *sa_fd_adopt(int fd)
 	return fresh(fd, 0);
 }
 
+/* The side page is looked up once, for the light word, the generation
+ * and the live count. */
 void sa_fd_forget(int fd)
 {
-	struct sa_sock *s = slot(fd, 0);
+	struct sa_fd_side *d;
+	struct sa_sock *c;
 	uint32_t old;
 
-	sa_fd_light_take(fd);
-	if (!s)
+	if ((unsigned int)fd >= SA_FD_MAX)
 		return;
-	gen_bump(fd);
-	old = __atomic_exchange_n(&s->flags, 0, __ATOMIC_ACQ_REL);
+	d = sa_fd_side_of(fd);
+	if (d && __atomic_load_n(&d->light[SA_FD_IDX(fd)], __ATOMIC_RELAXED))
+		sa_fd_light_clear(&d->light[SA_FD_IDX(fd)]);
+	c = __atomic_load_n(&sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+	if (!c)
+		return;
+	if (SA_UNLIKELY(!d))
+		d = side_of(fd, 1);
+	if (d)
+		__atomic_add_fetch(&d->gen[SA_FD_IDX(fd)], 1, __ATOMIC_RELEASE);
+	old = __atomic_exchange_n(&c[SA_FD_IDX(fd)].flags, 0, __ATOMIC_ACQ_REL);
 	if (old & SA_F_WATCH_IO)
 		__atomic_sub_fetch(&sa_watching, 1, __ATOMIC_RELAXED);
-	if (old)
-		live_dec(fd);
+	if (old && d)
+		live_dec(fd, d);
 }
 
 void sa_fd_dup(int oldfd, int newfd)
@@ -331,7 +368,7 @@ void sa_fd_dup(int oldfd, int newfd)
 		return;
 	}
 	n = slot(newfd, 1);
-	if (!n || !live_inc(newfd))
+	if (!n || !live_inc(side_of(newfd, 1)))
 		return;
 	old = __atomic_exchange_n(&n->flags, 0, __ATOMIC_ACQ_REL);   /* as in sa_fd_track */
 	if (old & SA_F_WATCH_IO)
@@ -361,7 +398,7 @@ void sa_fd_dup(int oldfd, int newfd)
 	}
 	__atomic_store_n(&n->flags, keep, __ATOMIC_RELEASE);
 	if (old)
-		live_dec(newfd);
+		live_dec(newfd, side_of(newfd, 0));
 }
 
 void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
