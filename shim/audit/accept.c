@@ -258,7 +258,6 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	int trace = sa_level_enabled(SA_LEVEL_TRACE), sample = 0, backlog = -1;
 	int defer_s = ls ? ls->opt.defer_accept_s : 0;
 	int bytes = 0;
-	double wait_ms = (double)(t1 - t0) / 1e6;
 	struct sa_line L;
 
 	if (l)
@@ -426,7 +425,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		peerlen = getpeername(ret, (struct sockaddr *)&ss, &sl) == 0 ? sl : 0;
 	}
 	sa_line_addr(&L, "peer", (const struct sockaddr *)&ss, peerlen);
-	sa_line_real(&L, "wait_ms", wait_ms);
+	sa_line_ms_ns(&L, "wait_ms", t1 - t0);
 	if (have_ti)
 		sa_line_int(&L, "queue_ms", ti.last_data_sent);
 	else

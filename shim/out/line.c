@@ -69,10 +69,22 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
 	L->o.end = L->buf + sizeof L->buf - 1;   /* room for the newline */
 	L->over = 0;
 	L->event = event;
-	L->ts = ts > 0 ? ts : sa_now_wall();
 	__builtin_memcpy(L->buf, "{\"ts\":", 6);   /* the buffer is empty */
 	o->p = L->buf + 6;
-	r = sa_out_real_cached(o, L->ts, &ts_digits) || ident_ready();
+	if (ts > 0) {
+		L->ts = ts;
+		r = sa_out_real_cached(o, ts, &ts_digits);
+	} else {
+		/* sa_now_wall(), kept as integers for the writer too. */
+		struct timespec now;
+		uint32_t us;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		us = (uint32_t)(now.tv_nsec / 1000);
+		L->ts = (double)now.tv_sec + (double)us / 1e6;
+		r = sa_out_ts_cached(o, L->ts, (uint64_t)now.tv_sec, us, &ts_digits);
+	}
+	r = r || ident_ready();
 	if (!r && evtext && (size_t)(o->end - o->p) >= evlen + ident.len + 6) {
 		/* A composed event name: the rest is copies, room checked once. */
 		char *p = o->p;

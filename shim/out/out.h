@@ -49,6 +49,11 @@ struct sa_real_cache {
 	char s[16];           /* the digits of ip (< 1e15 + 1) */
 };
 int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c) SA_HIDDEN;
+/* The same bytes for v = sec + us / 1e6 (as sa_now_wall() makes it, the
+ * caller's v), from the integers. */
+int sa_out_ts_cached(struct sa_out *o, double v, uint64_t sec, uint32_t us, struct sa_real_cache *c) SA_HIDDEN;
+/* sa_out_real(o, ns / 1e6): a duration in ns written in ms, from integers. */
+int sa_out_ms_ns(struct sa_out *o, uint64_t ns) SA_HIDDEN;
 /* "00" "01" .. "99": two digits at a time. */
 extern const char sa_pairs[201] SA_HIDDEN;
 int sa_out_str(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;   /* valid UTF-8 */
@@ -275,6 +280,13 @@ SA_LINE_INLINE void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, 
 {
 	if (!sa_line_key_k(L, k, kn))
 		sa_line_check(L, sa_out_real(&L->o, v));
+}
+/* sa_line_real(L, key, ns / 1e6) for a duration in ns, the same bytes. */
+#define sa_line_ms_ns(L, key, ns) sa_line_ms_ns_k((L), SA_LINE_K(key), (ns))
+SA_LINE_INLINE void sa_line_ms_ns_k(struct sa_line *L, const char *k, size_t kn, uint64_t ns)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, sa_out_ms_ns(&L->o, ns));
 }
 SA_LINE_INLINE void sa_line_null_k(struct sa_line *L, const char *k, size_t kn)
 {
