@@ -114,22 +114,32 @@ static inline void real_parts(double a, uint64_t *ip, uint32_t *frac)
 	*frac = (uint32_t)f;
 }
 
+/* "000" .. "999", each with the number of its digits left once its
+ * trailing zeros are cut ("120" 2, "100" 1, "000" 0), built at compile time. */
+#define TRIP(a, b, c) { '0' + (a), '0' + (b), '0' + (c), (c) ? 3 : (b) ? 2 : (a) ? 1 : 0 }
+#define TRIP10(a, b) TRIP(a, b, 0), TRIP(a, b, 1), TRIP(a, b, 2), TRIP(a, b, 3), TRIP(a, b, 4), \
+		     TRIP(a, b, 5), TRIP(a, b, 6), TRIP(a, b, 7), TRIP(a, b, 8), TRIP(a, b, 9)
+#define TRIP100(a) TRIP10(a, 0), TRIP10(a, 1), TRIP10(a, 2), TRIP10(a, 3), TRIP10(a, 4), \
+		   TRIP10(a, 5), TRIP10(a, 6), TRIP10(a, 7), TRIP10(a, 8), TRIP10(a, 9)
+static const char trips[1000][4] = {
+	TRIP100(0), TRIP100(1), TRIP100(2), TRIP100(3), TRIP100(4),
+	TRIP100(5), TRIP100(6), TRIP100(7), TRIP100(8), TRIP100(9),
+};
+#undef TRIP100
+#undef TRIP10
+#undef TRIP
+
 /* ".dddddd", the trailing zeros cut (one digit kept), into d: 8 bytes
- * written, the length returned. No loop: three pairs, then at most one
- * pair and one digit cut. */
+ * written, the length returned. Two 4-byte copies of three digits each
+ * (f < 1e6), and the length from the table: one division, no loop. */
 static inline size_t frac_text(char *d, uint32_t f)
 {
-	uint32_t a = f / 10000, r = f % 10000, b = r / 100, c = r % 100;
-	size_t n = c ? 7 : b ? 5 : 3;
+	uint32_t hi = f / 1000, lo = f - hi * 1000;
 
 	d[0] = '.';
-	__builtin_memcpy(d + 1, sa_pairs + 2 * a, 2);
-	__builtin_memcpy(d + 3, sa_pairs + 2 * b, 2);
-	__builtin_memcpy(d + 5, sa_pairs + 2 * c, 2);
-	d[7] = '0';
-	if (d[n - 1] == '0' && n > 2)
-		n--;
-	return n;
+	__builtin_memcpy(d + 1, trips[hi], 4);
+	__builtin_memcpy(d + 4, trips[lo], 4);   /* d[7]: lo's length byte, past the text */
+	return lo ? 4 + (size_t)trips[lo][3] : hi ? 1 + (size_t)trips[hi][3] : 2;
 }
 
 /* The integer part ip and the microseconds frac, as sa_out_real writes
