@@ -31,6 +31,11 @@ struct sa_listener {
 	int listen_fd;
 	int family;
 	char local[80];
+	/* The accept line's ,"listen_fd":N,"local":"a.b.c.d:p" for listen_fd,
+	 * made once with local (sa_accept_line_part); 0: not made (local is a
+	 * wildcard, AF_UNIX or unknown, which each line asks or escapes). */
+	unsigned char line_part_len;
+	char line_part[127];
 	int backlog;                     /* effective, as last read back */
 	int defer_s;                     /* TCP_DEFER_ACCEPT seconds, as last known */
 	long defer_real_ms, rto_max_ms;  /* its real window and cap (sa_defer_window); 0: not known */
@@ -116,6 +121,9 @@ enum sa_empty_cause sa_empty_cause(int defer_s, long bytes_ready, int state,
 /* Whether the accept queue was at capacity when accept() ran, from the
  * listener's queue length read right after. Pure. */
 int sa_queue_was_full(int backlog, uint32_t len_after, long queue_ms) SA_HIDDEN;
+
+/* Fills l->line_part from l->listen_fd and l->local; before l is published. */
+void sa_accept_line_part(struct sa_listener *l) SA_HIDDEN;
 
 /* ---- shared by accept.c and speaker.c ------------------------------------ */
 
