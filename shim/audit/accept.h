@@ -122,8 +122,23 @@ enum sa_empty_cause sa_empty_cause(int defer_s, long bytes_ready, int state,
  * listener's queue length read right after. Pure. */
 int sa_queue_was_full(int backlog, uint32_t len_after, long queue_ms) SA_HIDDEN;
 
+/* ---- accept_line.c: the accept line ------------------------------------- */
+
 /* Fills l->line_part from l->listen_fd and l->local; before l is published. */
 void sa_accept_line_part(struct sa_listener *l) SA_HIDDEN;
+/* What an accept line says. */
+struct sa_accept_seen {
+	int lfd, ret;
+	struct sa_listener *l;               /* NULL: none */
+	const struct sockaddr *peer;         /* the host's buffer, or NULL: getpeername */
+	socklen_t peerlen;
+	uint64_t wait_ns;                    /* accept() blocked */
+	const struct sa_tcpinfo *ti, *lti;   /* the child's and the listener's; NULL: not read */
+	const int *bytes;                    /* bytes waiting; NULL: not known */
+	int tcp, defer_s;
+};
+/* Writes the accept line (at trace, or warn with findings f). */
+void sa_accept_line(const struct sa_accept_seen *a, const struct sa_findings *f) SA_HIDDEN;
 
 /* ---- shared by accept.c and speaker.c ------------------------------------ */
 
