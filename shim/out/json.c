@@ -437,12 +437,15 @@ static inline char *port_text(char *d, unsigned v)
 /* "a.b.c.d:port" at out, which has room for 24 bytes (each octet is a
  * 4-byte copy, advanced by its own length); returns the length. By hand,
  * not inet_ntop and printf: they were a third of an accept line. */
+/* Each octet's text with its dot: one load, not two compares, per octet. */
+static const unsigned char octet_len[256] = { [0 ... 9] = 2, [10 ... 99] = 3, [100 ... 255] = 4 };
+
 static inline size_t ipv4_text(char *out, const struct sockaddr_in *in)
 {
 	const unsigned char *a = (const unsigned char *)&in->sin_addr;
 	size_t n = 0;
 
-#define OCTET(x) do { __builtin_memcpy(out + n, octets[x], 4); n += 2u + ((x) >= 10) + ((x) >= 100); } while (0)
+#define OCTET(x) do { __builtin_memcpy(out + n, octets[x], 4); n += octet_len[x]; } while (0)
 	OCTET(a[0]);
 	OCTET(a[1]);
 	OCTET(a[2]);
