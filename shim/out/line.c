@@ -26,6 +26,9 @@ static __thread struct {
 	char s[448];
 } ident SA_TLS_IE;
 
+/* Most idents (pid, tid and a short comm) are shorter: copied whole. */
+#define IDENT_SHORT 128
+
 /* The digits of the current second, for "ts". */
 static __thread struct sa_real_cache ts_digits SA_TLS_IE;
 
@@ -57,7 +60,7 @@ static int ident_ready(void)
 	return 0;
 }
 
-/* The common fields; evtext is ,"event":"NAME" composed, or NULL for a
+/* The common fields; evtext is ,"event":"NAME" composed (SA_EVTEXT_PAD bytes), or NULL for a
  * name escaped here. */
 static void begin(struct sa_line *L, const char *event, const char *evtext, size_t evlen, int fd, int warn,
 		  double ts)
@@ -85,13 +88,19 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
 		r = sa_out_ts_cached(o, L->ts, (uint64_t)now.tv_sec, us, &ts_digits);
 	}
 	r = r || ident_ready();
-	if (!r && evtext && (size_t)(o->end - o->p) >= evlen + ident.len + 6) {
-		/* A composed event name: the rest is copies, room checked once. */
+	if (!r && evtext && (size_t)(o->end - o->p) >= SA_EVTEXT_PAD + sizeof ident.s + 6) {
+		/* A composed event name: the rest is copies, room checked once
+		 * (for whole copies: what lies past each text is overwritten
+		 * next, or is past the line's end). Fixed sizes are moves, not
+		 * calls to memcpy. */
 		char *p = o->p;
 
-		__builtin_memcpy(p, evtext, evlen);
+		__builtin_memcpy(p, evtext, SA_EVTEXT_PAD);
 		p += evlen;
-		__builtin_memcpy(p, ident.s, ident.len);
+		if (SA_LIKELY(ident.len <= IDENT_SHORT))
+			__builtin_memcpy(p, ident.s, IDENT_SHORT);
+		else
+			__builtin_memcpy(p, ident.s, ident.len);
 		p += ident.len;
 		__builtin_memcpy(p, warn ? "\"warn\"" : "\"info\"", 6);
 		o->p = p + 6;

@@ -186,10 +186,16 @@ struct sa_line {
 	char buf[SA_LINE_MAX];
 };
 /* EVENT must be a string literal of plain characters (a name from
- * common/names.h): ,"event":"EVENT" is composed at compile time. */
-#define sa_line_begin(L, event, fd, f)                                                   \
-	sa_line_begin_lit((L), "" event, ",\"event\":\"" event "\"",                    \
-			  sizeof(",\"event\":\"" event "\"") - 1, (fd), (f))
+ * common/names.h): ,"event":"EVENT" is composed at compile time, in an
+ * array of SA_EVTEXT_PAD bytes (zeros after the text) that begin copies
+ * whole, inline, rather than through memcpy with its length. */
+#define SA_EVTEXT_PAD 32
+#define sa_line_begin(L, event, fd, f) ({                                                \
+	static const char evtext_[SA_EVTEXT_PAD] = ",\"event\":\"" event "\"";            \
+	_Static_assert(sizeof(",\"event\":\"" event "\"") <= SA_EVTEXT_PAD, "event name too long"); \
+	sa_line_begin_lit((L), "" event, evtext_, sizeof(",\"event\":\"" event "\"") - 1, (fd), (f)); \
+})
+/* evtext: SA_EVTEXT_PAD bytes, the first evlen of them the text. */
 void sa_line_begin_lit(struct sa_line *L, const char *event, const char *evtext, size_t evlen, int fd,
 		       const struct sa_findings *f) SA_HIDDEN;
 /* Any event name (escaped as needed), the time and severity given (ts <=
