@@ -117,7 +117,7 @@ static void *side(void **chunks, size_t size, int fd, int create)
 }
 
 /* fd's chunk's side page, mapped on first use when create is set. */
-static struct sa_fd_side *side_of(int fd, int create)
+static inline struct sa_fd_side *side_of(int fd, int create)
 {
 	struct sa_fd_side *d = sa_fd_side_of(fd);
 	int won;
@@ -190,7 +190,7 @@ static inline void qa_clear(int fd)
 
 /* One more tracked entry in the chunk whose side page is d; waits (a
  * bounded while) when the chunk is being handed back. 0 when it could not. */
-static int live_inc(struct sa_fd_side *d)
+static inline int live_inc(struct sa_fd_side *d)
 {
 	uint32_t *p, v;
 	int spins = 0;
@@ -269,6 +269,24 @@ static void drop_listener(struct sa_sock *s)
 		listener_unref(l);
 }
 
+/* memset(s, 0, sizeof *s) as seven 16-byte stores: gcc makes the memset a
+ * rep stos, which costs an instruction per 8 bytes (callgrind counts each
+ * step) and more cycles to start than the stores take. */
+typedef char sa_zero16 __attribute__((vector_size(16), may_alias, aligned(1)));
+_Static_assert(sizeof(struct sa_sock) == 7 * 16, "zero_entry stores 112 bytes");
+static inline void zero_entry(struct sa_sock *s)
+{
+	sa_zero16 *p = (sa_zero16 *)(void *)s;
+
+	p[0] = (sa_zero16){ 0 };
+	p[1] = (sa_zero16){ 0 };
+	p[2] = (sa_zero16){ 0 };
+	p[3] = (sa_zero16){ 0 };
+	p[4] = (sa_zero16){ 0 };
+	p[5] = (sa_zero16){ 0 };
+	p[6] = (sa_zero16){ 0 };
+}
+
 /* fd's entry, its chunk mapped on first use: the chunk pointer read
  * inline, slot() only for a chunk not mapped yet. fd < SA_FD_MAX. */
 static inline struct sa_sock *slot_made(int fd)
@@ -303,7 +321,7 @@ static struct sa_sock *fresh(int fd, int bump)
 	if (old & SA_F_WATCH_IO)
 		__atomic_sub_fetch(&sa_watching, 1, __ATOMIC_RELAXED);
 	drop_listener(s);
-	memset(s, 0, sizeof *s);
+	zero_entry(s);
 	qa_clear(fd);
 	w = &d->light[SA_FD_IDX(fd)];
 	if (__atomic_load_n(w, __ATOMIC_RELAXED))
