@@ -114,33 +114,19 @@ static inline void real_parts(double a, uint64_t *ip, uint32_t *frac)
 	*frac = (uint32_t)f;
 }
 
-/* "000" .. "999", each with the number of its digits left once its
- * trailing zeros are cut ("120" 2, "100" 1, "000" 0), built at compile time. */
+/* sa_trips (out.h), built at compile time. */
 #define TRIP(a, b, c) { '0' + (a), '0' + (b), '0' + (c), (c) ? 3 : (b) ? 2 : (a) ? 1 : 0 }
 #define TRIP10(a, b) TRIP(a, b, 0), TRIP(a, b, 1), TRIP(a, b, 2), TRIP(a, b, 3), TRIP(a, b, 4), \
 		     TRIP(a, b, 5), TRIP(a, b, 6), TRIP(a, b, 7), TRIP(a, b, 8), TRIP(a, b, 9)
 #define TRIP100(a) TRIP10(a, 0), TRIP10(a, 1), TRIP10(a, 2), TRIP10(a, 3), TRIP10(a, 4), \
 		   TRIP10(a, 5), TRIP10(a, 6), TRIP10(a, 7), TRIP10(a, 8), TRIP10(a, 9)
-static const char trips[1000][4] = {
+const char sa_trips[1000][4] = {
 	TRIP100(0), TRIP100(1), TRIP100(2), TRIP100(3), TRIP100(4),
 	TRIP100(5), TRIP100(6), TRIP100(7), TRIP100(8), TRIP100(9),
 };
 #undef TRIP100
 #undef TRIP10
 #undef TRIP
-
-/* ".dddddd", the trailing zeros cut (one digit kept), into d: 8 bytes
- * written, the length returned. Two 4-byte copies of three digits each
- * (f < 1e6), and the length from the table: one division, no loop. */
-static inline size_t frac_text(char *d, uint32_t f)
-{
-	uint32_t hi = f / 1000, lo = f - hi * 1000;
-
-	d[0] = '.';
-	__builtin_memcpy(d + 1, trips[hi], 4);
-	__builtin_memcpy(d + 4, trips[lo], 4);   /* d[7]: lo's length byte, past the text */
-	return lo ? 4 + (size_t)trips[lo][3] : hi ? 1 + (size_t)trips[hi][3] : 2;
-}
 
 /* The integer part ip and the microseconds frac, as sa_out_real writes
  * them. */
@@ -150,12 +136,12 @@ static inline int parts_out(struct sa_out *o, uint64_t ip, uint32_t frac)
 
 	if (ip < 10 && o->end - o->p >= 9) {   /* most times in ms: 0.dddddd */
 		*o->p = (char)('0' + ip);
-		o->p += 1 + frac_text(o->p + 1, frac);
+		o->p += 1 + sa_frac_text(o->p + 1, frac);
 		return 0;
 	}
 	if (sa_out_u64(o, ip))
 		return -1;
-	return sa_out_put(o, digits, frac_text(digits, frac));
+	return sa_out_put(o, digits, sa_frac_text(digits, frac));
 }
 
 /* Reals with microsecond precision, trailing zeros cut ("1.5", "0.0"):
@@ -243,7 +229,7 @@ static inline int cached_parts(struct sa_out *o, double v, uint64_t ip, uint32_t
 		o->p = start;
 		return sa_out_real(o, v);
 	}
-	o->p += frac_text(o->p, frac);
+	o->p += sa_frac_text(o->p, frac);
 	return 0;
 }
 
@@ -405,7 +391,7 @@ static const char octets[256][4] = {
 };
 
 /* A port's digits (0..65535) forward at d, no loop; returns the end.
- * Writes up to 5 bytes. */
+ * Writes up to 6 bytes (a 5-digit port leaves one more past its text). */
 static inline char *port_text(char *d, unsigned v)
 {
 	if (v < 100) {
@@ -427,11 +413,15 @@ static inline char *port_text(char *d, unsigned v)
 		__builtin_memcpy(d, sa_pairs + 2 * lo, 2);
 		return d + 2;
 	}
-	*d++ = (char)('0' + v / 10000);
-	v %= 10000;
-	__builtin_memcpy(d, sa_pairs + 2 * (v / 100), 2);
-	__builtin_memcpy(d + 2, sa_pairs + 2 * (v % 100), 2);
-	return d + 4;
+	/* 10000 .. 65535 (most ephemeral ports): two digits, then three from
+	 * the table (its fourth byte, written at d[5], is past the text). */
+	{
+		unsigned hi = v / 1000, lo = v - hi * 1000;
+
+		__builtin_memcpy(d, sa_pairs + 2 * hi, 2);
+		__builtin_memcpy(d + 2, sa_trips[lo], 4);
+		return d + 5;
+	}
 }
 
 /* "a.b.c.d:port" at out, which has room for 24 bytes (each octet is a

@@ -85,7 +85,7 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
 		clock_gettime(CLOCK_REALTIME, &now);
 		us = (uint32_t)(now.tv_nsec / 1000);
 		L->ts = (double)now.tv_sec + (double)us / 1e6;
-		r = sa_out_ts_cached(o, L->ts, (uint64_t)now.tv_sec, us, &ts_digits);
+		r = sa_out_ts_fast(o, L->ts, (uint64_t)now.tv_sec, us, &ts_digits);
 	}
 	r = r || ident_ready();
 	if (!r && evtext && (size_t)(o->end - o->p) >= SA_EVTEXT_PAD + sizeof ident.s + 6) {

@@ -350,6 +350,7 @@ static void ts_from_ints(void **state)
 			double v = (double)secs[k] + (double)us / 1e6;
 
 			SAME(64, ref_real(o_, v), sa_out_ts_cached(o_, v, secs[k], us, &cb));
+			SAME(64, ref_real(o_, v), sa_out_ts_fast(o_, v, secs[k], us, &cb));
 		}
 	for (i = 0; i < 3000000; i++) {
 		uint64_t r = rnd(), sec = r % 8 == 0 ? rnd() % 100000000000ull : 1700000000 + (r >> 8) % 600000000;
@@ -360,6 +361,7 @@ static void ts_from_ints(void **state)
 		v = (double)sec + (double)us / 1e6;
 		SAME(room, sa_out_real_cached(o_, v, &ca), sa_out_ts_cached(o_, v, sec, us, &cb));
 		SAME(room, ref_real(o_, v), sa_out_ts_cached(o_, v, sec, us, &cb));
+		SAME(room, ref_real(o_, v), sa_out_ts_fast(o_, v, sec, us, &cb));
 		if (i % 1000 == 7) {   /* as if a handler left its second half written */
 			memcpy(cb.s, "99", 2);
 			cb.seq++;
