@@ -217,13 +217,31 @@ static inline int live_inc(struct sa_fd_side *d)
 	return 1;
 }
 
-/* One fewer in fd's chunk (side page d); the last one out hands the
- * chunk's pages back. */
-static void live_dec(int fd, struct sa_fd_side *d)
+/* The chunk of fd (side page d) emptied just now: its pages go back,
+ * at most once a second. */
+static __attribute__((noinline)) void chunk_emptied(int fd, struct sa_fd_side *d)
 {
 	unsigned int i = (unsigned int)fd >> CHUNK_BITS;
-	uint32_t zero = 0, now, v;
+	uint32_t zero = 0, now;
 	struct sa_sock *c;
+
+	now = (uint32_t)(sa_now_ns() / 1000000000ull);
+	if (now == __atomic_load_n(&d->released_at_s, __ATOMIC_RELAXED))
+		return;
+	if (!__atomic_compare_exchange_n(&d->live, &zero, RELEASING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
+	if (c)
+		madvise(c, CHUNK_BYTES, MADV_DONTNEED);
+	__atomic_store_n(&d->released_at_s, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->live, 0, __ATOMIC_RELEASE);
+}
+
+/* One fewer in fd's chunk (side page d); the last one out hands the
+ * chunk's pages back. Inline: every close of a tracked fd comes here. */
+static inline void live_dec(int fd, struct sa_fd_side *d)
+{
+	uint32_t v;
 
 	if (!d)
 		return;
@@ -235,18 +253,8 @@ static void live_dec(int fd, struct sa_fd_side *d)
 			return;
 	} while (!__atomic_compare_exchange_n(&d->live, &v, v - 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	__atomic_sub_fetch(&ntracked, 1, __ATOMIC_RELAXED);
-	if (v - 1 != 0)
-		return;
-	now = (uint32_t)(sa_now_ns() / 1000000000ull);
-	if (now == __atomic_load_n(&d->released_at_s, __ATOMIC_RELAXED))
-		return;
-	if (!__atomic_compare_exchange_n(&d->live, &zero, RELEASING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return;
-	c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
-	if (c)
-		madvise(c, CHUNK_BYTES, MADV_DONTNEED);
-	__atomic_store_n(&d->released_at_s, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&d->live, 0, __ATOMIC_RELEASE);
+	if (SA_UNLIKELY(v - 1 == 0))
+		chunk_emptied(fd, d);
 }
 
 static void (*listener_ref)(struct sa_listener *);
