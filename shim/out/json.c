@@ -430,9 +430,9 @@ static inline char *port_text(char *d, unsigned v)
 /* Each octet's text with its dot: one load, not two compares, per octet. */
 static const unsigned char octet_len[256] = { [0 ... 9] = 2, [10 ... 99] = 3, [100 ... 255] = 4 };
 
-static inline size_t ipv4_text(char *out, const struct sockaddr_in *in)
+/* "a.b.c.d:" at out (16 bytes written); returns its length. */
+static inline size_t addr4_text(char *out, const unsigned char *a)
 {
-	const unsigned char *a = (const unsigned char *)&in->sin_addr;
 	size_t n = 0;
 
 #define OCTET(x) do { __builtin_memcpy(out + n, octets[x], 4); n += octet_len[x]; } while (0)
@@ -442,6 +442,62 @@ static inline size_t ipv4_text(char *out, const struct sockaddr_in *in)
 	OCTET(a[3]);
 #undef OCTET
 	out[n - 1] = ':';
+	return n;
+}
+
+static inline size_t ipv4_text(char *out, const struct sockaddr_in *in)
+{
+	size_t n = addr4_text(out, (const unsigned char *)&in->sin_addr);
+
+	return (size_t)(port_text(out + n, ntohs(in->sin_port)) - out);
+}
+
+/* The last IPv4 address this thread wrote, as "a.b.c.d:": a server's
+ * peers repeat (a proxy in front, a client's many connections), and then
+ * the text is one copy. seq as in sa_real_cache: a signal handler that
+ * writes a line in the middle changes it, and the text is made again. */
+static __thread struct {
+	uint32_t addr;
+	unsigned seq;
+	unsigned char len;   /* 0: empty */
+	char s[16];
+} last4 SA_TLS_IE;
+
+/* A new address: its text at out, and kept in last4. */
+static __attribute__((noinline)) size_t last4_fill(char *out, uint32_t addr)
+{
+	size_t n = addr4_text(out, (const unsigned char *)&addr);
+	unsigned seq = ++last4.seq;
+
+	last4.len = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__builtin_memcpy(last4.s, out, 16);
+	last4.addr = addr;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	last4.len = (unsigned char)n;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (last4.seq != seq)   /* a handler wrote in between */
+		last4.len = 0;
+	return n;
+}
+
+/* "a.b.c.d:port" at out (at most 22 bytes written); returns its length. */
+static inline size_t ipv4_text_cached(char *out, const struct sockaddr_in *in)
+{
+	uint32_t addr = in->sin_addr.s_addr;
+	unsigned seq = last4.seq;
+	size_t n;
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (SA_LIKELY(last4.len && last4.addr == addr)) {
+		__builtin_memcpy(out, last4.s, 16);
+		n = last4.len;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (SA_UNLIKELY(last4.seq != seq))
+			n = addr4_text(out, (const unsigned char *)&addr);
+	} else {
+		n = last4_fill(out, addr);
+	}
 	return (size_t)(port_text(out + n, ntohs(in->sin_port)) - out);
 }
 
@@ -488,20 +544,11 @@ int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap
 }
 
 /* The address as sa_json_addr() gives it. */
-int sa_out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
+/* sa_out_addr's other cases, apart: the IPv4 one then needs no frame. */
+static __attribute__((noinline)) int addr_other(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
 {
 	char t[SA_ADDR_TEXT_MAX];
-	int n;
-
-	/* IPv4, most of what we write: straight into the line. */
-	if (sa && len >= (socklen_t)sizeof(struct sockaddr_in) && sa->sa_family == AF_INET &&
-	    o->end - o->p >= 32) {
-		*o->p = '"';
-		o->p += 1 + ipv4_text(o->p + 1, (const struct sockaddr_in *)sa);
-		*o->p++ = '"';
-		return 0;
-	}
-	n = sa_addr_text(sa, len, t, sizeof t);
+	int n = sa_addr_text(sa, len, t, sizeof t);
 
 	if (n < 0)
 		return sa_out_put(o, "null", 4);
@@ -509,6 +556,19 @@ int sa_out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
 		return sa_out_bytes(o, t, (size_t)n);
 	/* Digits, dots, colons, brackets, hex: nothing to escape. */
 	return sa_out_put(o, "\"", 1) || sa_out_put(o, t, (size_t)n) || sa_out_put(o, "\"", 1);
+}
+
+int sa_out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
+{
+	/* IPv4, most of what we write: straight into the line. */
+	if (sa && len >= (socklen_t)sizeof(struct sockaddr_in) && sa->sa_family == AF_INET &&
+	    o->end - o->p >= 32) {
+		*o->p = '"';
+		o->p += 1 + ipv4_text_cached(o->p + 1, (const struct sockaddr_in *)sa);
+		*o->p++ = '"';
+		return 0;
+	}
+	return addr_other(o, sa, len);
 }
 
 const char *sa_errno_name(int err, char buf[SA_ERRNO_NAME_MAX])

@@ -468,6 +468,12 @@ static void ipv4(void **state)
 		}
 		SAME(room, ref_out_addr(o_, (struct sockaddr *)&in, len),
 		     sa_out_addr(o_, (struct sockaddr *)&in, len));
+		/* Again from the thread's last address (json.c's last4), on
+		 * another port now and then. */
+		if (i % 3 == 0)
+			in.sin_port = (uint16_t)(in.sin_port + 1);
+		SAME(room, ref_out_addr(o_, (struct sockaddr *)&in, len),
+		     sa_out_addr(o_, (struct sockaddr *)&in, len));
 	}
 }
 
