@@ -250,6 +250,7 @@ static void trace_plain(int lfd, int ret, const struct sa_sock *ls, struct sa_li
 {
 	struct sa_accept_seen a = {
 		.lfd = lfd, .ret = ret, .l = l, .peer = peer, .peerlen = peerlen, .wait_ns = t1 - t0, .tcp = 1,
+		.plain = 1,
 	};
 	struct sa_sock *c;
 
@@ -429,6 +430,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 			.lfd = lfd, .ret = ret, .l = l, .peer = peer, .peerlen = peerlen, .wait_ns = t1 - t0,
 			.ti = have_ti ? &ti : NULL, .lti = have_lti ? &lti : NULL, .bytes = bytes_ok ? &bytes : NULL,
 			.tcp = tcp, .defer_s = defer_s,
+			.plain = tcp && defer_s == 0 && !have_ti && !have_lti && !bytes_ok,
 		};
 
 		sa_accept_line(&a, &f);

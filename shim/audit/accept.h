@@ -136,6 +136,7 @@ struct sa_accept_seen {
 	const struct sa_tcpinfo *ti, *lti;   /* the child's and the listener's; NULL: not read */
 	const int *bytes;                    /* bytes waiting; NULL: not known */
 	int tcp, defer_s;
+	int plain;                           /* tcp, defer_s 0, ti, lti and bytes NULL */
 };
 /* Writes the accept line (at trace, or warn with findings f). */
 void sa_accept_line(const struct sa_accept_seen *a, const struct sa_findings *f) SA_HIDDEN;

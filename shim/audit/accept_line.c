@@ -88,7 +88,8 @@ static void line_peer(struct sa_line *L, const struct sa_accept_seen *a)
 
 /* The fields from queue_ms to defer_accept_s of a TCP connection off the
  * TCP_INFO sample on a listener without TCP_DEFER_ACCEPT (15 accepts in 16
- * at trace), as the field writers spell them one by one. */
+ * at trace: the seen struct's plain), as the field writers spell them one
+ * by one. */
 #define PLAIN_TAIL ",\"queue_ms\":null,\"bytes_ready\":null,\"syn_ack_retrans\":null," \
 		   "\"queue_len\":null,\"queue_capacity\":null,\"defer_accept_s\":0"
 
@@ -126,7 +127,7 @@ void sa_accept_line(const struct sa_accept_seen *a, const struct sa_findings *f)
 	line_local(&L, a);
 	line_peer(&L, a);
 	sa_line_ms_ns(&L, "wait_ms", a->wait_ns);
-	if (SA_LIKELY(!a->ti && !a->bytes && !a->lti && a->tcp && a->defer_s == 0)) {
+	if (SA_LIKELY(a->plain)) {
 		(void)sa_line_key_k(&L, PLAIN_TAIL, sizeof PLAIN_TAIL - 1);   /* one copy */
 	} else {
 		sample_fields(&L, a->ti, a->bytes, a->lti);
