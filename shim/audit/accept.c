@@ -82,20 +82,6 @@ static int bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes)
 	return 1;
 }
 
-/* "a.b.c.d:port" or "[v6]:port" with a specific address, not a wildcard. */
-static int bound_to_one(const char *local)
-{
-	/* By the first byte, so a bound IPv4 listener costs no strncmp. */
-	switch (local[0]) {
-	case '[':
-		return strncmp(local, "[::]:", 5) && strncmp(local, "[::ffff:0.0.0.0]:", 17);
-	case '0':
-		return strncmp(local, "0.0.0.0:", 8) != 0;
-	default:
-		return local[0] >= '1' && local[0] <= '9';
-	}
-}
-
 /* A child that sat this long in the accept queue makes us look at the
  * listener's queue even off the sample. */
 #define QUEUE_WAIT_CHECK_MS 5
@@ -253,6 +239,49 @@ static __attribute__((noinline)) void mark_plain(struct sa_sock *ls)
 		__atomic_and_fetch(&ls->flags, ~SA_F_PLAIN_LSN, __ATOMIC_ACQ_REL);
 }
 
+/* The entry of a connection accepted from ls (listener l). */
+static void accepted_entry(struct sa_sock *c, int lfd, const struct sa_sock *ls, struct sa_listener *l)
+{
+	c->acc.listen_fd = lfd;
+	c->acc.listener = l;
+	c->acc.listener_inc = l ? __atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) : 0;
+	c->acc.serial = __atomic_add_fetch(&sa_accept_serial, 1, __ATOMIC_RELAXED);
+	__atomic_or_fetch(&c->flags, SA_F_ACCEPTED, __ATOMIC_RELEASE);
+	if (ls) {
+		c->family = ls->family;
+		c->type = ls->type;
+		c->protocol = ls->protocol;
+	}
+}
+
+/* At trace, a connection off the TCP_INFO sample on a plain TCP listener
+ * (no TCP_DEFER_ACCEPT), most of what trace accepts: what the general path
+ * below does when nothing was read from the kernel (no TCP_INFO, no
+ * FIONREAD, so no finding), without its tests of each fact. */
+static void trace_plain(int lfd, int ret, const struct sa_sock *ls, struct sa_listener *l, uint64_t t0,
+			uint64_t t1, const struct sockaddr *peer, socklen_t peerlen)
+{
+	struct sa_accept_seen a = {
+		.lfd = lfd, .ret = ret, .l = l, .peer = peer, .peerlen = peerlen, .wait_ns = t1 - t0, .tcp = 1,
+		.plain = 1,
+	};
+	struct sa_sock *c;
+
+	if (!sa_netns_base())
+		sa_netns_baseline();   /* first accept of a process that never listened (a forked worker) */
+	c = sa_fd_track(ret);
+	if (c)
+		accepted_entry(c, lfd, ls, l);
+	__atomic_store_n(&l->defer_s, 0, __ATOMIC_RELAXED);
+	ADD(l->accepts, 1);
+	sa_hist_add_ns(&l->wait_ms, t1 - t0);
+	/* Nobody spoke yet that we know of: the first read or write decides. */
+	if (c)
+		sa_watch_on(c, 0);
+	sa_accept_line(&a, NULL);
+	sa_listener_tick_l(l, t1);
+}
+
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen, int sampled)
 {
@@ -264,15 +293,11 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	struct sa_listener *l = !ls ? NULL : __atomic_load_n(&ls->lsn.listener, __ATOMIC_ACQUIRE) ?: sa_listener_get(lfd, ls);
 	struct sa_findings f;
 	struct sa_tcpinfo ti, lti;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof ss;
 	enum sa_empty_cause cause = SA_EMPTY_NONE;
 	int tcp = sa_sock_is_tcp(ls), have_ti = 0, have_lti = 0, bytes_ok = 0, full = 0, report = 0;
 	int trace = sa_level_enabled(SA_LEVEL_TRACE), sample = 0, backlog = -1;
 	int defer_s = ls ? ls->opt.defer_accept_s : 0;
 	int bytes = 0;
-	double wait_ms = (double)(t1 - t0) / 1e6;
-	struct sa_line L;
 
 	if (l)
 		sa_listener_mine(l);   /* a forked child's first count on it starts from zero */
@@ -288,6 +313,10 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		if (!trace && !sample && tcp && l && defer_s == 0 && !sa_accept_watch_due(l) && !sa_fd_get(ret) &&
 		    sa_netns_base()) {
 			sa_accept_counted_only(lfd, ret, l, t0, t1);
+			return;
+		}
+		if (trace && !sample && tcp && l && defer_s == 0) {
+			trace_plain(lfd, ret, ls, l, t0, t1, peer, peerlen);
 			return;
 		}
 	}
@@ -309,18 +338,8 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		return;
 	}
 
-	if ((c = sa_fd_track(ret)) != NULL) {
-		c->acc.listen_fd = lfd;
-		c->acc.listener = l;
-		c->acc.listener_inc = l ? __atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) : 0;
-		c->acc.serial = __atomic_add_fetch(&sa_accept_serial, 1, __ATOMIC_RELAXED);
-		__atomic_or_fetch(&c->flags, SA_F_ACCEPTED, __ATOMIC_RELEASE);
-		if (ls) {
-			c->family = ls->family;
-			c->type = ls->type;
-			c->protocol = ls->protocol;
-		}
-	}
+	if ((c = sa_fd_track(ret)) != NULL)
+		accepted_entry(c, lfd, ls, l);
 	if (sample) {
 		/* Right after accept and before the program writes: tcp_get_info()
 		 * gives last_data_sent = now - lsndtime, set when the child was
@@ -421,49 +440,18 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		sa_listener_tick(l, t1);
 		return;
 	}
-	sa_line_begin(&L, "accept", ret, &f);
-	sa_line_int(&L, "listen_fd", lfd);
-	/* A listener bound to one address and port gives its children that
-	 * local address; only wildcard (and AF_UNIX) ones need asking. */
-	if (l && bound_to_one(l->local)) {
-		if (l->family == AF_INET || l->family == AF_INET6)   /* address text: nothing to escape */
-			sa_line_plain(&L, "local", l->local, strlen(l->local));
-		else
-			sa_line_str(&L, "local", l->local);
+	{
+		struct sa_accept_seen a = {
+			.lfd = lfd, .ret = ret, .l = l, .peer = peer, .peerlen = peerlen, .wait_ns = t1 - t0,
+			.ti = have_ti ? &ti : NULL, .lti = have_lti ? &lti : NULL, .bytes = bytes_ok ? &bytes : NULL,
+			.tcp = tcp, .defer_s = defer_s,
+			.plain = tcp && defer_s == 0 && !have_ti && !have_lti && !bytes_ok,
+		};
+
+		sa_accept_line(&a, &f);
 	}
-	else if (getsockname(ret, (struct sockaddr *)&ss, &sl) == 0)
-		sa_line_addr(&L, "local", (struct sockaddr *)&ss, sl);
-	if (peer) {
-		memcpy(&ss, peer, peerlen);   /* an aligned copy of the host's buffer */
-	} else {
-		/* do_accept could not take it from the host: ask, for a line only. */
-		sl = sizeof ss;
-		peerlen = getpeername(ret, (struct sockaddr *)&ss, &sl) == 0 ? sl : 0;
-	}
-	sa_line_addr(&L, "peer", (const struct sockaddr *)&ss, peerlen);
-	sa_line_real(&L, "wait_ms", wait_ms);
-	if (have_ti)
-		sa_line_int(&L, "queue_ms", ti.last_data_sent);
+	if (l)
+		sa_listener_tick_l(l, t1);
 	else
-		sa_line_null(&L, "queue_ms");
-	if (bytes_ok)
-		sa_line_int(&L, "bytes_ready", bytes);
-	else
-		sa_line_null(&L, "bytes_ready");
-	if (have_ti)
-		sa_line_int(&L, "syn_ack_retrans", ti.total_retrans);
-	else
-		sa_line_null(&L, "syn_ack_retrans");
-	if (have_lti) {
-		sa_line_int(&L, "queue_len", lti.unacked);
-		sa_line_int(&L, "queue_capacity", (long long)lti.sacked + 1);
-	} else {
-		sa_line_null(&L, "queue_len");
-		sa_line_null(&L, "queue_capacity");
-	}
-	if (tcp)
-		sa_line_int(&L, "defer_accept_s", defer_s);
-	sa_line_int(&L, "ret", ret);
-	sa_line_emit(&L, SA_LEVEL_TRACE, &f);
-	sa_listener_tick(l, t1);
+		sa_listener_tick(l, t1);
 }

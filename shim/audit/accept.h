@@ -31,6 +31,11 @@ struct sa_listener {
 	int listen_fd;
 	int family;
 	char local[80];
+	/* The accept line's ,"listen_fd":N,"local":"a.b.c.d:p" for listen_fd,
+	 * made once with local (sa_accept_line_part); 0: not made (local is a
+	 * wildcard, AF_UNIX or unknown, which each line asks or escapes). */
+	unsigned char line_part_len;
+	char line_part[127];
 	int backlog;                     /* effective, as last read back */
 	int defer_s;                     /* TCP_DEFER_ACCEPT seconds, as last known */
 	long defer_real_ms, rto_max_ms;  /* its real window and cap (sa_defer_window); 0: not known */
@@ -123,6 +128,25 @@ enum sa_empty_cause sa_empty_cause(int defer_s, long bytes_ready, int state,
 /* Whether the accept queue was at capacity when accept() ran, from the
  * listener's queue length read right after. Pure. */
 int sa_queue_was_full(int backlog, uint32_t len_after, long queue_ms) SA_HIDDEN;
+
+/* ---- accept_line.c: the accept line ------------------------------------- */
+
+/* Fills l->line_part from l->listen_fd and l->local; before l is published. */
+void sa_accept_line_part(struct sa_listener *l) SA_HIDDEN;
+/* What an accept line says. */
+struct sa_accept_seen {
+	int lfd, ret;
+	struct sa_listener *l;               /* NULL: none */
+	const struct sockaddr *peer;         /* the host's buffer, or NULL: getpeername */
+	socklen_t peerlen;
+	uint64_t wait_ns;                    /* accept() blocked */
+	const struct sa_tcpinfo *ti, *lti;   /* the child's and the listener's; NULL: not read */
+	const int *bytes;                    /* bytes waiting; NULL: not known */
+	int tcp, defer_s;
+	int plain;                           /* tcp, defer_s 0, ti, lti and bytes NULL */
+};
+/* Writes the accept line (at trace, or warn with findings f). */
+void sa_accept_line(const struct sa_accept_seen *a, const struct sa_findings *f) SA_HIDDEN;
 
 /* ---- shared by accept.c and speaker.c ------------------------------------ */
 

@@ -75,6 +75,14 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen, int sampled) SA_HIDDEN;
 void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 void sa_accept_close(int fd, struct sa_sock *s, int defer) SA_HIDDEN;
+/* Whether sa_accept_close has anything to do for an entry with these
+ * flags: a listener, or an accepted socket nobody has spoken on yet.
+ * Inline, so closing a decided connection makes no call. */
+static inline int sa_accept_close_needed(uint32_t flags)
+{
+	return (flags & SA_F_LISTENER) ||
+	       (flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO);
+}
 void sa_listener_flush(void) SA_HIDDEN;   /* lines of listeners closed by close_range */
 void sa_accept_summary(json_t *summary) SA_HIDDEN;      /* listeners, final listener_stats */
 void sa_accept_reset(void) SA_HIDDEN;

@@ -197,6 +197,7 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
 	    (n = sa_addr_text((struct sockaddr *)&ss, sl, text, sizeof text)) > 0)
 		snprintf(l->local, sizeof l->local, "%.*s", n, text);
+	sa_accept_line_part(l);
 	/* Two threads meeting a new listener at once: one entry wins. */
 	if (!__atomic_compare_exchange_n(&s->lsn.listener, &expected, l, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		unclaim(l);

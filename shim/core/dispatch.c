@@ -115,10 +115,23 @@ void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len, int ret, 
 	sa_connect_audit(fd, lazy_track(fd), addr, len, ret, err, t0, t1);
 }
 
+/* A non-blocking connect's first I/O; then, as sa_on_io, an accepted one. */
+static __attribute__((noinline)) void on_io_connecting(int fd, struct sa_sock *s, enum sa_io_dir dir,
+						       ssize_t ret, int err)
+{
+	sa_connect_io(fd, s, dir, ret, err);
+	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO))
+		sa_accept_io(fd, s, dir, ret, err);
+}
+
+/* The accepted socket's first I/O (every trace connection) is a tail call:
+ * the connect case, which has a call to come back from, is apart. */
 void sa_on_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
 {
-	if (s->flags & SA_F_CONNECTING)
-		sa_connect_io(fd, s, dir, ret, err);
+	if (SA_UNLIKELY(s->flags & SA_F_CONNECTING)) {
+		on_io_connecting(fd, s, dir, ret, err);
+		return;
+	}
 	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO))
 		sa_accept_io(fd, s, dir, ret, err);
 }
@@ -127,7 +140,7 @@ void sa_on_close(int fd, struct sa_sock *s)
 {
 	if (s->flags & SA_F_CONNECTING)
 		sa_connect_close(fd, s);
-	if (s->flags & (SA_F_ACCEPTED | SA_F_LISTENER))
+	if (sa_accept_close_needed(s->flags))
 		sa_accept_close(fd, s, 0);
 }
 
@@ -138,7 +151,7 @@ void sa_on_close_in_range(int fd, struct sa_sock *s)
 {
 	if (s->flags & SA_F_CONNECTING)
 		sa_connect_close(fd, s);
-	if (s->flags & (SA_F_ACCEPTED | SA_F_LISTENER))
+	if (sa_accept_close_needed(s->flags))
 		sa_accept_close(fd, s, 1);
 }
 

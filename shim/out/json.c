@@ -1,16 +1,13 @@
 /*
  * json.c: the compact JSON writer under every line: numbers, strings (valid
- * UTF-8, or any bytes with the rest as \xNN), addresses and errno names,
- * written straight into a caller's buffer.
+ * UTF-8, or any bytes with the rest as \xNN) and errno names, written
+ * straight into a caller's buffer (addresses: addr.c).
  *
  * Pure: no allocation, no lock, no system call. Every writer returns 0, or
  * -1 when the bytes do not fit, and then the caller drops or truncates.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/un.h>
 
 #include "out/out.h"
 
@@ -114,22 +111,34 @@ static inline void real_parts(double a, uint64_t *ip, uint32_t *frac)
 	*frac = (uint32_t)f;
 }
 
-/* ".dddddd", the trailing zeros cut (one digit kept), into d: 8 bytes
- * written, the length returned. No loop: three pairs, then at most one
- * pair and one digit cut. */
-static inline size_t frac_text(char *d, uint32_t f)
-{
-	uint32_t a = f / 10000, r = f % 10000, b = r / 100, c = r % 100;
-	size_t n = c ? 7 : b ? 5 : 3;
+/* sa_trips (out.h), built at compile time. */
+#define TRIP(a, b, c) { '0' + (a), '0' + (b), '0' + (c), (c) ? 3 : (b) ? 2 : (a) ? 1 : 0 }
+#define TRIP10(a, b) TRIP(a, b, 0), TRIP(a, b, 1), TRIP(a, b, 2), TRIP(a, b, 3), TRIP(a, b, 4), \
+		     TRIP(a, b, 5), TRIP(a, b, 6), TRIP(a, b, 7), TRIP(a, b, 8), TRIP(a, b, 9)
+#define TRIP100(a) TRIP10(a, 0), TRIP10(a, 1), TRIP10(a, 2), TRIP10(a, 3), TRIP10(a, 4), \
+		   TRIP10(a, 5), TRIP10(a, 6), TRIP10(a, 7), TRIP10(a, 8), TRIP10(a, 9)
+const char sa_trips[1000][4] = {
+	TRIP100(0), TRIP100(1), TRIP100(2), TRIP100(3), TRIP100(4),
+	TRIP100(5), TRIP100(6), TRIP100(7), TRIP100(8), TRIP100(9),
+};
+#undef TRIP100
+#undef TRIP10
+#undef TRIP
 
-	d[0] = '.';
-	__builtin_memcpy(d + 1, sa_pairs + 2 * a, 2);
-	__builtin_memcpy(d + 3, sa_pairs + 2 * b, 2);
-	__builtin_memcpy(d + 5, sa_pairs + 2 * c, 2);
-	d[7] = '0';
-	if (d[n - 1] == '0' && n > 2)
-		n--;
-	return n;
+/* The integer part ip and the microseconds frac, as sa_out_real writes
+ * them. */
+static inline int parts_out(struct sa_out *o, uint64_t ip, uint32_t frac)
+{
+	char digits[8];
+
+	if (ip < 10 && o->end - o->p >= 9) {   /* most times in ms: 0.dddddd */
+		*o->p = (char)('0' + ip);
+		o->p += 1 + sa_frac_text(o->p + 1, frac);
+		return 0;
+	}
+	if (sa_out_u64(o, ip))
+		return -1;
+	return sa_out_put(o, digits, sa_frac_text(digits, frac));
 }
 
 /* Reals with microsecond precision, trailing zeros cut ("1.5", "0.0"):
@@ -139,7 +148,6 @@ int sa_out_real(struct sa_out *o, double v)
 	double a = v < 0 ? -v : v;
 	uint64_t ip;
 	uint32_t frac;
-	char digits[8];
 	int n;
 
 	if (!(a <= 1.7976931348623157e308))
@@ -154,14 +162,20 @@ int sa_out_real(struct sa_out *o, double v)
 	real_parts(a, &ip, &frac);
 	if (v < 0 && (ip || frac) && sa_out_put(o, "-", 1))
 		return -1;
-	if (ip < 10 && o->end - o->p >= 9) {   /* most times in ms: 0.dddddd */
-		*o->p = (char)('0' + ip);
-		o->p += 1 + frac_text(o->p + 1, frac);
-		return 0;
-	}
-	if (sa_out_u64(o, ip))
-		return -1;
-	return sa_out_put(o, digits, frac_text(digits, frac));
+	return parts_out(o, ip, frac);
+}
+
+/* sa_out_real(o, ns / 1e6), the same bytes from integer parts: below
+ * 1e15 ns (11 days) the double's rounding error is under 0.06 ns, so
+ * real_parts() gives exactly ns / 1e6 and ns % 1e6 (test_fmt compares the
+ * two over every ns to 2e7 and at random). Saves the floating point of a
+ * duration written on every accept line. */
+#define MS_NS_EXACT 1000000000000000ull
+int sa_out_ms_ns(struct sa_out *o, uint64_t ns)
+{
+	if (SA_UNLIKELY(ns >= MS_NS_EXACT))
+		return sa_out_real(o, (double)ns / 1e6);
+	return parts_out(o, ns / 1000000, (uint32_t)(ns % 1000000));
 }
 
 /* sa_out_real(o, v), the same bytes, with the integer part's digits kept
@@ -191,16 +205,13 @@ static __attribute__((noinline)) unsigned cache_fill(struct sa_real_cache *c, ui
 	return seq;
 }
 
-int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c)
+/* ip's digits from c and frac's after them; v (the same value) the long
+ * way when a handler rewrote c meanwhile. Room was checked. */
+static inline int cached_parts(struct sa_out *o, double v, uint64_t ip, uint32_t frac, struct sa_real_cache *c)
 {
-	uint64_t ip;
-	uint32_t frac;
 	unsigned seq;
 	char *start = o->p;
 
-	if (!(v >= 1e-6 && v < 1e15) || (size_t)(o->end - o->p) < sizeof c->s + 8)
-		return sa_out_real(o, v);
-	real_parts(v, &ip, &frac);
 	seq = c->seq;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (SA_UNLIKELY(!c->len || c->ip != ip)) {
@@ -215,8 +226,31 @@ int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c)
 		o->p = start;
 		return sa_out_real(o, v);
 	}
-	o->p += frac_text(o->p, frac);
+	o->p += sa_frac_text(o->p, frac);
 	return 0;
+}
+
+int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c)
+{
+	uint64_t ip;
+	uint32_t frac;
+
+	if (!(v >= 1e-6 && v < 1e15) || (size_t)(o->end - o->p) < sizeof c->s + 8)
+		return sa_out_real(o, v);
+	real_parts(v, &ip, &frac);
+	return cached_parts(o, v, ip, frac, c);
+}
+
+/* sa_out_real_cached(o, sec + us / 1e6, c) from the integers: while sec <
+ * 2^32 (the year 2106) the double is within 0.48 us of them, so
+ * real_parts() gives back exactly sec and us (test_fmt: every microsecond
+ * of several seconds, and at random). */
+int sa_out_ts_cached(struct sa_out *o, double v, uint64_t sec, uint32_t us, struct sa_real_cache *c)
+{
+	if (SA_UNLIKELY(sec == 0 || sec >= (1ull << 32) || us >= 1000000) ||
+	    (size_t)(o->end - o->p) < sizeof c->s + 8)
+		return sa_out_real_cached(o, v, c);
+	return cached_parts(o, v, sec, us, c);
 }
 
 static int plain(unsigned char c)
@@ -314,157 +348,6 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
 	if (sa_out_put(o, s + run, n - run))
 		return -1;
 	return sa_out_put(o, "\"", 1);
-}
-
-/* "d.", "dd.", "ddd." for every octet, padded to 4 bytes with dots: an
- * IPv4 address is four 4-byte copies, each advanced by its own length. */
-static const char octets[256][4] = {
-	"0...", "1...", "2...", "3...", "4...", "5...", "6...", "7...",
-	"8...", "9...", "10..", "11..", "12..", "13..", "14..", "15..",
-	"16..", "17..", "18..", "19..", "20..", "21..", "22..", "23..",
-	"24..", "25..", "26..", "27..", "28..", "29..", "30..", "31..",
-	"32..", "33..", "34..", "35..", "36..", "37..", "38..", "39..",
-	"40..", "41..", "42..", "43..", "44..", "45..", "46..", "47..",
-	"48..", "49..", "50..", "51..", "52..", "53..", "54..", "55..",
-	"56..", "57..", "58..", "59..", "60..", "61..", "62..", "63..",
-	"64..", "65..", "66..", "67..", "68..", "69..", "70..", "71..",
-	"72..", "73..", "74..", "75..", "76..", "77..", "78..", "79..",
-	"80..", "81..", "82..", "83..", "84..", "85..", "86..", "87..",
-	"88..", "89..", "90..", "91..", "92..", "93..", "94..", "95..",
-	"96..", "97..", "98..", "99..", "100.", "101.", "102.", "103.",
-	"104.", "105.", "106.", "107.", "108.", "109.", "110.", "111.",
-	"112.", "113.", "114.", "115.", "116.", "117.", "118.", "119.",
-	"120.", "121.", "122.", "123.", "124.", "125.", "126.", "127.",
-	"128.", "129.", "130.", "131.", "132.", "133.", "134.", "135.",
-	"136.", "137.", "138.", "139.", "140.", "141.", "142.", "143.",
-	"144.", "145.", "146.", "147.", "148.", "149.", "150.", "151.",
-	"152.", "153.", "154.", "155.", "156.", "157.", "158.", "159.",
-	"160.", "161.", "162.", "163.", "164.", "165.", "166.", "167.",
-	"168.", "169.", "170.", "171.", "172.", "173.", "174.", "175.",
-	"176.", "177.", "178.", "179.", "180.", "181.", "182.", "183.",
-	"184.", "185.", "186.", "187.", "188.", "189.", "190.", "191.",
-	"192.", "193.", "194.", "195.", "196.", "197.", "198.", "199.",
-	"200.", "201.", "202.", "203.", "204.", "205.", "206.", "207.",
-	"208.", "209.", "210.", "211.", "212.", "213.", "214.", "215.",
-	"216.", "217.", "218.", "219.", "220.", "221.", "222.", "223.",
-	"224.", "225.", "226.", "227.", "228.", "229.", "230.", "231.",
-	"232.", "233.", "234.", "235.", "236.", "237.", "238.", "239.",
-	"240.", "241.", "242.", "243.", "244.", "245.", "246.", "247.",
-	"248.", "249.", "250.", "251.", "252.", "253.", "254.", "255.",
-};
-
-/* A port's digits (0..65535) forward at d, no loop; returns the end.
- * Writes up to 5 bytes. */
-static inline char *port_text(char *d, unsigned v)
-{
-	if (v < 100) {
-		if (v < 10) {
-			*d = (char)('0' + v);
-			return d + 1;
-		}
-		__builtin_memcpy(d, sa_pairs + 2 * v, 2);
-		return d + 2;
-	}
-	if (v < 10000) {
-		unsigned hi = v / 100, lo = v % 100;
-		if (hi < 10) {
-			*d++ = (char)('0' + hi);
-		} else {
-			__builtin_memcpy(d, sa_pairs + 2 * hi, 2);
-			d += 2;
-		}
-		__builtin_memcpy(d, sa_pairs + 2 * lo, 2);
-		return d + 2;
-	}
-	*d++ = (char)('0' + v / 10000);
-	v %= 10000;
-	__builtin_memcpy(d, sa_pairs + 2 * (v / 100), 2);
-	__builtin_memcpy(d + 2, sa_pairs + 2 * (v % 100), 2);
-	return d + 4;
-}
-
-/* "a.b.c.d:port" at out, which has room for 24 bytes (each octet is a
- * 4-byte copy, advanced by its own length); returns the length. By hand,
- * not inet_ntop and printf: they were a third of an accept line. */
-static inline size_t ipv4_text(char *out, const struct sockaddr_in *in)
-{
-	const unsigned char *a = (const unsigned char *)&in->sin_addr;
-	size_t n = 0;
-
-#define OCTET(x) do { __builtin_memcpy(out + n, octets[x], 4); n += 2u + ((x) >= 10) + ((x) >= 100); } while (0)
-	OCTET(a[0]);
-	OCTET(a[1]);
-	OCTET(a[2]);
-	OCTET(a[3]);
-#undef OCTET
-	out[n - 1] = ':';
-	return (size_t)(port_text(out + n, ntohs(in->sin_port)) - out);
-}
-
-int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap)
-{
-	char host[INET6_ADDRSTRLEN];
-	size_t n = 0;
-
-	if (!sa || len < (socklen_t)sizeof(sa_family_t) || cap < SA_ADDR_TEXT_MAX)
-		return -1;
-	switch (sa->sa_family) {
-	case AF_INET:
-		if (len < (socklen_t)sizeof(struct sockaddr_in))
-			return -1;
-		return (int)ipv4_text(out, (const struct sockaddr_in *)sa);
-	case AF_INET6: {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-		if (len < (socklen_t)sizeof *in6 || !inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host))
-			return -1;
-		return snprintf(out, cap, "[%s]:%u", host, ntohs(in6->sin6_port));
-	}
-	case AF_UNIX: {
-		const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
-		size_t max = len - offsetof(struct sockaddr_un, sun_path);
-		if (max > sizeof un->sun_path)
-			max = sizeof un->sun_path;
-		if (max == 0) {
-			memcpy(out, "unnamed", 7);
-			return 7;
-		}
-		if (un->sun_path[0] == '\0') {
-			/* Abstract: "@" then the name, which may hold any byte. */
-			out[0] = '@';
-			memcpy(out + 1, un->sun_path + 1, max - 1);
-			return (int)max;
-		}
-		n = strnlen(un->sun_path, max);
-		memcpy(out, un->sun_path, n);
-		return (int)n;
-	}
-	default:
-		return snprintf(out, cap, "family:%d", sa->sa_family);
-	}
-}
-
-/* The address as sa_json_addr() gives it. */
-int sa_out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
-{
-	char t[SA_ADDR_TEXT_MAX];
-	int n;
-
-	/* IPv4, most of what we write: straight into the line. */
-	if (sa && len >= (socklen_t)sizeof(struct sockaddr_in) && sa->sa_family == AF_INET &&
-	    o->end - o->p >= 32) {
-		*o->p = '"';
-		o->p += 1 + ipv4_text(o->p + 1, (const struct sockaddr_in *)sa);
-		*o->p++ = '"';
-		return 0;
-	}
-	n = sa_addr_text(sa, len, t, sizeof t);
-
-	if (n < 0)
-		return sa_out_put(o, "null", 4);
-	if (sa->sa_family == AF_UNIX)   /* a path: any bytes */
-		return sa_out_bytes(o, t, (size_t)n);
-	/* Digits, dots, colons, brackets, hex: nothing to escape. */
-	return sa_out_put(o, "\"", 1) || sa_out_put(o, t, (size_t)n) || sa_out_put(o, "\"", 1);
 }
 
 const char *sa_errno_name(int err, char buf[SA_ERRNO_NAME_MAX])

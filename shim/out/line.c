@@ -26,6 +26,9 @@ static __thread struct {
 	char s[448];
 } ident SA_TLS_IE;
 
+/* Most idents (pid, tid and a short comm) are shorter: copied whole. */
+#define IDENT_SHORT 128
+
 /* The digits of the current second, for "ts". */
 static __thread struct sa_real_cache ts_digits SA_TLS_IE;
 
@@ -57,7 +60,7 @@ static int ident_ready(void)
 	return 0;
 }
 
-/* The common fields; evtext is ,"event":"NAME" composed, or NULL for a
+/* The common fields; evtext is ,"event":"NAME" composed (SA_EVTEXT_PAD bytes), or NULL for a
  * name escaped here. */
 static void begin(struct sa_line *L, const char *event, const char *evtext, size_t evlen, int fd, int warn,
 		  double ts)
@@ -69,17 +72,35 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
 	L->o.end = L->buf + sizeof L->buf - 1;   /* room for the newline */
 	L->over = 0;
 	L->event = event;
-	L->ts = ts > 0 ? ts : sa_now_wall();
 	__builtin_memcpy(L->buf, "{\"ts\":", 6);   /* the buffer is empty */
 	o->p = L->buf + 6;
-	r = sa_out_real_cached(o, L->ts, &ts_digits) || ident_ready();
-	if (!r && evtext && (size_t)(o->end - o->p) >= evlen + ident.len + 6) {
-		/* A composed event name: the rest is copies, room checked once. */
+	if (ts > 0) {
+		L->ts = ts;
+		r = sa_out_real_cached(o, ts, &ts_digits);
+	} else {
+		/* sa_now_wall(), kept as integers for the writer too. */
+		struct timespec now;
+		uint32_t us;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		us = (uint32_t)(now.tv_nsec / 1000);
+		L->ts = (double)now.tv_sec + (double)us / 1e6;
+		r = sa_out_ts_fast(o, L->ts, (uint64_t)now.tv_sec, us, &ts_digits);
+	}
+	r = r || ident_ready();
+	if (!r && evtext && (size_t)(o->end - o->p) >= SA_EVTEXT_PAD + sizeof ident.s + 6) {
+		/* A composed event name: the rest is copies, room checked once
+		 * (for whole copies: what lies past each text is overwritten
+		 * next, or is past the line's end). Fixed sizes are moves, not
+		 * calls to memcpy. */
 		char *p = o->p;
 
-		__builtin_memcpy(p, evtext, evlen);
+		__builtin_memcpy(p, evtext, SA_EVTEXT_PAD);
 		p += evlen;
-		__builtin_memcpy(p, ident.s, ident.len);
+		if (SA_LIKELY(ident.len <= IDENT_SHORT))
+			__builtin_memcpy(p, ident.s, IDENT_SHORT);
+		else
+			__builtin_memcpy(p, ident.s, ident.len);
 		p += ident.len;
 		__builtin_memcpy(p, warn ? "\"warn\"" : "\"info\"", 6);
 		o->p = p + 6;

@@ -49,8 +49,49 @@ struct sa_real_cache {
 	char s[16];           /* the digits of ip (< 1e15 + 1) */
 };
 int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c) SA_HIDDEN;
+/* The same bytes for v = sec + us / 1e6 (as sa_now_wall() makes it, the
+ * caller's v), from the integers. */
+int sa_out_ts_cached(struct sa_out *o, double v, uint64_t sec, uint32_t us, struct sa_real_cache *c) SA_HIDDEN;
+/* sa_out_real(o, ns / 1e6): a duration in ns written in ms, from integers. */
+int sa_out_ms_ns(struct sa_out *o, uint64_t ns) SA_HIDDEN;
 /* "00" "01" .. "99": two digits at a time. */
 extern const char sa_pairs[201] SA_HIDDEN;
+/* "000" .. "999", each with the number of its digits left once its
+ * trailing zeros are cut ("120" 2, "100" 1, "000" 0). */
+extern const char sa_trips[1000][4] SA_HIDDEN;
+/* ".dddddd", the trailing zeros cut (one digit kept), into d: 8 bytes
+ * written, the length returned. Two 4-byte copies of three digits each
+ * (f < 1e6), and the length from the table: one division, no loop. */
+static inline size_t sa_frac_text(char *d, uint32_t f)
+{
+	uint32_t hi = f / 1000, lo = f - hi * 1000;
+
+	d[0] = '.';
+	__builtin_memcpy(d + 1, sa_trips[hi], 4);
+	__builtin_memcpy(d + 4, sa_trips[lo], 4);   /* d[7]: lo's length byte, past the text */
+	return lo ? 4 + (size_t)sa_trips[lo][3] : hi ? 1 + (size_t)sa_trips[hi][3] : 2;
+}
+/* The line's ts (sa_out_ts_cached) with its common case inline: this
+ * second's digits already in c, room for them. */
+static inline int sa_out_ts_fast(struct sa_out *o, double v, uint64_t sec, uint32_t us, struct sa_real_cache *c)
+{
+	char *start = o->p;
+	unsigned seq = c->seq;
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (SA_UNLIKELY(!c->len || c->ip != sec || sec == 0 || sec >= (1ull << 32) || us >= 1000000 ||
+			(size_t)(o->end - o->p) < sizeof c->s + 8))
+		return sa_out_ts_cached(o, v, sec, us, c);
+	__builtin_memcpy(o->p, c->s, sizeof c->s);
+	o->p += c->len;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (SA_UNLIKELY(c->seq != seq)) {   /* a handler rewrote c meanwhile */
+		o->p = start;
+		return sa_out_ts_cached(o, v, sec, us, c);
+	}
+	o->p += sa_frac_text(o->p, us);
+	return 0;
+}
 int sa_out_str(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;   /* valid UTF-8 */
 /* Any bytes: valid UTF-8 kept, every other byte as the characters \xNN. */
 int sa_out_bytes(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;
@@ -194,10 +235,16 @@ struct sa_line {
 	char buf[SA_LINE_MAX];
 };
 /* EVENT must be a string literal of plain characters (a name from
- * common/names.h): ,"event":"EVENT" is composed at compile time. */
-#define sa_line_begin(L, event, fd, f)                                                   \
-	sa_line_begin_lit((L), "" event, ",\"event\":\"" event "\"",                    \
-			  sizeof(",\"event\":\"" event "\"") - 1, (fd), (f))
+ * common/names.h): ,"event":"EVENT" is composed at compile time, in an
+ * array of SA_EVTEXT_PAD bytes (zeros after the text) that begin copies
+ * whole, inline, rather than through memcpy with its length. */
+#define SA_EVTEXT_PAD 32
+#define sa_line_begin(L, event, fd, f) ({                                                \
+	static const char evtext_[SA_EVTEXT_PAD] = ",\"event\":\"" event "\"";            \
+	_Static_assert(sizeof(",\"event\":\"" event "\"") <= SA_EVTEXT_PAD, "event name too long"); \
+	sa_line_begin_lit((L), "" event, evtext_, sizeof(",\"event\":\"" event "\"") - 1, (fd), (f)); \
+})
+/* evtext: SA_EVTEXT_PAD bytes, the first evlen of them the text. */
 void sa_line_begin_lit(struct sa_line *L, const char *event, const char *evtext, size_t evlen, int fd,
 		       const struct sa_findings *f) SA_HIDDEN;
 /* Any event name (escaped as needed), the time and severity given (ts <=
@@ -288,6 +335,13 @@ SA_LINE_INLINE void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, 
 {
 	if (!sa_line_key_k(L, k, kn))
 		sa_line_check(L, sa_out_real(&L->o, v));
+}
+/* sa_line_real(L, key, ns / 1e6) for a duration in ns, the same bytes. */
+#define sa_line_ms_ns(L, key, ns) sa_line_ms_ns_k((L), SA_LINE_K(key), (ns))
+SA_LINE_INLINE void sa_line_ms_ns_k(struct sa_line *L, const char *k, size_t kn, uint64_t ns)
+{
+	if (!sa_line_key_k(L, k, kn))
+		sa_line_check(L, sa_out_ms_ns(&L->o, ns));
 }
 SA_LINE_INLINE void sa_line_null_k(struct sa_line *L, const char *k, size_t kn)
 {

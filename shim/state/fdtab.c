@@ -117,7 +117,7 @@ static void *side(void **chunks, size_t size, int fd, int create)
 }
 
 /* fd's chunk's side page, mapped on first use when create is set. */
-static struct sa_fd_side *side_of(int fd, int create)
+static inline struct sa_fd_side *side_of(int fd, int create)
 {
 	struct sa_fd_side *d = sa_fd_side_of(fd);
 	int won;
@@ -171,19 +171,24 @@ void sa_fd_light_clear_range(unsigned int first, unsigned int last)
 }
 
 /* A new socket on fd starts with no quickack history. */
-static void qa_clear(int fd)
+static inline void qa_clear(int fd)
 {
-	struct sa_sock_quickack *q = sa_fd_qa(fd, 0);
+	struct sa_sock_quickack *q;
 
-	if (q && q->sets)
-		memset(q, 0, sizeof *q);
+	if ((unsigned int)fd >= SA_FD_MAX)
+		return;
+	q = __atomic_load_n(&qa_chunks[(unsigned int)fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+	if (SA_UNLIKELY(q != NULL)) {
+		q += (unsigned int)fd & (CHUNK - 1);
+		if (q->sets)
+			memset(q, 0, sizeof *q);
+	}
 }
 
-/* One more tracked entry in fd's chunk; waits (a bounded while) when the
- * chunk is being handed back. 0 when it could not. */
-static int live_inc(int fd)
+/* One more tracked entry in the chunk whose side page is d; waits (a
+ * bounded while) when the chunk is being handed back. 0 when it could not. */
+static inline int live_inc(struct sa_fd_side *d)
 {
-	struct sa_fd_side *d = side_of(fd, 1);
 	uint32_t *p, v;
 	int spins = 0;
 
@@ -209,13 +214,31 @@ static int live_inc(int fd)
 	return 1;
 }
 
-/* One fewer; the last one out hands the chunk's pages back. */
-static void live_dec(int fd)
+/* The chunk of fd (side page d) emptied just now: its pages go back,
+ * at most once a second. */
+static __attribute__((noinline)) void chunk_emptied(int fd, struct sa_fd_side *d)
 {
 	unsigned int i = (unsigned int)fd >> CHUNK_BITS;
-	struct sa_fd_side *d = side_of(fd, 0);
-	uint32_t zero = 0, now, v;
+	uint32_t zero = 0, now;
 	struct sa_sock *c;
+
+	now = (uint32_t)(sa_now_ns() / 1000000000ull);
+	if (now == __atomic_load_n(&d->released_at_s, __ATOMIC_RELAXED))
+		return;
+	if (!__atomic_compare_exchange_n(&d->live, &zero, RELEASING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
+	if (c)
+		madvise(c, CHUNK_BYTES, MADV_DONTNEED);
+	__atomic_store_n(&d->released_at_s, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->live, 0, __ATOMIC_RELEASE);
+}
+
+/* One fewer in fd's chunk (side page d); the last one out hands the
+ * chunk's pages back. Inline: every close of a tracked fd comes here. */
+static inline void live_dec(int fd, struct sa_fd_side *d)
+{
+	uint32_t v;
 
 	if (!d)
 		return;
@@ -227,18 +250,8 @@ static void live_dec(int fd)
 			return;
 	} while (!__atomic_compare_exchange_n(&d->live, &v, v - 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	__atomic_sub_fetch(&ntracked, 1, __ATOMIC_RELAXED);
-	if (v - 1 != 0)
-		return;
-	now = (uint32_t)(sa_now_ns() / 1000000000ull);
-	if (now == __atomic_load_n(&d->released_at_s, __ATOMIC_RELAXED))
-		return;
-	if (!__atomic_compare_exchange_n(&d->live, &zero, RELEASING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return;
-	c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
-	if (c)
-		madvise(c, CHUNK_BYTES, MADV_DONTNEED);
-	__atomic_store_n(&d->released_at_s, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&d->live, 0, __ATOMIC_RELEASE);
+	if (SA_UNLIKELY(v - 1 == 0))
+		chunk_emptied(fd, d);
 }
 
 static void (*listener_ref)(struct sa_listener *);
@@ -261,12 +274,49 @@ static void drop_listener(struct sa_sock *s)
 		listener_unref(l);
 }
 
+/* memset(s, 0, sizeof *s) as seven 16-byte stores: gcc makes the memset a
+ * rep stos, which costs an instruction per 8 bytes (callgrind counts each
+ * step) and more cycles to start than the stores take. */
+typedef char sa_zero16 __attribute__((vector_size(16), may_alias, aligned(1)));
+_Static_assert(sizeof(struct sa_sock) == 7 * 16, "zero_entry stores 112 bytes");
+static inline void zero_entry(struct sa_sock *s)
+{
+	sa_zero16 *p = (sa_zero16 *)(void *)s;
+
+	p[0] = (sa_zero16){ 0 };
+	p[1] = (sa_zero16){ 0 };
+	p[2] = (sa_zero16){ 0 };
+	p[3] = (sa_zero16){ 0 };
+	p[4] = (sa_zero16){ 0 };
+	p[5] = (sa_zero16){ 0 };
+	p[6] = (sa_zero16){ 0 };
+}
+
+/* fd's entry, its chunk mapped on first use: the chunk pointer read
+ * inline, slot() only for a chunk not mapped yet. fd < SA_FD_MAX. */
+static inline struct sa_sock *slot_made(int fd)
+{
+	struct sa_sock *c = __atomic_load_n(&sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+
+	return SA_LIKELY(c != NULL) ? &c[(unsigned int)fd & (CHUNK - 1)] : slot(fd, 1);
+}
+
+/* A new socket on fd: its entry zeroed, its light word and quickack window
+ * gone, its generation bumped (bump). The side page is looked up once for
+ * the live count, the light word and the generation (bench/counts.sh: the
+ * fd entry's life was ~280 instructions of a trace request). */
 static struct sa_sock *fresh(int fd, int bump)
 {
-	struct sa_sock *s = slot(fd, 1);
+	struct sa_fd_side *d;
+	struct sa_sock *s;
+	uint64_t *w;
 	uint32_t old;
 
-	if (!s || !live_inc(fd))
+	if ((unsigned int)fd >= SA_FD_MAX)
+		return NULL;
+	s = slot_made(fd);
+	d = side_of(fd, 1);
+	if (!s || !live_inc(d))
 		return NULL;
 	/* The number was freed by a close in another thread (the kernel orders
 	 * that close before the call that handed the number out again); this
@@ -276,15 +326,17 @@ static struct sa_sock *fresh(int fd, int bump)
 	if (old & SA_F_WATCH_IO)
 		__atomic_sub_fetch(&sa_watching, 1, __ATOMIC_RELAXED);
 	drop_listener(s);
-	memset(s, 0, sizeof *s);
+	zero_entry(s);
 	qa_clear(fd);
-	sa_fd_light_take(fd);
+	w = &d->light[SA_FD_IDX(fd)];
+	if (__atomic_load_n(w, __ATOMIC_RELAXED))
+		__atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL);
 	if (bump)
-		gen_bump(fd);
+		__atomic_add_fetch(&d->gen[SA_FD_IDX(fd)], 1, __ATOMIC_RELEASE);
 	s->acc.listen_fd = -1;
 	__atomic_store_n(&s->flags, SA_F_SOCKET, __ATOMIC_RELEASE);
 	if (old)
-		live_dec(fd);   /* it was counted already: a close we did not see */
+		live_dec(fd, d);   /* it was counted already: a close we did not see */
 	return s;
 }
 
@@ -298,20 +350,31 @@ struct sa_sock *sa_fd_adopt(int fd)
 	return fresh(fd, 0);
 }
 
+/* The side page is looked up once, for the light word, the generation
+ * and the live count. */
 void sa_fd_forget(int fd)
 {
-	struct sa_sock *s = slot(fd, 0);
+	struct sa_fd_side *d;
+	struct sa_sock *c;
 	uint32_t old;
 
-	sa_fd_light_take(fd);
-	if (!s)
+	if ((unsigned int)fd >= SA_FD_MAX)
 		return;
-	gen_bump(fd);
-	old = __atomic_exchange_n(&s->flags, 0, __ATOMIC_ACQ_REL);
+	d = sa_fd_side_of(fd);
+	if (d && __atomic_load_n(&d->light[SA_FD_IDX(fd)], __ATOMIC_RELAXED))
+		__atomic_exchange_n(&d->light[SA_FD_IDX(fd)], 0, __ATOMIC_ACQ_REL);
+	c = __atomic_load_n(&sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+	if (!c)
+		return;
+	if (SA_UNLIKELY(!d))
+		d = side_of(fd, 1);
+	if (d)
+		__atomic_add_fetch(&d->gen[SA_FD_IDX(fd)], 1, __ATOMIC_RELEASE);
+	old = __atomic_exchange_n(&c[SA_FD_IDX(fd)].flags, 0, __ATOMIC_ACQ_REL);
 	if (old & SA_F_WATCH_IO)
 		__atomic_sub_fetch(&sa_watching, 1, __ATOMIC_RELAXED);
-	if (old)
-		live_dec(fd);
+	if (old && d)
+		live_dec(fd, d);
 }
 
 void sa_fd_dup(int oldfd, int newfd)
@@ -328,7 +391,7 @@ void sa_fd_dup(int oldfd, int newfd)
 		return;
 	}
 	n = slot(newfd, 1);
-	if (!n || !live_inc(newfd))
+	if (!n || !live_inc(side_of(newfd, 1)))
 		return;
 	old = __atomic_exchange_n(&n->flags, 0, __ATOMIC_ACQ_REL);   /* as in sa_fd_track */
 	if (old & SA_F_WATCH_IO)
@@ -358,7 +421,7 @@ void sa_fd_dup(int oldfd, int newfd)
 	}
 	__atomic_store_n(&n->flags, keep, __ATOMIC_RELEASE);
 	if (old)
-		live_dec(newfd);
+		live_dec(newfd, side_of(newfd, 0));
 }
 
 void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)

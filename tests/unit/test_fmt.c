@@ -302,6 +302,74 @@ static void ts_cache(void **state)
 	}
 }
 
+/* A duration in ns as ms (sa_out_ms_ns) against the double it replaced:
+ * every ns to 2e7, then at random over every magnitude, and at the edge of
+ * its integer path (1e15 ns). */
+static void ms_from_ns(void **state)
+{
+	static const uint64_t edge[] = {
+		999999999999999ull, 1000000000000000ull, 1000000000000001ull, 9007199254740992ull,
+		UINT64_MAX, UINT64_MAX - 1, 1ull << 63,
+	};
+	uint64_t ns;
+	size_t k;
+	long i;
+
+	(void)state;
+	for (ns = 0; ns < 20000000; ns++)
+		SAME(64, ref_real(o_, (double)ns / 1e6), sa_out_ms_ns(o_, ns));
+	for (k = 0; k < sizeof edge / sizeof edge[0]; k++)
+		for (ns = edge[k] - 3; ns != edge[k] + 3; ns++)
+			SAME(64, ref_real(o_, (double)ns / 1e6), sa_out_ms_ns(o_, ns));
+	for (i = 0; i < 3000000; i++) {
+		uint64_t r = rnd();
+		int room = i % 16 == 0 ? (int)(rnd() % 30) : 64;
+
+		ns = rnd() >> (r % 64);
+		SAME(room, ref_real(o_, (double)ns / 1e6), sa_out_ms_ns(o_, ns));
+	}
+}
+
+/* The line's ts from integers (sa_out_ts_cached) against the double
+ * sa_now_wall() makes: every microsecond of some seconds (the year 2026,
+ * the last second before 2^31 and before 2^32, past 2^32), then random
+ * seconds, with the cache carried across and rooms too small. */
+static void ts_from_ints(void **state)
+{
+	static const uint64_t secs[] = { 1, 9, 1796119764, 2147483647, 4294967295ull, 4294967296ull };
+	struct sa_real_cache ca, cb;
+	size_t k;
+	long i;
+	uint32_t us;
+
+	(void)state;
+	memset(&ca, 0, sizeof ca);
+	memset(&cb, 0, sizeof cb);
+	for (k = 0; k < sizeof secs / sizeof secs[0]; k++)
+		for (us = 0; us < 1000000; us++) {
+			double v = (double)secs[k] + (double)us / 1e6;
+
+			SAME(64, ref_real(o_, v), sa_out_ts_cached(o_, v, secs[k], us, &cb));
+			SAME(64, ref_real(o_, v), sa_out_ts_fast(o_, v, secs[k], us, &cb));
+		}
+	for (i = 0; i < 3000000; i++) {
+		uint64_t r = rnd(), sec = r % 8 == 0 ? rnd() % 100000000000ull : 1700000000 + (r >> 8) % 600000000;
+		int room = i % 16 == 0 ? (int)(rnd() % 40) : 64;
+		double v;
+
+		us = (uint32_t)(rnd() % 1000000);
+		v = (double)sec + (double)us / 1e6;
+		SAME(room, sa_out_real_cached(o_, v, &ca), sa_out_ts_cached(o_, v, sec, us, &cb));
+		SAME(room, ref_real(o_, v), sa_out_ts_cached(o_, v, sec, us, &cb));
+		SAME(room, ref_real(o_, v), sa_out_ts_fast(o_, v, sec, us, &cb));
+		if (i % 1000 == 7) {   /* as if a handler left its second half written */
+			memcpy(cb.s, "99", 2);
+			cb.seq++;
+			cb.len = 0;
+		}
+	}
+}
+
 /* ---- integers ----------------------------------------------------------- */
 
 static long long some_int(void)
@@ -400,6 +468,12 @@ static void ipv4(void **state)
 		}
 		SAME(room, ref_out_addr(o_, (struct sockaddr *)&in, len),
 		     sa_out_addr(o_, (struct sockaddr *)&in, len));
+		/* Again from the thread's last address (json.c's last4), on
+		 * another port now and then. */
+		if (i % 3 == 0)
+			in.sin_port = (uint16_t)(in.sin_port + 1);
+		SAME(room, ref_out_addr(o_, (struct sockaddr *)&in, len),
+		     sa_out_addr(o_, (struct sockaddr *)&in, len));
 	}
 }
 
@@ -409,6 +483,8 @@ int main(void)
 		cmocka_unit_test(reals),
 		cmocka_unit_test(every_microsecond),
 		cmocka_unit_test(ts_cache),
+		cmocka_unit_test(ms_from_ns),
+		cmocka_unit_test(ts_from_ints),
 		cmocka_unit_test(ints),
 		cmocka_unit_test(ipv4),
 	};
