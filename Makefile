@@ -60,16 +60,22 @@ all: libsockaudit.so $(if $(CLI_SRC),sockaudit)
 deps:
 	@scripts/ensure-deps.sh build
 
+# -ffunction-sections: shim/sa_fork_text.ld gathers, by name, the functions
+# a forked child runs.
 $(BUILD)/obj/%.o: shim/%.c $(wildcard shim/*/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -Ishim -fvisibility=hidden -c -o $@ $<
+	$(CC) $(SA_CFLAGS) -Ishim -fvisibility=hidden -ffunction-sections -c -o $@ $<
 
 $(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -c -o $@ $<
 
-libsockaudit.so: $(SHIM_OBJ) shim/exports.map shim/sa_proc.ld
-	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-T,shim/sa_proc.ld -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) -ldl -lpthread
+# -fini= an undefined name: no DT_FINI. crti/crtn's _fini is an empty frame
+# that sits alone after .text, and ld.so called it at every exit: one more
+# code fault in each forked child. Destructors are in .fini_array, which
+# ld.so runs as before.
+libsockaudit.so: $(SHIM_OBJ) shim/exports.map shim/sa_proc.ld shim/sa_fork_text.ld
+	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-T,shim/sa_proc.ld -Wl,-T,shim/sa_fork_text.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) -ldl -lpthread
 
 $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
