@@ -32,12 +32,15 @@ SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 endif
 SA_CFLAGS  := -std=gnu11 -fPIC -D_GNU_SOURCE -DSOCKAUDIT_VERSION_STR=\"$(VERSION)\" -Iinclude -Icommon $(WARN) $(JANSSON_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 SA_LDFLAGS := $(SAN_FLAGS) $(LDFLAGS)
+# -ffunction-sections: shim/sa_fork_text.ld gathers, by name, the functions
+# a forked child runs.
+SHIM_CFLAGS := -fvisibility=hidden -ffunction-sections
 
 # The flags everything was built with: when they change (SANITIZE=..., a
 # new CFLAGS), every object, test program and the library are rebuilt
 # instead of mixing old and new builds in one test run.
 FLAGS_STAMP := $(BUILD)/.flags
-FLAGS_NOW   := $(CC) $(SA_CFLAGS) $(SA_LDFLAGS)
+FLAGS_NOW   := $(CC) $(SA_CFLAGS) $(SHIM_CFLAGS) $(SA_LDFLAGS)
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(subst ','\'',$(FLAGS_NOW))' ] || printf '%s\n' '$(subst ','\'',$(FLAGS_NOW))' >$(FLAGS_STAMP); })
 
 # The shim's floors, lowest first: each calls only its own and lower ones
@@ -60,11 +63,9 @@ all: libsockaudit.so $(if $(CLI_SRC),sockaudit)
 deps:
 	@scripts/ensure-deps.sh build
 
-# -ffunction-sections: shim/sa_fork_text.ld gathers, by name, the functions
-# a forked child runs.
 $(BUILD)/obj/%.o: shim/%.c $(wildcard shim/*/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -Ishim -fvisibility=hidden -ffunction-sections -c -o $@ $<
+	$(CC) $(SA_CFLAGS) -Ishim $(SHIM_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
