@@ -32,12 +32,15 @@ SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 endif
 SA_CFLAGS  := -std=gnu11 -fPIC -D_GNU_SOURCE -DSOCKAUDIT_VERSION_STR=\"$(VERSION)\" -Iinclude -Icommon $(WARN) $(JANSSON_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
 SA_LDFLAGS := $(SAN_FLAGS) $(LDFLAGS)
+# -ffunction-sections: shim/sa_fork_text.ld gathers, by name, the functions
+# a forked child runs.
+SHIM_CFLAGS := -fvisibility=hidden -ffunction-sections
 
 # The flags everything was built with: when they change (SANITIZE=..., a
 # new CFLAGS), every object, test program and the library are rebuilt
 # instead of mixing old and new builds in one test run.
 FLAGS_STAMP := $(BUILD)/.flags
-FLAGS_NOW   := $(CC) $(SA_CFLAGS) $(SA_LDFLAGS)
+FLAGS_NOW   := $(CC) $(SA_CFLAGS) $(SHIM_CFLAGS) $(SA_LDFLAGS)
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(subst ','\'',$(FLAGS_NOW))' ] || printf '%s\n' '$(subst ','\'',$(FLAGS_NOW))' >$(FLAGS_STAMP); })
 
 # The shim's floors, lowest first: each calls only its own and lower ones
@@ -62,14 +65,18 @@ deps:
 
 $(BUILD)/obj/%.o: shim/%.c $(wildcard shim/*/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -Ishim -fvisibility=hidden -c -o $@ $<
+	$(CC) $(SA_CFLAGS) -Ishim $(SHIM_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -c -o $@ $<
 
-libsockaudit.so: $(SHIM_OBJ) shim/exports.map shim/sa_proc.ld
-	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-T,shim/sa_proc.ld -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) -ldl -lpthread
+# -fini= an undefined name: no DT_FINI. crti/crtn's _fini is an empty frame
+# that sits alone after .text, and ld.so called it at every exit: one more
+# code fault in each forked child. Destructors are in .fini_array, which
+# ld.so runs as before.
+libsockaudit.so: $(SHIM_OBJ) shim/exports.map shim/sa_proc.ld shim/sa_fork_text.ld
+	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-T,shim/sa_proc.ld -Wl,-T,shim/sa_fork_text.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) -ldl -lpthread
 
 $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

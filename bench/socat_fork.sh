@@ -39,9 +39,10 @@ for r in $(seq "$ROUNDS"); do
 	if [ $((r % 2)) = 1 ]; then a=$(rps $PP); b=$(rps $SP); else b=$(rps $SP); a=$(rps $PP); fi
 	echo "$a $b" >>"$T/res"
 done
-# perf prints its counts when its socat ends.
+# perf prints its counts when its socat ends; with the shim and 7 rounds it
+# took more than the 10 s waited before (nothing printed), so up to 60 s.
 for p in "${PIDS[@]:1}"; do c=$(pgrep -P "$p" -x socat); [ -n "$c" ] && kill -INT $c; done
-for _ in $(seq 100); do
+for _ in $(seq 600); do
 	alive=0
 	for p in "${PIDS[@]:1}"; do kill -0 "$p" 2>/dev/null && alive=1; done
 	[ $alive = 0 ] && break

@@ -33,6 +33,13 @@
 
 static struct sa_listener *head;
 static int nlisteners;
+/* The first listener made, not mmap'd: sa_proc_tail follows the process
+ * page's variables (shim/sa_proc.ld), so its header, in_use and refs among
+ * it, shares the process page, which a forked child writes anyway. A
+ * fork-per-connection child's close of the inherited listener then writes
+ * no page of its own (it was one fault per child). */
+static struct sa_listener first_listener __attribute__((section(".bss.sa_proc_tail")));
+static int first_taken;
 /* Serialises listener_stats lines (rare: each interval and at exit), so a
  * listener's previous-line snapshot is read and replaced by one thread. */
 static int emit_lock SA_PROC_PAGE;   /* sa_trylock: a busy line is written at the next tick */
@@ -67,7 +74,10 @@ static struct sa_listener *claim(void)
 		return NULL;
 	}
 	/* mmap, not the heap: a host handler may jump out of the wrapper. */
-	l = mmap(NULL, sizeof *l, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!__atomic_exchange_n(&first_taken, 1, __ATOMIC_ACQ_REL))
+		l = &first_listener;
+	else
+		l = mmap(NULL, sizeof *l, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (l == MAP_FAILED) {
 		__atomic_sub_fetch(&nlisteners, 1, __ATOMIC_RELAXED);
 		return NULL;

@@ -131,6 +131,42 @@ static void emit(int fd, struct sa_sock *s, uint32_t sets, const struct sa_qa_ve
 	sa_event_emit(ev, SA_LEVEL_WARN, &f);
 }
 
+/*
+ * What the program has read so far is bytes_received (TCP_INFO) minus the
+ * unread bytes (SIOCINQ), two calls: data arriving between them makes the
+ * pair disagree. The peer's reply to the write just made often lands right
+ * then, more often on a loaded machine, and each time a no-read interval
+ * looked like a read; enough of them at a doubling point kept the verdict
+ * off and the line came sets late (71 and 145 instead of 64 and 128). So
+ * SIOCINQ is read between two TCP_INFO reads and kept only when
+ * bytes_received did not move across it (tcp_rcv_established() bumps it
+ * under the socket lock that both calls take). A concurrent read() by
+ * another thread moves only the unread count, which the pair then shows
+ * as read, as it was. After SA_QA_SAMPLE_TRIES the last pair is used:
+ * arrivals then show as a read, which errs towards silence.
+ */
+#define SA_QA_SAMPLE_TRIES 3
+
+static int sample(int fd, struct sa_tcpinfo *ti, int *unread)
+{
+	struct sa_tcpinfo after;
+	int i;
+
+	if (sa_tcpinfo_read(fd, ti) != 0 || !ti->has_data_segs)
+		return -1;
+	for (i = 0; i < SA_QA_SAMPLE_TRIES; i++) {
+		if (ioctl(fd, SIOCINQ, unread) != 0 || *unread < 0 ||
+		    sa_tcpinfo_read(fd, &after) != 0 || !after.has_data_segs)
+			return -1;
+		if (after.bytes_received == ti->bytes_received) {
+			*ti = after;
+			return 0;
+		}
+		*ti = after;
+	}
+	return 0;
+}
+
 /* Reads back what the host just set; the dispatcher calls this before the
  * setsockopt audit, for every TCP_QUICKACK call (the hot-loop check needs
  * each one, repeats included). */
@@ -169,12 +205,9 @@ void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective)
 	if (!q)
 		return;
 	/* Sample before taking the lock: these are syscalls. A listener has
-	 * no data to send, so repeated sets there say nothing about sends.
-	 * SIOCINQ comes first: data arriving between the two calls then makes
-	 * this interval look like it held a read, which errs towards silence. */
+	 * no data to send, so repeated sets there say nothing about sends. */
 	memset(&ti, 0, sizeof ti);
-	if (s->flags & SA_F_LISTENER || ioctl(fd, SIOCINQ, &unread) != 0 || unread < 0 ||
-	    sa_tcpinfo_read(fd, &ti) != 0 || !ti.has_data_segs)
+	if (s->flags & SA_F_LISTENER || sample(fd, &ti, &unread) != 0)
 		ti.valid = 0;
 	read_total = (uint32_t)ti.bytes_received - (uint32_t)unread;
 
