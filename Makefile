@@ -75,8 +75,22 @@ $(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
 # that sits alone after .text, and ld.so called it at every exit: one more
 # code fault in each forked child. Destructors are in .fini_array, which
 # ld.so runs as before.
-libsockaudit.so: $(SHIM_OBJ) shim/exports.map shim/sa_proc.ld shim/sa_fork_text.ld
-	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-T,shim/sa_proc.ld -Wl,-T,shim/sa_fork_text.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) -ldl -lpthread
+# The linker's own script for a shared library, with shim/sa_fork_text.ld's
+# lines put inside .text before its generic *(.text ...) line (one .text:
+# valgrind's symbol reader needs that) and shim/sa_proc.ld's sections right
+# after .data. The build stops if either place is not found, rather than
+# link without them.
+$(BUILD)/shim.ld: shim/sa_fork_text.ld shim/sa_proc.ld $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(SA_LDFLAGS) -shared -Wl,--verbose 2>/dev/null | sed -n '/^=======/,/^=======/p' | sed '1d;$$d' | \
+		awk -v text=shim/sa_fork_text.ld -v proc=shim/sa_proc.ld ' \
+			t != 1 && /^[ \t]*\*\(\.text \.stub \.text\.\*/ { while ((getline l < text) > 0) print l; t = 1 } \
+			p != 1 && /^[ \t]*\.data1[ \t]/ { while ((getline l < proc) > 0) print l; p = 1 } \
+			{ print } END { exit !(t == 1 && p == 1) }' >$@.tmp
+	@mv $@.tmp $@
+
+libsockaudit.so: $(SHIM_OBJ) shim/exports.map $(BUILD)/shim.ld
+	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-T,$(BUILD)/shim.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) -ldl -lpthread
 
 $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
