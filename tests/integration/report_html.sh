@@ -20,7 +20,7 @@ chrome() {  # chrome ARGS... URL: bounded, offline, no first-run work
 
 # ---- a real log ----------------------------------------------------------------
 LOG=$T/run.jsonl
-SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=$LOG preload "$PROGS/fullq_server" "$T/port" 2500 1500 &
+SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=$LOG preload "$PROGS/fullq_server" "$T/port" 2500 1500 "$T/go" &
 FQ=$!
 for i in $(seq 100); do [ -f "$T/port" ] && break; sleep 0.02; done
 FP=$(cat "$T/port" 2>/dev/null)
@@ -38,6 +38,15 @@ for i in 1 2 3; do
 done
 (sleep 1.2; SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=$LOG preload timeout 20 "$P" block "127.0.0.1:$FP" >/dev/null) & pids+=($!)
 SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=$LOG preload "$P" fast "127.0.0.1:$OP" 20 >/dev/null
+# The full listener drains after 2.5 s, and not before all four clients' SYNs
+# were dropped at least once (SYN-SENT for over a second): under a loaded
+# make test a client could start after the drain and connect at once.
+for i in $(seq 150); do
+	[ "$(ss -Htn state syn-sent "dport = :$FP" | wc -l)" -ge 4 ] && break
+	sleep 0.1
+done
+sleep 1.1
+touch "$T/go"
 for p in "${pids[@]}"; do wait "$p"; done
 wait $FQ
 check "a real log was written" test -s "$LOG"

@@ -1,10 +1,12 @@
 /*
  * fullq_server: a TCP listener whose accept queue is full, drained later.
- *   fullq_server PORTFILE DRAIN_MS LINGER_MS
+ *   fullq_server PORTFILE DRAIN_MS LINGER_MS [GOFILE]
  * listen(0) on 127.0.0.1 (the queue holds backlog + 1 = 1 connection), fill
  * it with one connection of our own, write the port to PORTFILE (atomically,
- * when the queue is full), sleep DRAIN_MS while SYNs to it are dropped, then
- * accept everything for LINGER_MS and exit.
+ * when the queue is full), sleep DRAIN_MS while SYNs to it are dropped (and,
+ * with GOFILE, until GOFILE exists, at most 20 s more: a test that needs
+ * every client's SYN dropped says when they all were), then accept
+ * everything for LINGER_MS and exit.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -32,7 +34,7 @@ int main(int argc, char **argv)
 	FILE *f;
 	int l, c;
 
-	if (argc != 4)
+	if (argc != 4 && argc != 5)
 		return 2;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	l = socket(AF_INET, SOCK_STREAM, 0);
@@ -50,6 +52,8 @@ int main(int argc, char **argv)
 	fclose(f);
 	rename(tmp, argv[1]);
 	usleep((useconds_t)atoi(argv[2]) * 1000);
+	for (end = now_ms() + 20000; argc == 5 && access(argv[4], F_OK) != 0 && now_ms() < end;)
+		usleep(20000);
 	end = now_ms() + atoi(argv[3]);
 	while (now_ms() < end) {
 		struct pollfd p = { .fd = l, .events = POLLIN };
