@@ -264,6 +264,13 @@ static inline __attribute__((always_inline)) int sa_accept_counted(int lfd, int 
 	return SA_ACCEPT_DONE;
 }
 
+/* sa_accept_counted out of line, for AddressSanitizer builds: inline, its
+ * instrumented locals (the histogram's compare-and-swap) would sit in the
+ * accept wrapper's frame, and a thread cancelled in the blocking accept
+ * would leave their redzones poisoned (life_hangs case 1). */
+int sa_accept_counted_out(int lfd, int fd, uint64_t t0, uint64_t t1, struct sa_fd_side *d,
+			  uint32_t lgen) SA_HIDDEN;
+
 /* Report the 1st, 2nd, 4th, 8th ... occurrence; count the rest as suppressed. */
 static inline int worth_reporting(uint64_t n)
 {

@@ -41,6 +41,11 @@ void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0,
 	sa_accept_count_only(lfd, fd, l, t0, t1);
 }
 
+int sa_accept_counted_out(int lfd, int fd, uint64_t t0, uint64_t t1, struct sa_fd_side *d, uint32_t lgen)
+{
+	return sa_accept_counted(lfd, fd, t0, t1, d, lgen);
+}
+
 struct sa_sock *sa_accept_promote(int fd, uint64_t word)
 {
 	int lfd = (int)(uint32_t)word - 1;

@@ -162,7 +162,11 @@ static inline __attribute__((always_inline)) int do_accept(int fd, struct sockad
 		/* errno as the call left it: what the counted path may call
 		 * that could touch it keeps it. */
 		sa_in_shim++;
+#if defined(__SANITIZE_ADDRESS__)
+		r = sa_accept_counted_out(fd, ret, t0, t1, d, lgen);
+#else
 		r = sa_accept_counted(fd, ret, t0, t1, d, lgen);
+#endif
 		sa_in_shim--;
 		if (SA_LIKELY(r == SA_ACCEPT_DONE))
 			return ret;
