@@ -84,4 +84,12 @@ check_jq "EMFILE: accept_fd_limit naming RLIMIT_NOFILE, logged 1st/2nd/4th... no
 check_jq "forked workers on an inherited listener: each has its own listener_stats" "$T/workers.jsonl" \
   '[.[] | select(.event=="listener_stats")] as $l | ($l|length)==2 and ($l|map(.pid)|unique|length)==2 and all($l[]; .accepts==3 and .first_speaker.client==3 and .listen_fd==3) and ([.[] | select(.event=="summary" and .listeners==[])]|length)==1'
 [ -n "${KEEP:-}" ] && cp -r "$T" "$KEEP"
+# errno across accept4, as the host sees it, over a listener's first 64
+# (full audit), the counted ones after (the wrapper keeps no errno copy
+# there), their samples, and EAGAIN: 300 rounds at info and at trace.
+for lvl in info trace; do
+	out=$(SOCKAUDIT_LEVEL=$lvl SOCKAUDIT_LOG=$T/errno.$lvl.jsonl preload "$PROGS/accept_errno" 300 2>&1)
+	check "$lvl: errno after a successful accept4 is the host's, EAGAIN on an empty queue ($out)" \
+		test "$out" = "accepted 300 bad 0 eagain_bad 0"
+done
 finish
