@@ -194,10 +194,15 @@ static inline uint64_t sa_accept_light_word(int lfd, const struct sa_listener *l
 	return ((uint64_t)__atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) << 32) | (uint32_t)(lfd + 1);
 }
 
+/* Counts and times an accepted connection that gets no entry. d: fd's side
+ * page when the caller has it (the listener's, same chunk), else NULL. */
 static inline __attribute__((always_inline)) void sa_accept_count_only(int lfd, int fd, struct sa_listener *l,
-								      uint64_t t0, uint64_t t1)
+								      uint64_t t0, uint64_t t1, struct sa_fd_side *d)
 {
-	sa_fd_light_set(fd, sa_accept_light_word(lfd, l));
+	if (d)
+		__atomic_store_n(&d->light[SA_FD_IDX(fd)], sa_accept_light_word(lfd, l), __ATOMIC_RELEASE);
+	else
+		sa_fd_light_set(fd, sa_accept_light_word(lfd, l));
 	ADD(l->accepts, 1);
 	sa_hist_add_ns_inline(&l->wait_ms, t1 - t0);
 	sa_event_count_id(SA_EV_ACCEPT);
@@ -253,14 +258,7 @@ static inline __attribute__((always_inline)) int sa_accept_counted(int lfd, int 
 		__atomic_store_n(&l->next_sample_ns, t1 + SA_ACCEPT_SAMPLE_NS, __ATOMIC_RELAXED);
 		return SA_ACCEPT_FULL_SAMPLED;
 	}
-	if (d)
-		__atomic_store_n(&d->light[SA_FD_IDX(fd)], sa_accept_light_word(lfd, l), __ATOMIC_RELEASE);
-	else
-		sa_fd_light_set(fd, sa_accept_light_word(lfd, l));
-	ADD(l->accepts, 1);
-	sa_hist_add_ns_inline(&l->wait_ms, t1 - t0);
-	sa_event_count_id(SA_EV_ACCEPT);
-	sa_listener_tick_l(l, t1);
+	sa_accept_count_only(lfd, fd, l, t0, t1, d);
 	return SA_ACCEPT_DONE;
 }
 

@@ -38,7 +38,7 @@ int sa_accept_watch_due(const struct sa_listener *l)
 
 void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1)
 {
-	sa_accept_count_only(lfd, fd, l, t0, t1);
+	sa_accept_count_only(lfd, fd, l, t0, t1, NULL);
 }
 
 int sa_accept_counted_out(int lfd, int fd, uint64_t t0, uint64_t t1, struct sa_fd_side *d, uint32_t lgen)

@@ -160,21 +160,6 @@ void sa_hist_add_ns(struct sa_hist *h, uint64_t ns)
 	sa_hist_add_ns_inline(h, ns);
 }
 
-/* sa_hist_add_ns_inline (state.h) when ns's cell is not filled yet or slow. */
-void sa_hist_add_ns_slow(struct sa_hist *h, uint64_t ns)
-{
-	double ms = (double)ns / 1e6;
-	uint64_t bits, old;
-
-	__atomic_add_fetch(&h->n, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&h->b[bucket_of_ns(ns)], 1, __ATOMIC_RELAXED);
-	memcpy(&bits, &ms, sizeof bits);
-	old = __atomic_load_n(&h->max_bits, __ATOMIC_RELAXED);
-	while (bits > old && !__atomic_compare_exchange_n(&h->max_bits, &old, bits, 1,
-							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-}
-
 double sa_hist_max(const struct sa_hist *h)
 {
 	uint64_t bits = __atomic_load_n(&h->max_bits, __ATOMIC_RELAXED);

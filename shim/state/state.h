@@ -268,7 +268,6 @@ int sa_hist_bucket_ns(uint64_t ns) SA_HIDDEN;
 #define SA_HIST_CELL_SLOW 0xffffu
 extern uint64_t sa_hist_cell_last[SA_HIST_NS_CELLS] SA_HIDDEN;
 extern uint16_t sa_hist_cell_b[SA_HIST_NS_CELLS] SA_HIDDEN;
-void sa_hist_add_ns_slow(struct sa_hist *h, uint64_t ns) SA_HIDDEN;
 static inline unsigned sa_hist_ns_cell(uint64_t ns)
 {
 	int p = 63 - __builtin_clzll(ns | 32);
@@ -283,13 +282,12 @@ static inline __attribute__((always_inline)) void sa_hist_add_ns_inline(struct s
 	double ms;
 	uint64_t bits, old;
 
-	if (SA_UNLIKELY(b - 1 >= SA_HIST_CELL_SLOW - 1)) {
-		sa_hist_add_ns_slow(h, ns);
-		return;
-	}
+	/* The cell's bucket, or (not filled yet, or slow) the table's own. */
+	b = SA_LIKELY(b - 1 < SA_HIST_CELL_SLOW - 1)
+		? (b - 1) + (ns > __atomic_load_n(&sa_hist_cell_last[c], __ATOMIC_RELAXED))
+		: (unsigned)sa_hist_bucket_ns(ns);
 	__atomic_add_fetch(&h->n, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&h->b[(b - 1) + (ns > __atomic_load_n(&sa_hist_cell_last[c], __ATOMIC_RELAXED))], 1,
-			   __ATOMIC_RELAXED);
+	__atomic_add_fetch(&h->b[b], 1, __ATOMIC_RELAXED);
 	/* Not above the most seen here: max_bits is already at least its ms. */
 	old = __atomic_load_n(&h->max_ns, __ATOMIC_RELAXED);
 	if (SA_LIKELY(ns <= old))
