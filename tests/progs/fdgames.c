@@ -373,6 +373,18 @@ static int mode_forkthreads(void)
 			}
 			clock_gettime(CLOCK_MONOTONIC, &t);
 			if (t.tv_sec - t0.tv_sec >= 5) {  /* deadlocked child */
+				/* Said at once (stderr), so a run the timeout kills
+				 * still tells which fork hung. */
+				char wp[64], wc[64] = "?";
+				FILE *wf;
+
+				snprintf(wp, sizeof wp, "/proc/%d/wchan", (int)p);
+				if ((wf = fopen(wp, "r")) != NULL) {
+					if (!fgets(wc, sizeof wc, wf))
+						strcpy(wc, "?");
+					fclose(wf);
+				}
+				fprintf(stderr, "# fork %d: child %d hung 5 s (kernel wait: %s), killed\n", i, (int)p, wc);
 				kill(p, SIGKILL);
 				waitpid(p, &st, 0);
 				hung++;
@@ -382,6 +394,7 @@ static int mode_forkthreads(void)
 		}
 	}
 	stop = 1;
+	fprintf(stderr, "# forks done (hung %d), joining the threads\n", hung);
 	for (i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
 	close(lfd);
