@@ -122,13 +122,27 @@ static inline long sa_syscall3_raw(long nr, long a, long b, long c)
 static inline void sa_zero(void *p, size_t n)
 {
 	const unsigned char *b = p;
-	size_t i;
+	size_t i = 0;
+	uint64_t w[8], acc = 0;
 
-	for (i = 0; i < n; i++)
-		if (b[i]) {
-			__builtin_memset(p, 0, n);
-			return;
-		}
+	/* Looked at 64 bytes at a time: a child resets a few kB of
+	 * histograms it inherited unused (a byte loop was 16,000 instructions,
+	 * a sixth of a socat fork child's own). */
+	for (; i + sizeof w <= n; i += sizeof w) {
+		__builtin_memcpy(w, b + i, sizeof w);
+		if (w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7])
+			goto dirty;
+	}
+	for (; i + sizeof acc <= n; i += sizeof acc) {
+		__builtin_memcpy(w, b + i, sizeof acc);
+		acc |= w[0];
+	}
+	for (; i < n; i++)
+		acc |= b[i];
+	if (!acc)
+		return;
+dirty:
+	__builtin_memset(p, 0, n);
 }
 #define SA_ZERO(x) sa_zero(&(x), sizeof(x))
 

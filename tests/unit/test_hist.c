@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <cmocka.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "core/core.h"
 
@@ -202,6 +204,33 @@ static void add_ns_same_as_add(void **state)
 	assert_memory_equal(a.b, b.b, sizeof a.b);
 }
 
+/* sa_hist_reset and the child's resets (sa_zero): every size and every
+ * position of one stray byte is cleared, and memory that is all zero is
+ * not written: here it is a read-only page, where a write would crash. */
+static void zero_clears_and_never_writes_zeros(void **state)
+{
+	unsigned char *ro, buf[300];
+	size_t n, at;
+
+	(void)state;
+	ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(ro != MAP_FAILED);
+	for (n = 0; n <= 256; n++)
+		sa_zero(ro + 4096 - n, n);           /* all zero: only read */
+	sa_zero(ro + 3, 4000);                     /* unaligned */
+	munmap(ro, 4096);
+	for (n = 1; n <= 200; n++)
+		for (at = 0; at < n; at++) {
+			memset(buf, 0, sizeof buf);
+			buf[1 + at] = 0x80;
+			buf[0] = buf[1 + n] = 7;           /* outside: untouched */
+			sa_zero(buf + 1, n);
+			assert_int_equal(buf[1 + at], 0);
+			assert_int_equal(buf[0], 7);
+			assert_int_equal(buf[1 + n], 7);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +240,7 @@ int main(void)
 		cmocka_unit_test(bucket_monotone_in_ns),
 		cmocka_unit_test(bucket_ns_identical),
 		cmocka_unit_test(add_ns_same_as_add),
+		cmocka_unit_test(zero_clears_and_never_writes_zeros),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
