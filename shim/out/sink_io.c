@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/resource.h>
@@ -78,27 +79,65 @@ int sa_sinkio_identify(int fd, dev_t *dev, ino_t *ino, mode_t *mode)
 	return 0;
 }
 
-static int high_fd_base(void)
+/* How many fd slots the process's table has now (FDSize), or 0. */
+static int fd_table_size(void)
+{
+	char buf[1024], *p;
+	long n;
+	int fd = (int)sa_syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	n = sa_syscall(SYS_read, fd, buf, sizeof buf - 1);
+	sa_sinkio_close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strstr(buf, "\nFDSize:");
+	return p ? atoi(p + 8) : 0;
+}
+
+/*
+ * Where the log's fd goes: the top of the fd table the process has now,
+ * above the numbers a host gets from the kernel's lowest-free rule, without
+ * making the table bigger. A table past the kernel's first 64 slots is
+ * allocated, copied and freed again by every fork (dup_fd): the shim's old
+ * fd 900 made each child of socat fork cost its parent ~10 us more in the
+ * kernel (bench/socat_fork.sh), where a table of 64 is part of the child's
+ * files_struct. Inside the soft limit; with a small limit still the top,
+ * leaving one number to move to.
+ */
+static int high_fd_top(void)
 {
 	struct rlimit rl;
-	rlim_t base = 900;
+	int top = fd_table_size() - 1;
 
-	/* Above the fds a host uses and inside the soft limit; with a small
-	 * limit still the top, leaving one number to move to. */
+	if (top < 3)
+		top = 63;           /* no /proc: the kernel's first table */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
 		if (rl.rlim_cur <= 32)
 			return rl.rlim_cur >= 6 ? (int)rl.rlim_cur - 2 : 3;
-		if (base > rl.rlim_cur - 16)
-			base = rl.rlim_cur - 16;
+		if ((rlim_t)top > rl.rlim_cur - 16)
+			top = (int)(rl.rlim_cur - 16);
 	}
-	return (int)base;
+	return top;
 }
 
-/* Moves fd to a high number with close-on-exec; closes the original. */
+/* Moves fd to a high number with close-on-exec; closes the original. The
+ * highest free number at or below the top: F_DUPFD takes the lowest free
+ * number from its base up, so bases step down until one lands inside the
+ * table (a few tries; else the number above, as before). */
 int sa_sinkio_move_high(int fd)
 {
-	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, high_fd_base());
+	int top = high_fd_top(), base, nfd = -1;
 
+	for (base = top; base >= 3 && base > top - 64; base -= 16) {
+		if (nfd >= 0)
+			sa_sinkio_close(nfd);
+		nfd = fcntl(fd, F_DUPFD_CLOEXEC, base);
+		if (nfd < 0 || nfd <= top)
+			break;
+	}
 	if (nfd < 0)
 		nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (nfd < 0)
