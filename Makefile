@@ -75,6 +75,14 @@ $(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
 # that sits alone after .text, and ld.so called it at every exit: one more
 # code fault in each forked child. Destructors are in .fini_array, which
 # ld.so runs as before.
+# One read-only segment for the headers, .rodata and .text, .rodata first
+# (-z noseparate-code and the move below): a forked child reads our
+# .gnu.hash (the host's lazy binding), constants and its code, and each
+# mapping of ours is a vma that every fork copies and every exit tears
+# down, and each 64 kB window of a file mapping a child reads is a fault.
+# Three mappings were three vmas and three faults or more per child; now one
+# vma, and the three parts sit in 60 kB (docs/performance.md).
+SHIM_LAYOUT := -Wl,-z,noseparate-code
 # The linker's own script for a shared library, with shim/sa_fork_text.ld's
 # lines put inside .text before its generic *(.text ...) line (one .text:
 # valgrind's symbol reader needs that) and shim/sa_proc.ld's sections right
@@ -82,15 +90,23 @@ $(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
 # link without them.
 $(BUILD)/shim.ld: shim/sa_fork_text.ld shim/sa_proc.ld $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_LDFLAGS) -shared -Wl,--verbose 2>/dev/null | sed -n '/^=======/,/^=======/p' | sed '1d;$$d' | \
+	$(CC) $(SA_LDFLAGS) -shared $(SHIM_LAYOUT) -Wl,--verbose 2>/dev/null | sed -n '/^=======/,/^=======/p' | sed '1d;$$d' | \
 		awk -v text=shim/sa_fork_text.ld -v proc=shim/sa_proc.ld ' \
-			t != 1 && /^[ \t]*\*\(\.text \.stub \.text\.\*/ { while ((getline l < text) > 0) print l; t = 1 } \
-			p != 1 && /^[ \t]*\.data1[ \t]/ { while ((getline l < proc) > 0) print l; p = 1 } \
-			{ print } END { exit !(t == 1 && p == 1) }' >$@.tmp
+			/^[ \t]*\.rodata[ \t]+:/ { r++; ro = ro "  .rodata : { *(.rodata .rodata.cst* .gnu.linkonce.r.*) *(.rodata.[!s]*) }\n"; $$0 = "  .rodata.str : { *(.rodata.str* .rodata.*) }" } \
+			/^[ \t]*\.rodata1[ \t]+:/ { ro = ro $$0 "\n"; r++; next } \
+			{ line[++n] = $$0 } \
+			END { \
+				for (i = 1; i <= n; i++) { \
+					if (i0 != 1 && line[i] ~ /^[ \t]*\.init[ \t]+:/) { printf "%s", ro; i0 = 1 } \
+					if (t != 1 && line[i] ~ /^[ \t]*\*\(\.text \.stub \.text\.\*/) { while ((getline l < text) > 0) print l; t = 1 } \
+					if (p != 1 && line[i] ~ /^[ \t]*\.data1[ \t]/) { while ((getline l < proc) > 0) print l; p = 1 } \
+					print line[i] \
+				} \
+				exit !(t == 1 && p == 1 && i0 == 1 && r == 2) }' >$@.tmp
 	@mv $@.tmp $@
 
 libsockaudit.so: $(SHIM_OBJ) shim/exports.map $(BUILD)/shim.ld
-	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now -Wl,-T,$(BUILD)/shim.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) -ldl -lpthread
+	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now $(SHIM_LAYOUT) -Wl,-T,$(BUILD)/shim.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) -ldl -lpthread
 
 $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,42 @@
+#!/bin/bash
+# The library's layout (issue 17, docs/performance.md "Fork per connection"):
+# what a forked child reads of it sits in one mapping and in few pages.
+# Every mapping is a vma that each fork copies and each exit tears down, and
+# each 64 kB window of a file mapping a child reads is a page fault: the
+# headers (.gnu.hash, which the host's lazy binding reads in the child),
+# .rodata (constants, tables) and the fork text (shim/sa_fork_text.ld) are
+# one read-only segment and lie together at its start.
+. "$(dirname "$0")/../lib.sh"
+
+[ -f "$LIB" ] || { fail "libsockaudit.so built" "$LIB missing"; finish; }
+loads=$(readelf -lW "$LIB" | awk '$1 == "LOAD" { f = ""; for (i = 7; i < NF; i++) f = f $i; print f }' | tr '\n' ' ')
+nro=$(readelf -lW "$LIB" | awk '$1 == "LOAD" && $0 !~ / RW / { n++ } END { print n + 0 }')
+[ "$nro" = 1 ] && ok "one read-only LOAD segment for headers, .rodata and .text (LOAD flags: $loads)" ||
+	fail "one read-only LOAD segment for headers, .rodata and .text" "LOAD flags: $loads"
+
+# sec NAME FIELD: a section's address (3) or size (5), in decimal.
+sec() { local h; h=$(readelf -SW "$LIB" | awk -v s="$1" -v f="$2" '{ sub(/^ *\[ *[0-9]+\] */, "") } $1 == s { print $f }'); [ -n "$h" ] && echo $((16#$h)); }
+addr() { sec "$1" 3; }
+hash=$(addr .gnu.hash) ro=$(addr .rodata) text=$(addr .text)
+# The end of the fork text: crtbegin's __do_global_dtors_aux closes it
+# (no size of its own: up to the next function).
+end=$(nm -n "$LIB" | awk 'f && $2 ~ /^[tT]$/ { print $1; exit } $3 == "__do_global_dtors_aux" { f = 1 }')
+[ -n "$end" ] && end=$((16#$end))
+if [ -n "$hash" ] && [ -n "$ro" ] && [ -n "$text" ] && [ -n "$end" ] &&
+	[ "$hash" -lt "$ro" ] && [ "$ro" -lt "$text" ] && [ "$text" -lt "$end" ] && [ "$end" -le $((48 * 1024)) ]; then
+	ok "headers, .rodata, then .text with the fork text: all a child reads in the first $((end / 1024)) kB (<= 48)"
+else
+	fail "headers, .rodata, then .text with the fork text within 48 kB" ".gnu.hash ${hash:-?} .rodata ${ro:-?} .text ${text:-?} fork text end ${end:-?}"
+fi
+# The long strings (finding texts, JSON keys) are after .text: a child that
+# writes no line reads none of them.
+str=$(addr .rodata.str)
+[ -n "$str" ] && [ "$str" -gt "$end" ] && ok "strings after .text ($(( $(sec .rodata.str 5) / 1024 )) kB)" ||
+	fail "strings after .text" ".rodata.str at ${str:-none}"
+
+# Under the shim, a process maps the library in three vmas (text, RELRO,
+# data) plus its .bss, not five.
+maps=$(env LD_PRELOAD="$LIB" cat /proc/self/maps | grep -F "$(readlink -f "$LIB")")
+n=$(echo "$maps" | grep -c .)
+[ "$n" = 3 ] && ok "the library is 3 file mappings in a process" || fail "the library is 3 file mappings in a process" "$n: $(echo "$maps" | awk '{ print $2 }' | tr '\n' ' ')"
+finish
