@@ -90,7 +90,7 @@ SHIM_LAYOUT := -Wl,-z,noseparate-code
 # link without them.
 $(BUILD)/shim.ld: shim/sa_fork_text.ld shim/sa_proc.ld $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_LDFLAGS) -shared $(SHIM_LAYOUT) -Wl,--verbose 2>/dev/null | sed -n '/^=======/,/^=======/p' | sed '1d;$$d' | \
+	$(CC) $(SA_LDFLAGS) -shared $(SHIM_LAYOUT) -Wl,--verbose -o /dev/null 2>/dev/null | sed -n '/^=======/,/^=======/p' | sed '1d;$$d' | \
 		awk -v text=shim/sa_fork_text.ld -v proc=shim/sa_proc.ld ' \
 			/^[ \t]*\.rodata[ \t]+:/ { r++; ro = ro "  .rodata : { *(.rodata .rodata.cst* .gnu.linkonce.r.*) *(.rodata.[!s]*) }\n"; $$0 = "  .rodata.str : { *(.rodata.str* .rodata.*) }" } \
 			/^[ \t]*\.rodata1[ \t]+:/ { ro = ro $$0 "\n"; r++; next } \
