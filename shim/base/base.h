@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -324,6 +325,25 @@ void sa_signals_release(const sigset_t *old) SA_HIDDEN;
 int sa_trylock(int *lock) SA_HIDDEN;
 void sa_unlock(int *lock) SA_HIDDEN;
 
+/* A forked child's first SA_CLOCK_TRAPS clock reads are system calls,
+ * inline: the vDSO's page and libc's clock_gettime are file pages a child
+ * has no page table entries for, a fault each (mapping 16 pages around
+ * it: several microseconds on a virtual machine), where a socat fork child
+ * reads the clock three times in all (its fork handler and its connect).
+ * Set by the fork handler (sa_lifecycle_new_process); 0 in every other
+ * process. In the process page, which the child writes anyway. */
+#define SA_CLOCK_TRAPS 4
+extern uint32_t sa_clock_traps SA_HIDDEN;
+static inline int sa_clock_trap(clockid_t id, struct timespec *ts)
+{
+	uint32_t n = __atomic_load_n(&sa_clock_traps, __ATOMIC_RELAXED);
+
+	if (SA_LIKELY(n == 0))
+		return 0;
+	__atomic_store_n(&sa_clock_traps, n - 1, __ATOMIC_RELAXED);
+	return sa_syscall3_raw(SYS_clock_gettime, id, (long)ts, 0) == 0;
+}
+
 /* Inline: a call each was a tenth of an accept's cost. Not under
  * AddressSanitizer: the timespec would be an instrumented local of the
  * wrapper's frame, and a thread cancelled in the wrapper's blocking call
@@ -336,14 +356,16 @@ static inline double sa_now_wall(void)          /* Unix seconds */
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	if (!sa_clock_trap(CLOCK_REALTIME, &ts))
+		clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000) / 1e6;
 }
 static inline uint64_t sa_now_ns(void)          /* CLOCK_MONOTONIC */
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (!sa_clock_trap(CLOCK_MONOTONIC, &ts))
+		clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 #endif

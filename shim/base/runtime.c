@@ -158,13 +158,16 @@ void sa_unlock(int *lock)
 	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
 }
 
+uint32_t sa_clock_traps SA_PROC_PAGE;
+
 #if defined(__SANITIZE_ADDRESS__)
 /* Out of line under AddressSanitizer (base.h says why). */
 double sa_now_wall(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	if (!sa_clock_trap(CLOCK_REALTIME, &ts))
+		clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000) / 1e6;
 }
 
@@ -172,7 +175,8 @@ uint64_t sa_now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	if (!sa_clock_trap(CLOCK_MONOTONIC, &ts))
+		clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 #endif

@@ -133,6 +133,7 @@ void sa_lifecycle_new_process(void)
 {
 	struct sa_config *cfg = sa_cfg_slot();
 
+	__atomic_store_n(&sa_clock_traps, SA_CLOCK_TRAPS, __ATOMIC_RELAXED);
 	sa_sink_atfork_child();
 	sa_fdtab_atfork_child();
 	sa_tid_forget();
@@ -303,7 +304,7 @@ void sa_lifecycle_end(void)
 {
 	int err = errno;
 
-	if (!sa_active() || (sa_in_shim && !sa_in_signal) || sa_in_vfork || !sa_event_any())
+	if (!sa_active() || (sa_in_shim && !sa_in_signal) || sa_in_vfork || (!sa_event_any() && !sa_accept_active()))
 		return;
 	if (__atomic_exchange_n(&summary_done, 1, __ATOMIC_ACQ_REL))
 		return;
