@@ -40,6 +40,12 @@ struct sa_listener {
 	int defer_s;                     /* TCP_DEFER_ACCEPT seconds, as last known */
 	long defer_real_ms, rto_max_ms;  /* its real window and cap (sa_defer_window); 0: not known */
 	uint64_t accepts, eagain, errors;
+	/* Of accepts, those counted inline (sa_accept_count_only) and not yet
+	 * added to the process's accept event count: that count is on the
+	 * process page, which a fork-per-connection parent would otherwise
+	 * write (a fault after every fork) beside this page it writes anyway.
+	 * Added when the listener retires and at the summary. */
+	uint64_t counted;
 	uint64_t empty_accepts, with_data;
 	uint64_t defer_expired, syncookie, fd_limit;
 	uint64_t queue_full_seen;
@@ -95,6 +101,7 @@ static inline __attribute__((always_inline)) void sa_listener_tick_l(struct sa_l
 }
 /* Writes one listener_stats line now. */
 void sa_listener_emit(struct sa_listener *l) SA_HIDDEN;
+
 /* The backlog a listener that was full needs: twice the peak seen waiting,
  * and never below twice its capacity. Pure. */
 int sa_needed_backlog(uint32_t peak_waiting, int backlog) SA_HIDDEN;
@@ -204,8 +211,8 @@ static inline __attribute__((always_inline)) void sa_accept_count_only(int lfd, 
 	else
 		sa_fd_light_set(fd, sa_accept_light_word(lfd, l));
 	ADD(l->accepts, 1);
+	ADD(l->counted, 1);
 	sa_hist_add_ns_inline(&l->wait_ms, t1 - t0);
-	sa_event_count_id(SA_EV_ACCEPT);
 	sa_listener_tick_l(l, t1);
 }
 

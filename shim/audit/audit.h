@@ -87,6 +87,9 @@ void sa_listener_flush(void) SA_HIDDEN;   /* lines of listeners closed by close_
 void sa_accept_summary(json_t *summary) SA_HIDDEN;      /* listeners, final listener_stats */
 void sa_accept_reset(void) SA_HIDDEN;
 int sa_accept_active(void) SA_HIDDEN;                   /* a listener accepted (or failed) here */
+/* Every listener's inline-counted accepts into the accept event count
+ * (the summary's counts, before they are read). */
+void sa_listener_fold_counted(void) SA_HIDDEN;
 
 /* ---- connect.c ------------------------------------------------------------ */
 void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,

@@ -132,8 +132,32 @@ static void remember_closed(const struct sa_listener *l)
 	r->queue_full_seen = LOAD(l->queue_full_seen);
 }
 
+/* l's inline-counted accepts into the process's accept event count, when
+ * they are this process's (a child's inherited listener holds its
+ * parent's until the child adopts it). */
+static void fold_counted(struct sa_listener *l)
+{
+	uint64_t n;
+
+	if (__atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE) != sa_proc_epoch() || !LOAD(l->counted))
+		return;
+	n = __atomic_exchange_n(&l->counted, 0, __ATOMIC_ACQ_REL);
+	if (n)
+		sa_event_count_add(SA_EV_ACCEPT, n);
+}
+
+void sa_listener_fold_counted(void)
+{
+	struct sa_listener *l;
+
+	for (l = __atomic_load_n(&head, __ATOMIC_ACQUIRE); l; l = l->next)
+		if (__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE))
+			fold_counted(l);
+}
+
 static void retire(struct sa_listener *l)
 {
+	fold_counted(l);
 	if (active(l)) {
 		sa_listener_emit(l);
 		remember_closed(l);
@@ -458,6 +482,7 @@ void sa_listener_adopt(struct sa_listener *l)
 	if (e == now || !__atomic_compare_exchange_n(&l->epoch, &e, now, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	SA_ZERO(l->accepts);
+	SA_ZERO(l->counted);
 	SA_ZERO(l->eagain);
 	SA_ZERO(l->errors);
 	SA_ZERO(l->empty_accepts);

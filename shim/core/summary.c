@@ -33,7 +33,9 @@ void sa_summary_write(void)
 	sa_quickack_summary(ev);
 	sa_sockopt_summary(ev);
 	sa_netns_summary(ev);
-	/* Counts last, so they include the listener_stats written above. */
+	/* Counts last, so they include the listener_stats written above, and
+	 * the accepts counted inline on each listener. */
+	sa_listener_fold_counted();
 	json_object_set_new(ev, "counts", sa_event_counts());
 	json_object_set_new(ev, "findings", sa_findings_totals());
 	json_object_set_new(ev, "dropped", json_integer((json_int_t)sa_sink_dropped()));

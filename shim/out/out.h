@@ -143,6 +143,10 @@ static inline void sa_event_count_id(enum sa_event_id id)
 {
 	__atomic_add_fetch(&sa_event_counters[id], 1, __ATOMIC_RELAXED);
 }
+static inline void sa_event_count_add(enum sa_event_id id, uint64_t n)
+{
+	__atomic_add_fetch(&sa_event_counters[id], n, __ATOMIC_RELAXED);
+}
 static inline void sa_event_count_fast(const char *event)
 {
 	size_t i = __atomic_load_n(&sa_event_slot[((uintptr_t)event >> 2) % SA_EVENT_SLOTS], __ATOMIC_RELAXED);

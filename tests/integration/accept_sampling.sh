@@ -38,6 +38,11 @@ check_jq "deferred listener: every connection watched" "$T/deferred.jsonl" \
 	"$S | (.first_speaker.client + .first_speaker.server + .first_speaker.unknown)==100"
 check_jq "plain listener: the summary names how many accepts were checked" "$T/plain.jsonl" \
 	'[.[] | select(.event=="summary")][0].listeners[0] | .accepts==100 and .data_checked>=1'
+# The accepts counted inline (no fd entry, past the first 64) are in the
+# summary's event counts too: they are kept on the listener, not on the
+# process page, and added there at the summary.
+check_jq "plain listener: the summary's counts.accept is every accept, inline-counted ones included" "$T/plain.jsonl" \
+	'[.[] | select(.event=="summary")][0].counts.accept == 100'
 check_jq "deferred listener: every accept checked for data" "$T/deferred.jsonl" \
 	"$S | .accepts==100 and .data_checked==100"
 # A setsockopt on a connection that was counted but not watched (no fd
