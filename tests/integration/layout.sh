@@ -39,4 +39,28 @@ str=$(addr .rodata.str)
 maps=$(env LD_PRELOAD="$LIB" cat /proc/self/maps | grep -F "$(readlink -f "$LIB")")
 n=$(echo "$maps" | grep -c .)
 [ "$n" = 3 ] && ok "the library is 3 file mappings in a process" || fail "the library is 3 file mappings in a process" "$n: $(echo "$maps" | awk '{ print $2 }' | tr '\n' ' ')"
+# A forked child's first clock reads are system calls, not the vDSO (whose
+# page the child would fault in): the child's connect is timed by
+# clock_gettime calls strace sees, at most SA_CLOCK_TRAPS (4); the parent's
+# own connect reads the vDSO (none seen).
+if command -v strace >/dev/null; then
+	prog='import os, socket
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(8)
+def conn():
+    c = socket.socket(); c.connect(l.getsockname()); c.close()
+conn()
+pid = os.fork()
+if pid == 0:
+    conn(); os._exit(0)
+os.waitpid(pid, 0)'
+	strace -f -qq -e trace=clock_gettime -o "$T/clk" -E LD_PRELOAD="$(preload_value)" \
+		env SOCKAUDIT_LOG="$T/clk.jsonl" /usr/bin/python3 -c "$prog"
+	ppid=$(awk 'NR == 1 { print $1 }' "$T/clk" 2>/dev/null)
+	parent=$(grep -c "^$ppid " "$T/clk" 2>/dev/null); child=$(grep -vc "^$ppid " "$T/clk" 2>/dev/null)
+	[ -s "$T/clk" ] && [ "${child:-0}" -ge 1 ] && [ "${child:-0}" -le 4 ] &&
+		ok "forked child: its first clock reads are system calls ($child), not vDSO faults" ||
+		fail "forked child: its first clock reads are system calls" "child ${child:-?}, parent ${parent:-?}: $(head -c 300 "$T/clk")"
+else
+	fail "strace is installed" "scripts/ensure-deps.sh test"
+fi
 finish
