@@ -2,19 +2,20 @@
 # bench/socat_fork.sh: a fork-per-connection server under the shim (issue 17).
 #
 # socat TCP-LISTEN,fork in front of a fixed backend (a plain nginx, 1 worker,
-# return 200, shared by both arms), plain and under the shim at the default level, side
-# by side (-t 0.01: a child ends as soon as the backend closed): ROUNDS interleaved rounds of ab -n N -c 4 against each. Prints
-# req/s per arm and the median ratio shim/plain (socat alone); then, counted
-# apart under perf stat (inherited), the syscalls and page faults per
-# request of the front socat and all its children.
-# Usage: bench/socat_fork.sh   (env: SA_LIB, SOCAT_N (1000), SOCAT_ROUNDS (5),
+# return 200, shared by all arms; -t 0.01: a child ends as soon as the
+# backend closed): a plain socat, one under the shim at the default level
+# and a second plain one (the noise floor), driven at the same time, ROUNDS
+# rounds of SECS seconds. Prints req/s per arm and the median ratio of the
+# shim to the plain arms' mean; then, counted apart under perf stat
+# (inherited), the syscalls and page faults per request of the front socat
+# and all its children.
+# Usage: bench/socat_fork.sh   (env: SA_LIB, SOCAT_ROUNDS (6), SOCAT_SECS (4),
 #        SOCAT_COUNT_N (2000))
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 LIB=${SA_LIB:-$TOP/libsockaudit.so}
 case $LIB in /*) ;; *) LIB=$PWD/$LIB ;; esac
-N=${SOCAT_N:-1000}
-ROUNDS=${SOCAT_ROUNDS:-5}
+ROUNDS=${SOCAT_ROUNDS:-6}
 for b in socat ab perf; do
 	command -v $b >/dev/null || { echo "socat_fork.sh: $b is not installed" >&2; exit 2; }
 done
@@ -27,30 +28,39 @@ BP=$(port)
 chmod 755 "$T"; mkdir -p "$T/nginx"; chmod 777 "$T/nginx"
 write_nginx_conf "$T/nginx" "$BP"
 /usr/sbin/nginx -p "$T/nginx" -c "$T/nginx/nginx.conf" -e "$T/nginx/error.log" >/dev/null 2>&1 & PIDS+=($!)
-# Two phases. The rate: socat with nothing around it, plain and under the
-# shim, ROUNDS interleaved rounds (perf with every syscall tracepoint on
-# slowed each connection several times over and weighed syscalls above
-# everything else, so rates taken under it said little). Then the counts:
-# the same two under perf stat (inherited), SOCAT_COUNT_N requests each.
-PP=$(port) SP=$(port) QP=$(port)
-socat -t 0.01 TCP-LISTEN:$PP,fork,reuseaddr,backlog=128 TCP:127.0.0.1:$BP & PIDS+=($!)
-socat -t 0.01 TCP-LISTEN:$QP,fork,reuseaddr,backlog=128 TCP:127.0.0.1:$BP & PIDS+=($!)
-env LD_PRELOAD="$LIB" SOCKAUDIT_LOG="$T/audit.jsonl" socat -t 0.01 TCP-LISTEN:$SP,fork,reuseaddr,backlog=128 \
-	TCP:127.0.0.1:$BP & PIDS+=($!)
-sleep 1
-for p in $PP $QP $SP; do ab -q -n 50 -c 2 "http://127.0.0.1:$p/" >/dev/null 2>&1; done
-rps() { ab -q -n "$N" -c 4 "http://127.0.0.1:$1/" 2>&1 | awk '/^Failed requests/ { f = $3 } /^Requests per second/ { r = $4 } END { if (f != 0) r = "failed"; print r }'; }
-: >"$T/res"
+# The rate: each round starts its three socats afresh (new ports, a new
+# address-space layout: where ASLR puts each library moves a child's page
+# faults by one or two), warms them up, then drives all three at once for
+# SECS seconds, ab -c 2 each: the arms share the machine's cores and
+# whatever else runs on it at the same moments, so a neighbour's load
+# falls on all three alike (rounds taken one arm after another swung by
+# 10-30 % between two plain socats on this shared machine; at once, 2 %).
+# The shim's ratio is to the mean of the two plain arms.
+SECS=${SOCAT_SECS:-4}
+: >"$T/res"; : >"$T/audit.jsonl"
 for r in $(seq "$ROUNDS"); do
-	# A second plain socat is the noise floor; the order rotates.
-	case $((r % 3)) in
-	1) a=$(rps $PP); b=$(rps $SP); c=$(rps $QP) ;;
-	2) b=$(rps $SP); c=$(rps $QP); a=$(rps $PP) ;;
-	0) c=$(rps $QP); a=$(rps $PP); b=$(rps $SP) ;;
-	esac
-	echo "$a $b $c" >>"$T/res"
+	PP=$(port) SP=$(port) QP=$(port)
+	RP=()
+	socat -t 0.01 TCP-LISTEN:$PP,fork,reuseaddr,backlog=128 TCP:127.0.0.1:$BP & RP+=($!)
+	env LD_PRELOAD="$LIB" SOCKAUDIT_LOG="$T/audit.$r.jsonl" socat -t 0.01 TCP-LISTEN:$SP,fork,reuseaddr,backlog=128 \
+		TCP:127.0.0.1:$BP & RP+=($!)
+	socat -t 0.01 TCP-LISTEN:$QP,fork,reuseaddr,backlog=128 TCP:127.0.0.1:$BP & RP+=($!)
+	PIDS+=("${RP[@]}")
+	sleep 0.5
+	for p in $PP $SP $QP; do ab -q -n 50 -c 2 "http://127.0.0.1:$p/" >/dev/null 2>&1; done
+	W=()
+	for p in $PP $SP $QP; do
+		ab -q -t "$SECS" -n 200000 -c 2 "http://127.0.0.1:$p/" >"$T/ab.$p" 2>&1 & W+=($!)
+	done
+	wait "${W[@]}"
+	for p in $PP $SP $QP; do
+		awk '/^Failed requests/ { f = $3 } /^Complete requests/ { n = $3 } END { print (f == 0 && n > 0) ? n : "failed" }' "$T/ab.$p"
+	done | tr '\n' ' ' >>"$T/res"
+	echo >>"$T/res"
+	kill "${RP[@]}" 2>/dev/null; wait "${RP[@]}" 2>/dev/null
+	cat "$T/audit.$r.jsonl" >>"$T/audit.jsonl" 2>/dev/null
 done
-rate_reqs=$(( ROUNDS * N + 50 ))
+rate_reqs=$(awk '{ s += $1 + $2 + $3 } END { print s }' "$T/res")
 lines=$(wc -l <"$T/audit.jsonl")
 for p in "${PIDS[@]:1}"; do kill "$p" 2>/dev/null; done
 PIDS=("${PIDS[0]}")
@@ -74,14 +84,16 @@ for _ in $(seq 600); do
 done
 sys() { awk -F, -v n="$1" '$3 ~ /sys_enter_/ && $1 ~ /^[0-9]+$/ { s += $1; c++ } END { if (c) printf "%.1f", s / n; else printf "(no count: perf printed nothing)" }' "$2"; }
 pf() { awk -F, -v n="$1" '$3 == "page-faults" && $1 ~ /^[0-9]+$/ { printf "%.1f", $1 / n }' "$2"; }
-echo "socat fork, plain vs the shim (default level), side by side; ab -n $N -c 4, $ROUNDS rounds; nproc $(nproc); kernel $(uname -r)"
-med() {   # med COLUMN LABEL: the median over rounds of column / plain, with the range
-	awk -v c="$1" '{ print $c / $1 }' "$T/res" | sort -n | awk -v n="$ROUNDS" -v l="$2" '
-		{ r[NR] = $1 } END { printf "median ratio %s/plain %.3f (rounds %.3f-%.3f)\n", l, r[int((n + 1) / 2)], r[1], r[n] }'
+echo "socat fork, plain vs the shim (default level) vs plain again, at the same time; ab -c 2 each, $ROUNDS rounds of $SECS s; nproc $(nproc); kernel $(uname -r)"
+if grep -q failed "$T/res"; then echo "some rounds failed: $(tr '\n' ';' <"$T/res")"; fi
+grep -v failed "$T/res" >"$T/ok"
+med() {   # med EXPR LABEL: the median over rounds, with the range
+	awk "{ print $1 }" "$T/ok" | sort -n | awk -v l="$2" '
+		{ r[NR] = $1 } END { if (NR) printf "median ratio %s %.3f (rounds %.3f-%.3f)\n", l, r[int((NR + 1) / 2)], r[1], r[NR] }'
 }
-awk -v n="$ROUNDS" '{ p += $1; s += $2; q += $3 } END { printf "req/s plain %.0f, shim %.0f, plain again %.0f (means)\n", p / n, s / n, q / n }' "$T/res"
-med 2 shim
-med 3 "plain again (noise floor)"
+awk -v s="$SECS" '{ p += $1; h += $2; q += $3; n++ } END { if (n) printf "req/s plain %.0f, shim %.0f, plain again %.0f (means, each arm a third of the machine)\n", p / n / s, h / n / s, q / n / s }' "$T/ok"
+med '2 * $2 / ($1 + $3)' "shim/plain (the two plain arms' mean)"
+med '$3 / $1' "plain again/plain (noise floor)"
 echo "counted apart, under perf stat, $CN requests each:"
 echo "syscalls per request (front socat and its children, exit included): plain $(sys $CN "$T/perf.plain"), shim $(sys $CN "$T/perf.shim")"
 # Every page a process writes after a fork is a copy-on-write fault (tens of
