@@ -132,17 +132,14 @@ static void remember_closed(const struct sa_listener *l)
 	r->queue_full_seen = LOAD(l->queue_full_seen);
 }
 
-/* l's inline-counted accepts into the process's accept event count, when
- * they are this process's (a child's inherited listener holds its
- * parent's until the child adopts it). */
+/* l's inline-counted accepts into the accept event count, if this
+ * process's (an inherited listener holds the parent's until adopted). */
 static void fold_counted(struct sa_listener *l)
 {
 	uint64_t n;
 
-	if (__atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE) != sa_proc_epoch() || !LOAD(l->counted))
-		return;
-	n = __atomic_exchange_n(&l->counted, 0, __ATOMIC_ACQ_REL);
-	if (n)
+	if (__atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE) == sa_proc_epoch() && LOAD(l->counted) &&
+	    (n = __atomic_exchange_n(&l->counted, 0, __ATOMIC_ACQ_REL)) != 0)
 		sa_event_count_add(SA_EV_ACCEPT, n);
 }
 

@@ -20,6 +20,13 @@
  * is marked (RELEASING) and sa_fd_track() waits a bounded while for the
  * mark to clear.
  *
+ * The first chunk (fds 0-255, all a small daemon has) and its side page
+ * are one static block in .bss, the side first and the entries right after
+ * it, so fds 0-8 have their entry on the side's page: a forked child that
+ * closes an inherited socket and opens a new one (socat fork, inetd style)
+ * copies one page, not two, and no process maps a table of its own until
+ * it passes fd 255 (each mapping is one more vma every fork copies).
+ *
  * The TCP_QUICKACK windows, which few programs need, live in a side table
  * of the same shape, mapped per chunk on first use and never handed back.
  * No heap anywhere: a host handler may siglongjmp out of any wrapper.
@@ -52,6 +59,12 @@ static struct sa_sock_quickack *qa_chunks[NCHUNKS];
 struct sa_fd_side *sa_fd_sides[NCHUNKS];
 unsigned long sa_watching;
 _Static_assert(sizeof(struct sa_fd_side) <= 4096, "a chunk's side data fits one page");
+static struct {
+	struct sa_fd_side side;
+	struct sa_sock ent[CHUNK];
+} chunk0 __attribute__((aligned(4096)));
+_Static_assert(offsetof(__typeof__(chunk0), ent) + 9 * sizeof(struct sa_sock) <= 4096,
+	       "fds 0-8 have their entries on the first side page");
 
 static void *map(size_t bytes)
 {
@@ -70,6 +83,14 @@ static void *chunk_map(void **pp, size_t bytes, int *won)
 	*won = 0;
 	if (c)
 		return c;
+	/* Chunk 0's entries and side page: the static block. */
+	if (pp == (void **)&sa_fd_chunks[0] || pp == (void **)&sa_fd_sides[0]) {
+		c = pp == (void **)&sa_fd_chunks[0] ? (void *)chunk0.ent : (void *)&chunk0.side;
+		if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return expected;
+		*won = 1;
+		return c;
+	}
 	c = map(bytes);
 	if (!c)
 		return NULL;
@@ -228,7 +249,12 @@ static __attribute__((noinline)) void chunk_emptied(int fd, struct sa_fd_side *d
 	if (!__atomic_compare_exchange_n(&d->live, &zero, RELEASING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
-	if (c)
+	if (c == chunk0.ent) {
+		/* Not the side's page, which holds fds 0-8 too. */
+		uintptr_t a = ((uintptr_t)c + 4095) & ~(uintptr_t)4095, end = (uintptr_t)(c + CHUNK) & ~(uintptr_t)4095;
+
+		madvise((void *)a, end - a, MADV_DONTNEED);
+	} else if (c)
 		madvise(c, CHUNK_BYTES, MADV_DONTNEED);
 	__atomic_store_n(&d->released_at_s, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&d->live, 0, __ATOMIC_RELEASE);
