@@ -81,7 +81,7 @@ static inline struct sa_listener *sa_listener_mine(struct sa_listener *l)
 /* From the accept path: writes listener_stats when the interval passed. */
 void sa_listener_tick(struct sa_listener *l, uint64_t now_ns) SA_HIDDEN;
 extern uint64_t sa_listener_every_ns SA_HIDDEN;   /* the interval in ns; 0: not read yet */
-extern uint64_t sa_listener_reset_ns SA_HIDDEN;   /* when this process was forked */
+extern uint64_t sa_listener_reset_ns SA_HIDDEN;   /* the first count after a fork (1: not yet) */
 /* sa_listener_tick for a listener, with its common case (the interval is
  * known and has not passed) inline. */
 static inline __attribute__((always_inline)) void sa_listener_tick_l(struct sa_listener *l, uint64_t now_ns)

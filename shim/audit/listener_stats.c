@@ -111,7 +111,7 @@ struct closed_rec {
 };
 static struct closed_rec closed[SUMMARY_LISTENERS];
 static uint32_t nclosed SA_PROC_PAGE;
-uint64_t sa_listener_reset_ns SA_PROC_PAGE;   /* when this process was forked (0: never) */
+uint64_t sa_listener_reset_ns SA_PROC_PAGE;   /* this process's first count after a fork (0: never forked) */
 /* SOCKAUDIT_STATS_INTERVAL in ns, read once (the configuration does not
  * change after init); UINT64_MAX: at close and exit only; 0: not read yet. */
 uint64_t sa_listener_every_ns;
@@ -496,9 +496,10 @@ void sa_listener_adopt(struct sa_listener *l)
 	sa_hist_reset(&l->queue_ms);
 	sa_hist_reset(&l->wait_ms);
 	SA_ZERO(l->ns_prev);
-	/* This process's stats interval starts at its fork (what
-	 * sa_listener_tick would find and set), so sa_listener_tick_l's
-	 * common case need not look at sa_listener_reset_ns. */
+	/* The stats interval starts at the first count after a fork (1: clock
+	 * not read yet), so sa_listener_tick_l need not look at reset_ns. */
+	if (__atomic_load_n(&sa_listener_reset_ns, __ATOMIC_RELAXED) == 1)
+		__atomic_store_n(&sa_listener_reset_ns, sa_now_ns(), __ATOMIC_RELAXED);
 	__atomic_store_n(&l->last_emit_ns, sa_listener_reset_ns, __ATOMIC_RELAXED);
 }
 
@@ -511,9 +512,9 @@ void sa_accept_reset(void)
 	/* Another thread of the parent may have held it at fork time. */
 	SA_ZERO(emit_lock);
 	SA_ZERO(nclosed);
-	/* Its stats intervals start now (sa_listener_reset_ns), without
-	 * writing each listener's last_emit_ns. */
-	sa_listener_reset_ns = sa_now_ns();
+	/* Intervals start at its first count (adopt): a child that never
+	 * accepts never reads the clock. */
+	sa_listener_reset_ns = 1;
 	/* The namespace baseline stays the parent's: a child serving one
 	 * connection does not read /proc/net twice more for it (the counters
 	 * are namespace-wide, so its deltas simply start at the parent's). */
