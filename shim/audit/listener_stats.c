@@ -7,10 +7,9 @@
  *
  * Lifetime: a listener lives while an fd entry names it (the listening fd,
  * its dups, one inherited across fork); the close of the last writes its
- * line and puts it back in a pool (see struct sa_listener in accept.h for
- * why the memory itself is never freed). Lines are written from the
- * accept path when the interval passed (no threads of our own), when the
- * listener closes, and at exit.
+ * line and puts it back in a pool (accept.h: why the memory is never freed).
+ * Lines are written from the accept path when the interval passed (no
+ * threads of our own), when the listener closes, and at exit.
  */
 #include <arpa/inet.h>
 #include <math.h>
@@ -236,7 +235,6 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 	}
 	return l;
 }
-
 
 static json_t *speaker_json(const struct sa_advice_in *in)
 {
