@@ -34,7 +34,7 @@ SA_CFLAGS  := -std=gnu11 -fPIC -D_GNU_SOURCE -DSOCKAUDIT_VERSION_STR=\"$(VERSION
 SA_LDFLAGS := $(SAN_FLAGS) $(LDFLAGS)
 # -ffunction-sections: shim/sa_fork_text.ld gathers, by name, the functions
 # a forked child runs.
-SHIM_CFLAGS := -fvisibility=hidden -ffunction-sections
+SHIM_CFLAGS := -fvisibility=hidden -ffunction-sections $(if $(JANSSON_STATIC),-DSA_JANSSON_OWN)
 
 # The flags everything was built with: when they change (SANITIZE=..., a
 # new CFLAGS), every object, test program and the library are rebuilt

@@ -162,6 +162,7 @@ static void do_init(void)
 	sa_in_shim++;
 	sa_run_set_state(SA_RUN_INITIALIZING);
 	sa_real_init();
+	sa_json_alloc_init();
 	sa_set_pid(getpid());
 	sa_config_load(cfg, secure_getenv, sa_pid());
 	{

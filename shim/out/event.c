@@ -5,10 +5,16 @@
  * level check and the sink hand-off are line.c's and emit.c's, so both
  * kinds of line come out the same way.
  *
- * Must never call json_set_alloc_funcs (a host using jansson shares the
- * library). Allocates: not for a path a signal handler can reach at warn.
+ * jansson's memory comes from a private arena (sa_json_alloc_init), not
+ * the host's heap, when jansson is our own static copy (SA_JANSSON_OWN):
+ * memory the shim freed into malloc's per-thread cache went to the host's
+ * next allocations, and a fork-per-connection server's children then wrote
+ * pages they would not have (two or three faults per socat fork child). A
+ * shared libjansson is the host's too: then it is left alone. Allocates:
+ * not for a path a signal handler can reach at warn.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "out/out.h"
@@ -58,6 +64,50 @@ json_t *sa_json_errno(int err)
 	char b[SA_ERRNO_NAME_MAX];
 
 	return json_string(sa_errno_name(err, b));
+}
+
+#ifdef SA_JANSSON_OWN
+/* A bump arena, one word of state: live allocations (high half) and bytes
+ * handed out (low half), changed by compare-and-swap; when the last live
+ * allocation goes, the arena starts over. What does not fit, or arrives
+ * while a line elsewhere holds most of it, comes from malloc. */
+#define JARENA (64 * 1024)
+static unsigned char jarena[JARENA] __attribute__((aligned(16)));
+static uint64_t jstate;
+
+static void *jalloc(size_t n)
+{
+	uint64_t s = __atomic_load_n(&jstate, __ATOMIC_RELAXED), ns;
+	size_t sz = n ? (n + 15) & ~(size_t)15 : 16;
+
+	do {
+		if (sz > JARENA - (uint32_t)s)
+			return malloc(n);
+		ns = (((s >> 32) + 1) << 32) | ((uint32_t)s + sz);
+	} while (!__atomic_compare_exchange_n(&jstate, &s, ns, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	return jarena + (uint32_t)s;
+}
+
+static void jfree(void *p)
+{
+	uint64_t s, ns;
+
+	if ((unsigned char *)p < jarena || (unsigned char *)p >= jarena + JARENA) {
+		free(p);
+		return;
+	}
+	s = __atomic_load_n(&jstate, __ATOMIC_RELAXED);
+	do
+		ns = (s >> 32) <= 1 ? 0 : ((((s >> 32) - 1) << 32) | (uint32_t)s);
+	while (!__atomic_compare_exchange_n(&jstate, &s, ns, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+}
+#endif
+
+void sa_json_alloc_init(void)
+{
+#ifdef SA_JANSSON_OWN
+	json_set_alloc_funcs(jalloc, jfree);
+#endif
 }
 
 json_t *sa_event_new(const char *event, int fd)
