@@ -246,6 +246,7 @@ static void accepted_entry(struct sa_sock *c, int lfd, const struct sa_sock *ls,
 	c->acc.listener = l;
 	c->acc.listener_inc = l ? __atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) : 0;
 	c->acc.serial = __atomic_add_fetch(&sa_accept_serial, 1, __ATOMIC_RELAXED);
+	c->acc.forks = (uint16_t)sa_fd_forks();
 	__atomic_or_fetch(&c->flags, SA_F_ACCEPTED, __ATOMIC_RELEASE);
 	if (ls) {
 		c->family = ls->family;

@@ -225,7 +225,10 @@ void sa_accept_close(int fd, struct sa_sock *s, int defer)
 		sa_listener_release(s, defer);
 	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) != (SA_F_ACCEPTED | SA_F_WATCH_IO))
 		return;
-	if (s->flags & SA_F_DUPED)
+	/* Accepted before a fork since (socat fork, sshd, inetd style): the
+	 * child that serves it holds a copy, so this close is not the end of
+	 * the conversation and decides nothing by itself; the child decides. */
+	if ((s->flags & SA_F_DUPED) || s->acc.forks != (uint16_t)sa_fd_forks())
 		close_duped(fd, s);
 	else
 		decided(fd, s, SPEAKER_UNKNOWN);

@@ -192,7 +192,7 @@ static void do_init(void)
 	sa_emit_set_first_line(emit_init_once);
 	/* No prepare handler: the shim holds no lock a fork could meet held
 	 * (fork() from a signal handler runs the prepare handlers). */
-	pthread_atfork(NULL, NULL, sa_lifecycle_new_process);
+	pthread_atfork(NULL, sa_fd_forked, sa_lifecycle_new_process);
 	sa_run_set_state(SA_RUN_ACTIVE);
 	sa_in_shim--;
 	errno = saved;

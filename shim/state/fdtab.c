@@ -61,6 +61,7 @@ unsigned long sa_watching;
 _Static_assert(sizeof(struct sa_fd_side) <= 4096, "a chunk's side data fits one page");
 static struct {
 	struct sa_fd_side side;
+	uint64_t forks;              /* sa_fd_forks(): this page is written after a fork anyway */
 	struct sa_sock ent[CHUNK];
 } chunk0 __attribute__((aligned(4096)));
 _Static_assert(offsetof(__typeof__(chunk0), ent) + 9 * sizeof(struct sa_sock) <= 4096,
@@ -465,6 +466,16 @@ void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
 			if (__atomic_load_n(&c[j].flags, __ATOMIC_ACQUIRE))
 				fn((int)(i * CHUNK + j), &c[j], arg);
 	}
+}
+
+uint64_t sa_fd_forks(void)
+{
+	return __atomic_load_n(&chunk0.forks, __ATOMIC_RELAXED);
+}
+
+void sa_fd_forked(void)
+{
+	__atomic_add_fetch(&chunk0.forks, 1, __ATOMIC_RELAXED);
 }
 
 void sa_fdtab_atfork_child(void)

@@ -57,6 +57,7 @@ struct sa_sock_accepted {
 	uint32_t listener_inc;          /* listener->inc at accept: valid while equal */
 	uint32_t serial;                /* per-process accept number, shared by dups */
 	uint8_t first_speaker;      /* 0 not decided, 1 client, 2 server, 3 neither (EOF/error/close first) */
+	uint16_t forks;             /* sa_fd_forks() at accept, truncated: a fork since, and a child may hold it */
 };
 
 /* audit/connect.c: a connect in progress */
@@ -233,6 +234,11 @@ static inline __attribute__((always_inline)) uint64_t sa_fd_light_take(int fd)
 void sa_fd_light_clear_range(unsigned int first, unsigned int last) SA_HIDDEN;
 /* Copy oldfd's entry to newfd (dup), or forget newfd if oldfd untracked. */
 void sa_fd_dup(int oldfd, int newfd) SA_HIDDEN;
+/* This process's forks so far (the parent's fork handler counts them), kept
+ * on the fd table's first page, which a server that forks per connection
+ * writes after each fork anyway (its close of the connection). */
+uint64_t sa_fd_forks(void) SA_HIDDEN;
+void sa_fd_forked(void) SA_HIDDEN;
 /* In a forked child: no chunk is being handed back any more. */
 void sa_fdtab_atfork_child(void) SA_HIDDEN;
 /* Visit every tracked fd (summary at exit). */

@@ -45,4 +45,9 @@ check "the listening socat wrote its summary (ended by SIGTERM)" \
 n_sum=$(accepts_on "$L" $P) n_st=$(stats_accepts_on "$L" $P)
 check "summary accepts on :$P ($n_sum) = socat's own count ($own_shim)" [ "$n_sum" = "$own_shim" ]
 check "listener_stats accepts on :$P ($n_st) = socat's own count ($own_shim)" [ "$n_st" = "$own_shim" ]
+# socat closes its copy of each connection right after the fork, before
+# anyone spoke: that close decides nothing (the child holds the socket and
+# decides), so the listening socat counts no "nobody spoke" for them.
+unk=$(jq -s "[.[] | select(.event == \"listener_stats\" and .pid == $spid) | .first_speaker.unknown // 0] | add // 0" "$L")
+check "the listening socat counts no connection as closed unspoken (unknown: $unk; its children spoke)" [ "$unk" = 0 ]
 finish
