@@ -329,7 +329,7 @@ void sa_unlock(int *lock) SA_HIDDEN;
  * inline: the vDSO's page and libc's clock_gettime are file pages a child
  * has no page table entries for, a fault each (mapping 16 pages around
  * it: several microseconds on a virtual machine), where a socat fork child
- * reads the clock three times in all (its fork handler and its connect).
+ * reads the clock twice in all (around its connect).
  * Set by the fork handler (sa_lifecycle_new_process); 0 in every other
  * process. In the process page, which the child writes anyway. */
 #define SA_CLOCK_TRAPS 4
