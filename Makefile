@@ -45,7 +45,7 @@ $(shell mkdir -p $(BUILD) && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(subst
 
 # The shim's floors, lowest first: each calls only its own and lower ones
 # (`make check-layers`).
-LAYERS    := base out kernel state audit core
+LAYERS    := base line kernel state audit core
 SHIM_SRC  := $(foreach l,$(LAYERS),$(sort $(wildcard shim/$(l)/*.c shim/$(l)/*.S)))
 SHIM_OBJ  := $(patsubst shim/%.S,$(BUILD)/obj/%.o,$(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_SRC)))
 # Everything but the libc-name definitions: what unit tests link against.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check-layers: the shim's floors call only down.
 
-Usage: scripts/check-layers.py OBJDIR [LAYER ...]   (default layers: base out kernel state audit core)
+Usage: scripts/check-layers.py OBJDIR [LAYER ...]   (default layers: base line kernel state audit core)
 
 OBJDIR holds one folder of objects per layer (build/obj/base/*.o ...). For every object, each symbol
 it needs (nm -u) must be defined in its own layer or a lower one, never in a higher one; and inside
@@ -30,7 +30,7 @@ def main():
         print(__doc__.strip(), file=sys.stderr)
         return 2
     objdir = sys.argv[1]
-    layers = sys.argv[2:] or ["base", "out", "kernel", "state", "audit", "core"]
+    layers = sys.argv[2:] or ["base", "line", "kernel", "state", "audit", "core"]
     defined = {}   # symbol -> (layer index, object)
     needs = []     # (layer index, object, undefined symbols)
     for i, layer in enumerate(layers):

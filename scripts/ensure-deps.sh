@@ -40,12 +40,12 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "ensure-deps: installing missing Debian packages:$missing"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q >/dev/null || { echo "ensure-deps: apt-get update failed" >&2; exit 1; }
+apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null || { echo "ensure-deps: apt-get update failed" >&2; exit 1; }
 # policy-rc.d keeps Debian's nginx, haproxy, redis, memcached, apache2, lighttpd and
 # ssh packages from starting a system service (port 80, 22, 6379 ...).
 prc=/usr/sbin/policy-rc.d; made_prc=0
 if [ ! -e $prc ]; then printf '#!/bin/sh\nexit 101\n' > $prc && chmod +x $prc && made_prc=1; fi
-apt-get install -y -q --no-install-recommends $missing >/dev/null; rc=$?
+apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $missing >/dev/null; rc=$?
 [ $made_prc = 1 ] && rm -f $prc
 [ $rc = 0 ] || { echo "ensure-deps: apt-get install failed" >&2; exit 1; }
 # If python3 was just installed, the testsuite check above could not run: do it now.
@@ -53,7 +53,7 @@ case " $* " in *" peer "*|*" test "*)
 	v=$(/usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 	if [ ! -f "/usr/lib/python$v/test/test_socket.py" ]; then
 		echo "ensure-deps: installing libpython$v-testsuite"
-		apt-get install -y -q --no-install-recommends "libpython$v-testsuite" >/dev/null || exit 1
+		apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "libpython$v-testsuite" >/dev/null || exit 1
 	fi ;;
 esac
 exit 0

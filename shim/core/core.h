@@ -3,7 +3,7 @@
  * defines libc names), the signal trampolines, the dispatcher the wrappers
  * hand their facts to, the summary, and the lifecycle (init, fork,
  * constructor and destructor, public API). Calls every floor below; none
- * of them calls here (the init line reaches out/ as a registered hook).
+ * of them calls here (the init line reaches line/ as a registered hook).
  */
 #ifndef SA_CORE_H
 #define SA_CORE_H

@@ -6,7 +6,7 @@
  * the one the process started with, before nginx points fd 2 at its
  * error.log) and again lazily from any wrapper, because another library's
  * constructor may call socket() before ours runs. The init event is
- * written with the first line of each process (registered with out/ as
+ * written with the first line of each process (registered with line/ as
  * its first-line hook). Must never exit, abort or block the host. The
  * shim holds no lock that a fork (even one from a signal handler) could
  * meet held; the child handler only resets per-process state.

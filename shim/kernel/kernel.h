@@ -2,7 +2,7 @@
  * kernel.h: the kernel floor (shim/kernel/): what the kernel stores and
  * how to read it across versions: struct tcp_info, the TCP states, the
  * network namespace's counters, /proc/sys values, the socket option table
- * and its decoders, TCP_DEFER_ACCEPT's rounding. Above out/ (decoders write
+ * and its decoders, TCP_DEFER_ACCEPT's rounding. Above line/ (decoders write
  * JSON), below state/.
  *
  * Reads only: nothing here changes kernel state a host may read later
@@ -11,7 +11,7 @@
 #ifndef SA_KERNEL_H
 #define SA_KERNEL_H
 
-#include "out/out.h"
+#include "line/line.h"
 
 /* ---- tcpinfo.c: struct tcp_info across kernels ---------------------------- */
 

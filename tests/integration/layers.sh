@@ -20,16 +20,16 @@ else
 fi
 rm -f "$T/obj/base/zz_planted.o"
 
-# A libc name the shim exports (core/interpose.o) called from out/.
+# A libc name the shim exports (core/interpose.o) called from line/.
 printf 'long send(int, const void *, unsigned long, int);\nvoid sa_planted2(void);\nvoid sa_planted2(void) { send(0, 0, 0, 0); }\n' >"$T/up2.c"
-cc -c -o "$T/obj/out/zz_planted.o" "$T/up2.c"
+cc -c -o "$T/obj/line/zz_planted.o" "$T/up2.c"
 out=$("$CHECK" "$T/obj" 2>&1)
-if [ $? != 0 ] && grep -q "upward: .*zz_planted.o (out) uses send" <<<"$out"; then
-	ok "calling the shim's own exported send() from out/ is refused"
+if [ $? != 0 ] && grep -q "upward: .*zz_planted.o (line) uses send" <<<"$out"; then
+	ok "calling the shim's own exported send() from line/ is refused"
 else
-	fail "calling the shim's own exported send() from out/ is refused" "$out"
+	fail "calling the shim's own exported send() from line/ is refused" "$out"
 fi
-rm -f "$T/obj/out/zz_planted.o"
+rm -f "$T/obj/line/zz_planted.o"
 
 # Two files of one floor calling each other.
 printf 'void sa_ping(void);\nvoid sa_pong(void);\nvoid sa_ping(void) { sa_pong(); }\n' >"$T/a.c"

@@ -1,4 +1,4 @@
-/* Unit tests for shim/out/event.c: common fields, escaping of bytes that are
+/* Unit tests for shim/line/event.c: common fields, escaping of bytes that are
  * not UTF-8, address strings, and the 4096-byte line limit. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Randomized tests for shim/out/json.c's formatters: each fast path must
+/* Randomized tests for shim/line/json.c's formatters: each fast path must
  * write, byte for byte, what the code it replaced wrote. The replaced code
  * is kept here as the reference (ref_*), unchanged. */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Unit tests for shim/out/line.c: a line built field by field must be, byte for
+/* Unit tests for shim/line/line.c: a line built field by field must be, byte for
  * byte, the line event.c writes for the same jansson object; and a line
  * too long for 4096 bytes must still come out as one valid JSON line. */
 #include <setjmp.h>

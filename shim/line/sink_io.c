@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "out/out.h"
+#include "line/line.h"
 
 static uint64_t dropped SA_PROC_PAGE;            /* lines not written, for the summary */
 uint64_t sa_sinkio_unreported SA_PROC_PAGE;      /* dropped since the last line written */

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "out/out.h"
+#include "line/line.h"
 
 /* Length of the valid UTF-8 sequence at s (max n bytes), 0 if invalid. */
 size_t sa_utf8_seq(const unsigned char *s, size_t n)

@@ -41,7 +41,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "out/out.h"
+#include "line/line.h"
 
 #define host_fd sa_sink_host_fd     /* out.h's inline close check reads these and sa_sink_own_failed */
 #define own_fd sa_sink_own_fd

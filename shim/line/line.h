@@ -1,7 +1,8 @@
 /*
- * out.h: the output floor (shim/out/): the JSON writer, findings and the
- * counters of what was emitted, the line builder, the one emit path and the
- * sink. Above base/, below everything else.
+ * line.h: the line floor (shim/line/): a log line and where it goes. The
+ * JSON writer, findings and the counters of what was emitted, the line
+ * builder, the one emit path and the sink. Above base/, below everything
+ * else.
  *
  * A line is built whole in a buffer on the caller's stack and handed to the
  * sink in one call; nothing here holds a lock across a call that can block,
@@ -9,8 +10,8 @@
  * serializes through the same builder, so the common fields, truncation,
  * counting, the level check and the sink hand-off exist once.
  */
-#ifndef SA_OUT_H
-#define SA_OUT_H
+#ifndef SA_LINE_H
+#define SA_LINE_H
 
 #include <stdarg.h>
 #include <jansson.h>

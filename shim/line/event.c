@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/out.h"
+#include "line/line.h"
 
 json_t *sa_json_bytes(const char *s, size_t n)
 {

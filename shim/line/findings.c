@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "names.h"
-#include "out/out.h"
+#include "line/line.h"
 
 #define NCODES SA_NFINDING_CODES
 #define finding_codes sa_finding_codes

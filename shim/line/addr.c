@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/un.h>
 
-#include "out/out.h"
+#include "line/line.h"
 
 /* "d.", "dd.", "ddd." for every octet, padded to 4 bytes with dots: an
  * IPv4 address is four 4-byte copies, each advanced by its own length. */

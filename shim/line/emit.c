@@ -9,7 +9,7 @@
  */
 #include <stdio.h>
 
-#include "out/out.h"
+#include "line/line.h"
 
 static sa_first_line_fn first_line;
 static int first_done SA_PROC_PAGE;              /* first_line ran in this process */

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "out/out.h"
+#include "line/line.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
