@@ -113,7 +113,7 @@ $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(F
 	$(CC) $(SA_CFLAGS) -DSOCKAUDIT_LIBDIR=\"$(LIBDIR)\" -c -o $@ $<
 
 sockaudit: $(CLI_OBJ)
-	$(CC) -o $@ $(CLI_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lm
+	$(CC) -o $@ $(LAUNCHER_START) $(CLI_OBJ) $(SA_LDFLAGS) $(LAUNCHER_LIBS)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJ) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,107 @@
+/*
+ * floor/start.c: what lets one `sockaudit` binary built on a new glibc run
+ * on glibc 2.17 and later (x86_64): no symbol it binds may carry a version
+ * above GLIBC_2.17, or the old loader refuses to start it at all.
+ *
+ * - The C start-up. gcc's Scrt1.o calls __libc_start_main@GLIBC_2.34 (the
+ *   version that runs the program's constructors itself). This _start calls
+ *   the GLIBC_2.2.5 one, which every glibc since 2.2.5 exports, and hands it
+ *   sa_floor_init, which runs _init and .init_array as glibc's own
+ *   __libc_csu_init did (the loader runs .preinit_array of an executable);
+ *   destructors are in .fini_array, which ld.so's _dl_fini runs on every
+ *   glibc, so no fini is passed.
+ * - The few libc/libm functions whose default version is newer than the
+ *   floor reach us as __wrap_NAME (the link uses --wrap=NAME) and call the
+ *   old version: stat family through __xstat (before 2.33 stat was an
+ *   inline wrapper around it), pow through pow@GLIBC_2.2.5.
+ *
+ * Built only for x86_64 glibc without sanitizers (mk/launcher.mk).
+ */
+#include <stddef.h>
+#include <sys/stat.h>
+
+#define SA_STAT_VER 1           /* _STAT_VER_LINUX on x86_64 */
+
+int main(int argc, char **argv, char **envp);
+void sa_floor_init(int argc, char **argv, char **envp);
+int __wrap_stat(const char *path, struct stat *st);
+int __wrap_fstat(int fd, struct stat *st);
+int __wrap_lstat(const char *path, struct stat *st);
+int __wrap_fstatat(int dirfd, const char *path, struct stat *st, int flags);
+double __wrap_pow(double x, double y);
+
+int sa_old_xstat(int ver, const char *path, struct stat *st);
+int sa_old_fxstat(int ver, int fd, struct stat *st);
+int sa_old_lxstat(int ver, const char *path, struct stat *st);
+int sa_old_fxstatat(int ver, int dirfd, const char *path, struct stat *st, int flags);
+double sa_old_pow(double x, double y);
+__asm__(".symver sa_old_xstat,__xstat@GLIBC_2.2.5");
+__asm__(".symver sa_old_fxstat,__fxstat@GLIBC_2.2.5");
+__asm__(".symver sa_old_lxstat,__lxstat@GLIBC_2.2.5");
+__asm__(".symver sa_old_fxstatat,__fxstatat@GLIBC_2.4");
+__asm__(".symver sa_old_pow,pow@GLIBC_2.2.5");
+__asm__(".symver sa_old_libc_start_main,__libc_start_main@GLIBC_2.2.5");
+
+int __wrap_stat(const char *path, struct stat *st)
+{
+	return sa_old_xstat(SA_STAT_VER, path, st);
+}
+
+int __wrap_fstat(int fd, struct stat *st)
+{
+	return sa_old_fxstat(SA_STAT_VER, fd, st);
+}
+
+int __wrap_lstat(const char *path, struct stat *st)
+{
+	return sa_old_lxstat(SA_STAT_VER, path, st);
+}
+
+int __wrap_fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	return sa_old_fxstatat(SA_STAT_VER, dirfd, path, st, flags);
+}
+
+double __wrap_pow(double x, double y)
+{
+	return sa_old_pow(x, y);
+}
+
+typedef void (*sa_ctor)(int, char **, char **);
+extern sa_ctor __init_array_start[] __attribute__((visibility("hidden")));
+extern sa_ctor __init_array_end[] __attribute__((visibility("hidden")));
+extern void _init(void);
+
+void sa_floor_init(int argc, char **argv, char **envp)
+{
+	size_t i, n = (size_t)(__init_array_end - __init_array_start);
+
+	_init();
+	for (i = 0; i < n; i++)
+		__init_array_start[i](argc, argv, envp);
+}
+
+/* The kernel's entry: %rdx holds ld.so's finaliser, the stack argc, argv,
+ * envp. As glibc's own x86_64 start.S, with our init and the old symbol. */
+__asm__(
+	".text\n"
+	".globl _start\n"
+	".type _start,@function\n"
+	"_start:\n"
+	"	.cfi_startproc\n"
+	"	.cfi_undefined rip\n"
+	"	endbr64\n"
+	"	xorl %ebp, %ebp\n"
+	"	movq %rdx, %r9\n"              /* rtld_fini */
+	"	popq %rsi\n"                   /* argc */
+	"	movq %rsp, %rdx\n"             /* argv */
+	"	andq $~15, %rsp\n"
+	"	pushq %rax\n"
+	"	pushq %rsp\n"                  /* stack_end */
+	"	xorl %r8d, %r8d\n"             /* fini: none, see above */
+	"	leaq sa_floor_init(%rip), %rcx\n"
+	"	leaq main(%rip), %rdi\n"
+	"	call *sa_old_libc_start_main@GOTPCREL(%rip)\n"
+	"	hlt\n"
+	"	.cfi_endproc\n"
+	".size _start, .-_start\n");
