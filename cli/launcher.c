@@ -50,7 +50,9 @@ void cli_usage(FILE *out)
 "(statically linked, setuid/setgid/setcap, another ELF class); as COMMAND ends,\n"
 "says on stderr how many lines could not be written, if any.\n"
 "\n"
-"The library is looked for beside this program, in ../lib, then in " SOCKAUDIT_LIBDIR ".\n"
+"The library is looked for beside this program, in ../lib/sockaudit, ../lib, then in\n"
+SOCKAUDIT_LIBDIR "; a musl program gets libsockaudit-musl.so, and a program no\n"
+"library fits (musl without it, a glibc older than the library needs) runs without one.\n"
 "Example: sockaudit -o - -- nginx -g 'daemon off;' | jq 'select(.findings)'\n",
 	      out);
 }
@@ -73,44 +75,6 @@ static int bad_option(int missing_arg, const char *arg)
 	if (missing_arg)
 		return usage_error("option '%s' needs an argument", name);
 	return usage_error("unknown option '%s'", name);
-}
-
-static int readable(const char *path)
-{
-	return access(path, R_OK) == 0;
-}
-
-/* Finds the library: beside our executable (the build tree), in ../lib
- * beside it (a relocated or DESTDIR install), then the configured libdir.
- * Writes an absolute path: a relative LD_PRELOAD would be resolved against
- * whatever directory the program chdir()s into. */
-static int find_library(char *out, size_t cap)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n > 0) {
-		char *slash;
-
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			if ((size_t)snprintf(out, cap, "%s/%s", exe, SA_LIB_NAME) < cap && readable(out))
-				return 0;
-			if ((size_t)snprintf(out, cap, "%s/../lib/%s", exe, SA_LIB_NAME) < cap &&
-			    readable(out)) {
-				char real[PATH_MAX];
-
-				if (realpath(out, real) && strlen(real) < cap)
-					strcpy(out, real);
-				return 0;
-			}
-		}
-	}
-	if ((size_t)snprintf(out, cap, "%s/%s", SOCKAUDIT_LIBDIR, SA_LIB_NAME) < cap && readable(out))
-		return 0;
-	return -1;
 }
 
 /* A sanitizer runtime must be the first library loaded ("ASan runtime
@@ -220,6 +184,23 @@ static int valid_level(const char *s)
 	return strcmp(s, "warn") == 0 || strcmp(s, "info") == 0 || strcmp(s, "trace") == 0;
 }
 
+/* Execs the program in our place; returns only when it could not, with
+ * the status a shell gives: 127 not found, 126 found but not runnable. */
+static int run_program(char **cmd)
+{
+	int err;
+
+	execvp(cmd[0], cmd);
+	err = errno;
+	if (err == ENOENT) {
+		fprintf(stderr, "sockaudit: %s: %s\n", cmd[0],
+			strchr(cmd[0], '/') ? "No such file or directory" : "command not found");
+		return 127;
+	}
+	fprintf(stderr, "sockaudit: %s: %s\n", cmd[0], strerror(err));
+	return 126;
+}
+
 int cli_launch(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -256,10 +237,15 @@ int cli_launch(int argc, char **argv)
 	if (comm && (!*comm || strchr(comm, ' ')))
 		return usage_error("bad --comm '%s' (a comma list of program names)", comm);
 
-	if (find_library(lib, sizeof(lib)) < 0) {
-		fprintf(stderr, "sockaudit: cannot find %s beside this program, in ../lib, "
-			"nor in %s\n", SA_LIB_NAME, SOCKAUDIT_LIBDIR);
+	switch (cli_pick_library(argv[optind], lib, sizeof(lib), stderr)) {
+	case SA_PICK_NONE:      /* said why; the program runs as it is */
+		return run_program(argv + optind);
+	case SA_PICK_MISSING:
+		fprintf(stderr, "sockaudit: cannot find %s beside this program, in "
+			"../lib/sockaudit, ../lib, nor in %s\n", SA_LIB_NAME, SOCKAUDIT_LIBDIR);
 		return 127;
+	default:
+		break;
 	}
 	if (strpbrk(lib, ": ")) {
 		fprintf(stderr, "sockaudit: %s: LD_PRELOAD cannot hold a path with ':' or ' '\n",
@@ -292,14 +278,5 @@ int cli_launch(int argc, char **argv)
 
 	/* Blind spots said out loud; the program runs anyway. */
 	cli_check_program(argv[optind], stderr);
-	execvp(argv[optind], argv + optind);
-	/* Report it the way a shell does: 127 not found, 126 found but not runnable. */
-	err = errno;
-	if (err == ENOENT) {
-		fprintf(stderr, "sockaudit: %s: %s\n", argv[optind],
-			strchr(argv[optind], '/') ? "No such file or directory" : "command not found");
-		return 127;
-	}
-	fprintf(stderr, "sockaudit: %s: %s\n", argv[optind], strerror(err));
-	return 126;
+	return run_program(argv + optind);
 }

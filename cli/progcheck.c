@@ -29,7 +29,7 @@
 
 /* Resolves NAME like execvp: as given when it has a '/', else the first
  * executable regular file in $PATH (glibc's default when unset). */
-static int resolve(const char *name, char *out, size_t cap)
+int cli_resolve(const char *name, char *out, size_t cap)
 {
 	const char *path = getenv("PATH"), *p, *end;
 	struct stat st;
@@ -108,7 +108,7 @@ static const char *secure_reason(const char *path, const struct stat *st, char *
 
 /* The interpreter a script's #! line names (through `env NAME`), resolved,
  * in out; -1 when the file is not a script. */
-static int script_interp(int fd, char *out, size_t cap)
+int cli_script_interp(int fd, char *out, size_t cap)
 {
 	char line[256], *p, *tok, *save = NULL;
 	ssize_t n = pread(fd, line, sizeof line - 1, 0);
@@ -128,7 +128,7 @@ static int script_interp(int fd, char *out, size_t cap)
 		while (arg && arg[0] == '-')       /* env -S, env -i: take the next word */
 			arg = strtok_r(NULL, " \t", &save);
 		if (arg && !strchr(arg, '='))
-			return resolve(arg, out, cap);
+			return cli_resolve(arg, out, cap);
 	}
 	return (size_t)snprintf(out, cap, "%s", tok) < cap ? 0 : -1;
 }
@@ -140,7 +140,7 @@ void cli_check_program(const char *name, FILE *err)
 	struct stat st;
 	int fd, depth, k;
 
-	if (resolve(name, path, sizeof path) != 0)
+	if (cli_resolve(name, path, sizeof path) != 0)
 		return;              /* execvp says what is wrong */
 	for (depth = 0; depth < 4; depth++) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -150,7 +150,7 @@ void cli_check_program(const char *name, FILE *err)
 			return;      /* execute-only, or gone: nothing to say */
 		}
 		/* The kernel honours setuid on the program it loads, not a script's. */
-		if (script_interp(fd, interp, sizeof interp) == 0) {
+		if (cli_script_interp(fd, interp, sizeof interp) == 0) {
 			close(fd);
 			snprintf(path, sizeof path, "%s", interp);
 			runs = path;
