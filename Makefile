@@ -3,11 +3,16 @@
 # make test       install missing Debian packages, build, run every test
 # make demo       install missing Debian packages, build, replay the studies
 # make bench      overhead side by side (plain, shim, strace)
-# make install    PREFIX=/usr/local DESTDIR=
+# make install    PREFIX=/usr/local DESTDIR= (LIBDIR, PKGLIBDIR, BINDIR ...)
+# make deb        a Debian package in build/deb/ (dpkg-buildpackage, lintian)
 # SANITIZE=address,undefined or SANITIZE=thread builds everything with sanitizers.
 
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
+# The libraries live in a private directory, as Debian's preload tools do
+# (libfaketime, libeatmydata): nothing links them, ldconfig need not see them.
+PKGLIBDIR ?= $(LIBDIR)/sockaudit
+DOCDIR  ?= $(PREFIX)/share/doc/sockaudit
 BINDIR  ?= $(PREFIX)/bin
 INCDIR  ?= $(PREFIX)/include
 PKGDIR  ?= $(LIBDIR)/pkgconfig
@@ -30,7 +35,7 @@ SHIM_JANSSON   := $(if $(JANSSON_STATIC),$(JANSSON_STATIC) -Wl$(comma)--exclude-
 ifneq ($(SANITIZE),)
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
 endif
-SA_CFLAGS  := -std=gnu11 -fPIC -D_GNU_SOURCE -DSOCKAUDIT_VERSION_STR=\"$(VERSION)\" -Iinclude -Icommon $(WARN) $(JANSSON_CFLAGS) $(SAN_FLAGS) $(CFLAGS)
+SA_CFLAGS  := -std=gnu11 -fPIC -D_GNU_SOURCE -DSOCKAUDIT_VERSION_STR=\"$(VERSION)\" -Iinclude -Icommon $(WARN) $(JANSSON_CFLAGS) $(SAN_FLAGS) $(CPPFLAGS) $(CFLAGS)
 SA_LDFLAGS := $(SAN_FLAGS) $(LDFLAGS)
 # -ffunction-sections: shim/sa_fork_text.ld gathers, by name, the functions
 # a forked child runs.
@@ -110,7 +115,7 @@ libsockaudit.so: $(SHIM_OBJ) shim/exports.map $(BUILD)/shim.ld
 
 $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -DSOCKAUDIT_LIBDIR=\"$(LIBDIR)\" -c -o $@ $<
+	$(CC) $(SA_CFLAGS) -DSOCKAUDIT_LIBDIR=\"$(PKGLIBDIR)\" -c -o $@ $<
 
 sockaudit: $(CLI_OBJ)
 	$(CC) -o $@ $(LAUNCHER_START) $(CLI_OBJ) $(SA_LDFLAGS) $(LAUNCHER_LIBS)
@@ -138,14 +143,16 @@ demo:
 	@demo/run.sh
 
 install: all
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR) \
-		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
-	install -m 0755 libsockaudit.so $(DESTDIR)$(LIBDIR)/libsockaudit.so
+	install -d $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)
+	install -m 0644 libsockaudit.so $(DESTDIR)$(PKGLIBDIR)/libsockaudit.so
+	if [ -f libsockaudit-musl.so ]; then install -m 0644 libsockaudit-musl.so $(DESTDIR)$(PKGLIBDIR)/libsockaudit-musl.so; fi
 	install -m 0755 sockaudit $(DESTDIR)$(BINDIR)/sockaudit
 	install -m 0644 include/sockaudit.h $(DESTDIR)$(INCDIR)/sockaudit.h
 	install -m 0644 docs/man/sockaudit.1 $(DESTDIR)$(MANDIR)/man1/sockaudit.1
 	install -m 0644 docs/man/libsockaudit.7 $(DESTDIR)$(MANDIR)/man7/libsockaudit.7
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PKGLIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 		sockaudit.pc.in > $(DESTDIR)$(PKGDIR)/sockaudit.pc
 
 lint:

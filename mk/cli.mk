@@ -1,9 +1,9 @@
 # mk/cli.mk: the `sockaudit` launcher's build details.
-# The launcher has $(LIBDIR) compiled in (SOCKAUDIT_LIBDIR). A stamp named
-# after LIBDIR makes `make PREFIX=/usr install` after a plain `make` rebuild
-# launcher.o, instead of installing a launcher that looks in /usr/local/lib.
-CLI_LIBDIR_STAMP := $(BUILD)/cli/libdir$(subst /,_,$(LIBDIR)).stamp
-$(BUILD)/cli/launcher.o: $(CLI_LIBDIR_STAMP)
+# The launcher has $(PKGLIBDIR) compiled in (SOCKAUDIT_LIBDIR). A stamp named
+# after it makes `make PREFIX=/usr install` after a plain `make` rebuild
+# libpick.o, instead of installing a launcher that looks in /usr/local/lib.
+CLI_LIBDIR_STAMP := $(BUILD)/cli/libdir$(subst /,_,$(PKGLIBDIR)).stamp
+$(BUILD)/cli/launcher.o $(BUILD)/cli/libpick.o: $(CLI_LIBDIR_STAMP)
 $(CLI_LIBDIR_STAMP):
 	@mkdir -p $(dir $@)
 	@rm -f $(BUILD)/cli/libdir*.stamp
