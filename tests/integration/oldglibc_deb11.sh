@@ -8,6 +8,12 @@
 # the launcher says so in one line and runs the program without it.
 . "$(dirname "$0")/../lib.sh"; . "$TOP/tests/deb11_lib.sh"
 
+# The launcher's own floor, read from the file (make check-abi reads it too).
+top=$(objdump -T "$TOP/sockaudit" | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1)
+check "launcher: no symbol version above GLIBC_2.17 (highest: $top)" \
+	[ "$(printf '%s\n' "$top" GLIBC_2.17 | sort -V | tail -1)" = GLIBC_2.17 ]
+check "launcher: needs no libjansson at run time" [ -z "$(readelf -d "$TOP/sockaudit" | grep -i 'NEEDED.*jansson')" ]
+
 deb11_root "old glibc (Debian 11 root)"
 deb11_lock shared
 ver=$(in_root getconf GNU_LIBC_VERSION 2>&1)
