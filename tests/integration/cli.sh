@@ -252,11 +252,12 @@ make -C "$TOP" --no-print-directory install DESTDIR="$T/inst" >"$T/inst.log" 2>&
 check "install: make install DESTDIR= succeeds" test $rc = 0
 P=$(make -C "$TOP" --no-print-directory -s -f - print-prefix <<'EOF' 2>/dev/null
 include Makefile
-print-prefix: ; @echo $(PREFIX) $(LIBDIR) $(BINDIR) $(INCDIR) $(PKGDIR)
+print-prefix: ; @echo $(PREFIX) $(PKGLIBDIR) $(BINDIR) $(INCDIR) $(PKGDIR) $(MANDIR) $(DOCDIR)
 EOF
 )
-read -r prefix libdir bindir incdir pkgdir <<<"${P:-/usr/local /usr/local/lib /usr/local/bin /usr/local/include /usr/local/lib/pkgconfig}"
-for f in "$libdir/libsockaudit.so" "$bindir/sockaudit" "$incdir/sockaudit.h" "$pkgdir/sockaudit.pc"; do
+read -r prefix libdir bindir incdir pkgdir mandir docdir <<<"${P:-/usr/local /usr/local/lib/sockaudit /usr/local/bin /usr/local/include /usr/local/lib/pkgconfig /usr/local/share/man /usr/local/share/doc/sockaudit}"
+for f in "$libdir/libsockaudit.so" "$bindir/sockaudit" "$incdir/sockaudit.h" "$pkgdir/sockaudit.pc" \
+	 "$mandir/man1/sockaudit.1" "$mandir/man7/libsockaudit.7" "$docdir/README.md"; do
 	check "install: $f laid out" test -s "$T/inst$f"
 done
 check "install: launcher is executable" test -x "$T/inst$bindir/sockaudit"
@@ -264,6 +265,6 @@ check "install: pkg-config file names the libdir" grep -qx "libdir=$libdir" "$T/
 out=$(PKG_CONFIG_PATH="$T/inst$pkgdir" pkg-config --modversion sockaudit 2>&1)
 check "install: pkg-config reads it (version $out)" grep -qE '^[0-9]+\.[0-9]+' <<<"$out"
 out=$(run_real "$T/inst$bindir/sockaudit" -- printenv LD_PRELOAD 2>/dev/null)
-check "install: installed launcher finds the installed library via ../lib" \
+check "install: installed launcher finds the installed library via ../lib/sockaudit" \
 	grep -qx "$(realpath "$T/inst$libdir")/libsockaudit.so" <<<"${out//:/$'\n'}"
 finish
