@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <time.h>
@@ -39,6 +40,8 @@
 #define SA_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* ---- real.c: the real libc symbols, resolved once ---------------------- */
+
+/* The slots, in the order of real.c's names[]. */
 
 struct sa_real_fns {
 	int (*socket)(int, int, int);
@@ -75,8 +78,14 @@ struct sa_real_fns {
 	void (*_exit)(int);
 };
 extern struct sa_real_fns sa_real SA_HIDDEN;
-/* Resolves every symbol once (dlsym RTLD_NEXT); safe to call repeatedly. */
+/* Resolves every missing symbol in one pass over the objects loaded after
+ * ours (what dlsym(RTLD_NEXT) finds); lock-free, safe to call repeatedly,
+ * from any thread or signal handler. */
 void sa_real_init(void) SA_HIDDEN;
+/* Any other function by name, from any object but ours (default version),
+ * or NULL: for the few the shim uses that old glibc keeps in libpthread,
+ * a library the host may not have loaded. Walks the objects each call. */
+void *sa_real_sym(const char *name) SA_HIDDEN;
 /* libc's syscall() (a plain trap: no cancellation point, no other preload's
  * wrapper), never our own exported syscall(). */
 static inline long (*sa_sysfn(void))(long, ...)
@@ -114,6 +123,21 @@ static inline long sa_syscall3_raw(long nr, long a, long b, long c)
 	}
 	return r;
 #endif
+}
+
+/* fstat(2) as the kernel's system call: glibc's fstat symbol is 2.33's
+ * (before, an inline call of __fxstat), and the kernel's struct stat is
+ * the C library's on x86_64 and arm64 (glibc and musl). 0, or -1 with
+ * errno set. */
+static inline int sa_fstat(int fd, struct stat *st)
+{
+	long r = sa_syscall3_raw(SYS_fstat, fd, (long)st, 0);
+
+	if (SA_UNLIKELY(r < 0)) {
+		errno = (int)-r;
+		return -1;
+	}
+	return 0;
 }
 
 /* Zeroes n bytes at p unless they are all zero already. A forked child

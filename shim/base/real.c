@@ -1,16 +1,25 @@
 /*
- * real.c: the real libc symbols, resolved once with dlsym(RTLD_NEXT).
+ * real.c: the real libc symbols, found by reading the loaded objects'
+ * dynamic symbol tables ourselves, as dlsym(RTLD_NEXT) would find them.
  *
  * Owns sa_real. Must never call an exported wrapper name: everything inside
- * the shim reaches libc through sa_real. dlsym may allocate and may call
- * back into our wrappers; the per-thread sa_in_shim flag makes those calls pass
- * straight through, and the wrappers themselves resolve lazily through
- * sa_real_init() so a constructor of another library that calls socket()
+ * the shim reaches libc through sa_real. The wrappers resolve lazily through
+ * sa_real_init(), so a constructor of another library that calls socket()
  * before ours ran still works.
+ *
+ * Why not dlsym: it is glibc 2.34's in libc (libdl's before, a library the
+ * host may not load), it takes the loader's lock, may allocate, and one call
+ * per name was 27,000 instructions of every exec. Here one pass over the
+ * objects loaded after ours (dl_iterate_phdr: glibc 2.2.5, musl) looks every
+ * missing name up in their GNU (or SysV) hash tables: no allocation, no call
+ * back into our wrappers, nothing a signal handler could meet half done (two
+ * threads or a handler resolving at once store the same pointers).
  */
-#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
-#include <pthread.h>
+#include <link.h>
+#include <string.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -18,9 +27,31 @@
 #include "base/base.h"
 
 struct sa_real_fns sa_real;
-/* The re-entry flag (base.h): dlsym below may call back into the wrappers. */
+/* The re-entry flag (base.h). */
 __thread int sa_in_shim __attribute__((tls_model("initial-exec")));
 static int resolved;
+
+/* The symbol of each slot of struct sa_real_fns, in its order. Fixed-width
+ * strings, not pointers: no relocation at load. */
+static const char names[][16] = {
+	"socket", "socketpair", "setsockopt", "getsockopt", "listen",
+	"accept", "accept4", "connect", "close", "close_range", "closefrom",
+	"dup", "dup2", "dup3", "read", "write", "recv", "send",
+	"recvfrom", "sendto", "recvmsg", "sendmsg", "readv", "writev",
+	"sigaction", "signal",
+	/* _FORTIFY_SOURCE builds call these instead of read/recv/recvfrom. */
+	"__read_chk", "__recv_chk", "__recvfrom_chk",
+	"syscall", "clone", "_exit",
+};
+#define NSLOTS (sizeof names / sizeof names[0])
+_Static_assert(sizeof(struct sa_real_fns) == NSLOTS * sizeof(void (*)(void)),
+	       "names[] must list every slot of struct sa_real_fns, in order");
+
+typedef void *sa_slot_t __attribute__((may_alias));
+static inline sa_slot_t *slots(void)
+{
+	return (sa_slot_t *)(void *)&sa_real;
+}
 
 /* close_range() is new in glibc 2.34; when libc lacks it, go to the kernel. */
 static int fallback_close_range(unsigned int first, unsigned int last, int flags)
@@ -49,21 +80,194 @@ static void fallback_closefrom(int lowfd)
 		sa_real.close((int)fd);
 }
 
+/* One loaded object's dynamic symbol table. */
+struct obj {
+	uintptr_t base;
+	const ElfW(Sym) *sym;
+	const char *str;
+	const uint32_t *gnu;       /* DT_GNU_HASH */
+	const uint32_t *sysv;      /* DT_HASH */
+	const ElfW(Half) *versym;  /* DT_VERSYM, or NULL */
+};
+
+/* glibc adds the load address to .dynamic's pointers in place (not for the
+ * vDSO); musl leaves them as they are in the file. */
+static uintptr_t dyn_ptr(uintptr_t base, ElfW(Addr) p)
+{
+	return p < base ? base + p : p;
+}
+
+static int obj_open(const struct dl_phdr_info *info, struct obj *o)
+{
+	const ElfW(Dyn) *d = NULL;
+	int i;
+
+	memset(o, 0, sizeof *o);
+	o->base = info->dlpi_addr;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	if (!d)
+		return -ENOENT;
+	for (; d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB: o->sym = (const void *)dyn_ptr(o->base, d->d_un.d_ptr); break;
+		case DT_STRTAB: o->str = (const void *)dyn_ptr(o->base, d->d_un.d_ptr); break;
+		case DT_GNU_HASH: o->gnu = (const void *)dyn_ptr(o->base, d->d_un.d_ptr); break;
+		case DT_HASH: o->sysv = (const void *)dyn_ptr(o->base, d->d_un.d_ptr); break;
+		case DT_VERSYM: o->versym = (const void *)dyn_ptr(o->base, d->d_un.d_ptr); break;
+		default: break;
+		}
+	}
+	return o->sym && o->str && (o->gnu || o->sysv) ? 0 : -ENOENT;
+}
+
+/* A definition dlsym would return: defined, global or weak, a function
+ * (or untyped), and the default version (not a hidden old one such as
+ * dlsym@GLIBC_2.2.5 next to dlsym@@GLIBC_2.34). */
+static void *sym_value(const struct obj *o, uint32_t i, const char *name)
+{
+	const ElfW(Sym) *s = &o->sym[i];
+	unsigned type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);
+	void *p;
+
+	if (s->st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK) ||
+	    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+	    strcmp(o->str + s->st_name, name) != 0)
+		return NULL;
+	if (o->versym && ((o->versym[i] & 0x8000) || (o->versym[i] & 0x7fff) == 0))
+		return NULL;
+	p = (void *)(o->base + s->st_value);
+	if (type == STT_GNU_IFUNC)   /* what the loader does for an indirect function */
+		p = ((void *(*)(unsigned long))p)(getauxval(AT_HWCAP));
+	return p;
+}
+
+static uint32_t gnu_hash(const char *s)
+{
+	uint32_t h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+static uint32_t sysv_hash(const char *s)
+{
+	uint32_t h = 0, g;
+
+	for (; *s; s++) {
+		h = (h << 4) + (unsigned char)*s;
+		g = h & 0xf0000000;
+		h ^= g >> 24;
+		h &= ~g;
+	}
+	return h;
+}
+
+static void *lookup(const struct obj *o, const char *name)
+{
+	void *p;
+
+	if (o->gnu) {
+		const uint32_t *g = o->gnu;
+		uint32_t nbuckets = g[0], symoffset = g[1], bloom_size = g[2], shift = g[3];
+		const ElfW(Addr) *bloom = (const void *)&g[4];
+		const uint32_t *buckets = (const void *)&bloom[bloom_size];
+		const uint32_t *chain = &buckets[nbuckets];
+		const unsigned bits = sizeof(ElfW(Addr)) * 8;
+		uint32_t h = gnu_hash(name), i, h2;
+		ElfW(Addr) mask = ((ElfW(Addr))1 << (h % bits)) | ((ElfW(Addr))1 << ((h >> shift) % bits));
+
+		if (!nbuckets || !bloom_size || (bloom[(h / bits) % bloom_size] & mask) != mask)
+			return NULL;
+		i = buckets[h % nbuckets];
+		if (i < symoffset)
+			return NULL;
+		for (;; i++) {
+			h2 = chain[i - symoffset];
+			if ((h | 1) == (h2 | 1) && (p = sym_value(o, i, name)))
+				return p;
+			if (h2 & 1)
+				return NULL;
+		}
+	} else {
+		const uint32_t *t = o->sysv;
+		uint32_t nbucket = t[0], i;
+		const uint32_t *bucket = &t[2], *chain = &t[2 + nbucket];
+
+		if (!nbucket)
+			return NULL;
+		for (i = bucket[sysv_hash(name) % nbucket]; i; i = chain[i])
+			if ((p = sym_value(o, i, name)))
+				return p;
+		return NULL;
+	}
+}
+
+struct walk {
+	int after_self;   /* 1: only the objects after ours (RTLD_NEXT); 0: every other one */
+	int past_self;
+	int missing;
+	const char *one;  /* sa_real_sym's name, or NULL for the slots */
+	void *found;
+};
+
+static int is_self(const struct dl_phdr_info *info)
+{
+	uintptr_t me = (uintptr_t)&sa_real;
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && me >= info->dlpi_addr + ph->p_vaddr &&
+		    me - (info->dlpi_addr + ph->p_vaddr) < ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
+static int visit(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct walk *w = data;
+	struct obj o;
+	unsigned i;
+	void *p;
+
+	(void)size;
+	if (is_self(info)) {
+		w->past_self = 1;
+		return 0;
+	}
+	if ((w->after_self && !w->past_self) || obj_open(info, &o) != 0)
+		return 0;
+	if (w->one)
+		return (w->found = lookup(&o, w->one)) != NULL;
+	w->missing = 0;
+	for (i = 0; i < NSLOTS; i++) {
+		if (__atomic_load_n(&slots()[i], __ATOMIC_RELAXED))
+			continue;
+		if ((p = lookup(&o, names[i])))
+			__atomic_store_n(&slots()[i], p, __ATOMIC_RELEASE);
+		else
+			w->missing++;
+	}
+	return w->missing == 0;
+}
+
 static void resolve(void)
 {
 	int saved = errno;
+	struct walk w = { 1, 0, 1, NULL, NULL };
 
-#define R(name) sa_real.name = (__typeof__(sa_real.name))dlsym(RTLD_NEXT, #name)
-	R(socket); R(socketpair); R(setsockopt); R(getsockopt); R(listen);
-	R(accept); R(accept4); R(connect); R(close); R(close_range); R(closefrom);
-	R(dup); R(dup2); R(dup3); R(read); R(write); R(recv); R(send);
-	R(recvfrom); R(sendto); R(recvmsg); R(sendmsg); R(readv); R(writev);
-	R(sigaction); R(signal); R(syscall); R(clone); R(_exit);
-#undef R
-	/* _FORTIFY_SOURCE builds call these instead of read/recv/recvfrom. */
-	sa_real.read_chk = (__typeof__(sa_real.read_chk))dlsym(RTLD_NEXT, "__read_chk");
-	sa_real.recv_chk = (__typeof__(sa_real.recv_chk))dlsym(RTLD_NEXT, "__recv_chk");
-	sa_real.recvfrom_chk = (__typeof__(sa_real.recvfrom_chk))dlsym(RTLD_NEXT, "__recvfrom_chk");
+	dl_iterate_phdr(visit, &w);
+	/* Loaded by dlopen, after libc: what RTLD_NEXT would have found is
+	 * in an object before ours. */
+	if (w.missing) {
+		w.after_self = 0;
+		dl_iterate_phdr(visit, &w);
+	}
 	if (!sa_real.close_range)
 		sa_real.close_range = fallback_close_range;
 	if (!sa_real.closefrom)
@@ -72,8 +276,6 @@ static void resolve(void)
 	errno = saved;
 }
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
 void sa_real_init(void)
 {
 	/* The common case after start-up: one predictable load. */
@@ -81,6 +283,16 @@ void sa_real_init(void)
 		return;
 	int saved = sa_in_shim;
 	sa_in_shim = 1;
-	pthread_once(&once, resolve);
+	resolve();
 	sa_in_shim = saved;
+}
+
+void *sa_real_sym(const char *name)
+{
+	struct walk w = { 0, 0, 0, name, NULL };
+	int saved = errno;
+
+	dl_iterate_phdr(visit, &w);
+	errno = saved;
+	return w.found;
 }

@@ -117,13 +117,21 @@ __thread uintptr_t sa_stack_lo SA_TLS_IE, sa_stack_hi SA_TLS_IE;
 
 void sa_stack_probe(void)
 {
+	/* Found by name, once: before glibc 2.32 both are libpthread's, which
+	 * a host may not load (then the bounds stay unknown). */
+	static int (*getattr)(pthread_t, pthread_attr_t *);
+	static int (*getstack)(const pthread_attr_t *, void **, size_t *);
 	pthread_attr_t at;
 	void *lo;
 	size_t sz;
 
-	sa_stack_lo = sa_stack_hi = 1;   /* unknown unless glibc tells us */
-	if (pthread_getattr_np(pthread_self(), &at) == 0) {
-		if (pthread_attr_getstack(&at, &lo, &sz) == 0 && sz) {
+	sa_stack_lo = sa_stack_hi = 1;   /* unknown unless the C library tells us */
+	if (!__atomic_load_n(&getstack, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&getattr, (__typeof__(getattr))sa_real_sym("pthread_getattr_np"), __ATOMIC_RELAXED);
+		__atomic_store_n(&getstack, (__typeof__(getstack))sa_real_sym("pthread_attr_getstack"), __ATOMIC_RELEASE);
+	}
+	if (getstack && getattr && getattr(pthread_self(), &at) == 0) {
+		if (getstack(&at, &lo, &sz) == 0 && sz) {
 			sa_stack_lo = (uintptr_t)lo;
 			sa_stack_hi = (uintptr_t)lo + sz;
 		}

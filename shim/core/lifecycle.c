@@ -35,7 +35,8 @@ static int sink_err;
 #define SA_ENV_LAUNCHED "SOCKAUDIT_LAUNCHED"
 static int launched SA_PROC_PAGE;
 static int init_written SA_PROC_PAGE;             /* this process's init line reached the sink */
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+/* Set by the one caller that runs do_init. */
+static int init_claimed;
 
 static json_t *sysctl_json(const char *path)
 {
@@ -206,7 +207,13 @@ int sa_ensure_init_slow(void)
 		return 1;
 	if (st != SA_RUN_NEW)
 		return 0;   /* disabled, or being set up: pass through */
-	pthread_once(&once, do_init);
+	/* Not pthread_once: a thread that finds another one (or the handler
+	 * of a signal that interrupted it) setting up passes its call
+	 * through, as it does once the state says INITIALIZING, instead of
+	 * waiting on a setup that may be the one it interrupted. */
+	if (__atomic_exchange_n(&init_claimed, 1, __ATOMIC_ACQ_REL))
+		return 0;
+	do_init();
 	return sa_active();
 }
 

@@ -350,12 +350,41 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
 	return sa_out_put(o, "\"", 1);
 }
 
+/* Linux's errno names by number (the kernel's asm-generic/errno*.h, the
+ * same on x86_64 and arm64), spelled as glibc's strerrorname_np() spells
+ * them: that function is glibc 2.32's and musl has none, and the library
+ * must load on glibc 2.17. Fixed-width strings, not pointers: no
+ * relocation for the loader to apply at every exec. */
+static const char errno_names[][SA_ERRNO_NAME_MAX] = {
+	"0", "EPERM", "ENOENT", "ESRCH", "EINTR", "EIO",
+	"ENXIO", "E2BIG", "ENOEXEC", "EBADF", "ECHILD", "EAGAIN",
+	"ENOMEM", "EACCES", "EFAULT", "ENOTBLK", "EBUSY", "EEXIST",
+	"EXDEV", "ENODEV", "ENOTDIR", "EISDIR", "EINVAL", "ENFILE",
+	"EMFILE", "ENOTTY", "ETXTBSY", "EFBIG", "ENOSPC", "ESPIPE",
+	"EROFS", "EMLINK", "EPIPE", "EDOM", "ERANGE", "EDEADLK",
+	"ENAMETOOLONG", "ENOLCK", "ENOSYS", "ENOTEMPTY", "ELOOP", "",
+	"ENOMSG", "EIDRM", "ECHRNG", "EL2NSYNC", "EL3HLT", "EL3RST",
+	"ELNRNG", "EUNATCH", "ENOCSI", "EL2HLT", "EBADE", "EBADR",
+	"EXFULL", "ENOANO", "EBADRQC", "EBADSLT", "", "EBFONT",
+	"ENOSTR", "ENODATA", "ETIME", "ENOSR", "ENONET", "ENOPKG",
+	"EREMOTE", "ENOLINK", "EADV", "ESRMNT", "ECOMM", "EPROTO",
+	"EMULTIHOP", "EDOTDOT", "EBADMSG", "EOVERFLOW", "ENOTUNIQ", "EBADFD",
+	"EREMCHG", "ELIBACC", "ELIBBAD", "ELIBSCN", "ELIBMAX", "ELIBEXEC",
+	"EILSEQ", "ERESTART", "ESTRPIPE", "EUSERS", "ENOTSOCK", "EDESTADDRREQ",
+	"EMSGSIZE", "EPROTOTYPE", "ENOPROTOOPT", "EPROTONOSUPPORT", "ESOCKTNOSUPPORT", "EOPNOTSUPP",
+	"EPFNOSUPPORT", "EAFNOSUPPORT", "EADDRINUSE", "EADDRNOTAVAIL", "ENETDOWN", "ENETUNREACH",
+	"ENETRESET", "ECONNABORTED", "ECONNRESET", "ENOBUFS", "EISCONN", "ENOTCONN",
+	"ESHUTDOWN", "ETOOMANYREFS", "ETIMEDOUT", "ECONNREFUSED", "EHOSTDOWN", "EHOSTUNREACH",
+	"EALREADY", "EINPROGRESS", "ESTALE", "EUCLEAN", "ENOTNAM", "ENAVAIL",
+	"EISNAM", "EREMOTEIO", "EDQUOT", "ENOMEDIUM", "EMEDIUMTYPE", "ECANCELED",
+	"ENOKEY", "EKEYEXPIRED", "EKEYREVOKED", "EKEYREJECTED", "EOWNERDEAD", "ENOTRECOVERABLE",
+	"ERFKILL", "EHWPOISON",
+};
+
 const char *sa_errno_name(int err, char buf[SA_ERRNO_NAME_MAX])
 {
-	const char *n = strerrorname_np(err);
-
-	if (n)
-		return n;
+	if (err >= 0 && (size_t)err < sizeof errno_names / sizeof errno_names[0] && errno_names[err][0])
+		return errno_names[err];
 	snprintf(buf, SA_ERRNO_NAME_MAX, "E%d", err);
 	return buf;
 }

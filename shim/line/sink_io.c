@@ -71,7 +71,7 @@ int sa_sinkio_identify(int fd, dev_t *dev, ino_t *ino, mode_t *mode)
 	}
 	if (errno != ENOSYS && errno != EPERM && errno != EINVAL)
 		return -1;
-	if (fstat(fd, &st) != 0)
+	if (sa_fstat(fd, &st) != 0)
 		return -1;
 	*dev = st.st_dev;
 	*ino = st.st_ino;
@@ -185,7 +185,7 @@ ssize_t sa_sinkio_write_pipe(int fd, const char *line, size_t len)
 	sigaddset(&pipe_set, SIGPIPE);
 	sigpending(&pending);
 	was_pending = sigismember(&pending, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	sa_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &pipe_set, &old, _NSIG / 8);
 	n = sa_sinkio_write_raw(fd, line, len);
 	err = errno;
 	if (n < 0 && err == EPIPE && !was_pending) {
@@ -193,7 +193,7 @@ ssize_t sa_sinkio_write_pipe(int fd, const char *line, size_t len)
 		struct timespec zero = { 0, 0 };
 		sa_syscall(SYS_rt_sigtimedwait, &pipe_set, NULL, &zero, _NSIG / 8);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sa_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 	errno = err;
 	return n;
 }
