@@ -67,7 +67,7 @@ check "the launcher said nothing on stderr" [ ! -s "$T/client.err" ]
 cp "$D/server.jsonl" "$T/server.jsonl" 2>/dev/null; cp "$D/client.jsonl" "$T/client.jsonl" 2>/dev/null
 json_facts() { jq -c -s "$2" "$1" 2>/dev/null; }
 echo "# server log: $(json_facts "$T/server.jsonl" '[.[] | select(.event=="listen") | {backlog_requested, backlog_effective, somaxconn}] + [{accept_events: [.[] | select(.event=="accept" and .ret >= 0)] | length}] + [.[] | select(.event=="summary") | .listeners[0] | {accepts}]')"
-echo "# client log: $(json_facts "$T/client.jsonl" '[.[] | select(.event=="connect") | .outcome + ":" + (.err // "")] | group_by(.) | map({(.[0]): length}) | add')"
+echo "# client log: $(json_facts "$T/client.jsonl" '[.[] | select(.event=="connect") | .outcome + ":" + (.errno // "")] | group_by(.) | map({(.[0]): length}) | add')"
 echo "# truth: backlog $B requested and kept (somaxconn $somax), $N accepted, $N connects ok, 1 ECONNREFUSED"
 check_jq "listen: backlog_requested $B, backlog_effective $B" "$T/server.jsonl" \
 	"[.[] | select(.event==\"listen\")] | length == 1 and .[0].backlog_requested == $B and .[0].backlog_effective == $B and .[0].somaxconn == $somax"
@@ -75,7 +75,7 @@ check_jq "accept: $N accept lines, and the summary counts $N accepts" "$T/server
 	"([.[] | select(.event==\"accept\" and .ret >= 0)] | length == $N) and ([.[] | select(.event==\"summary\") | .listeners[0].accepts] == [$N])"
 check_jq "connect: $N ok and 1 ECONNREFUSED, in the lines and in the summary" "$T/client.jsonl" \
 	"([.[] | select(.event==\"connect\" and .outcome==\"ok\")] | length == $N) and
-	 ([.[] | select(.event==\"connect\" and .outcome==\"failed\" and .err==\"ECONNREFUSED\")] | length == 1) and
+	 ([.[] | select(.event==\"connect\" and .outcome==\"failed\" and .errno==\"ECONNREFUSED\")] | length == 1) and
 	 ([.[] | select(.event==\"summary\") | .connects | [.ok, .failed]] == [[$N, 1]])"
 
 # A library that needs glibc 2.34 (what a build on Debian 12 binds by
