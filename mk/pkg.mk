@@ -31,4 +31,4 @@ deb11-root:
 
 test-extra:: deb11-root
 	@[ -f $(DEB_DIR)/sockaudit_$(VERSION)_$$(dpkg --print-architecture).deb ] && [ -z "$$(find . -path ./build -prune -o -newer $(DEB_DIR)/sockaudit_$(VERSION)_$$(dpkg --print-architecture).deb -type f \( -name '*.[chS]' -o -name Makefile -o -name '*.mk' -o -path './debian/*' -o -path './docs/*' \) -print | head -1)" ] || \
-		$(MAKE) --no-print-directory deb-build
+		$(MAKE) --no-print-directory deb-build || echo "make deb-build failed: tests/integration/pkg_deb.sh will say why"

@@ -25,6 +25,7 @@ dep=$(dpkg-deb -f "$deb" Depends)
 libc=$(echo "$dep" | sed -n 's/.*libc6 (>= \([0-9.]*\)).*/\1/p')
 at_floor() { [ -n "$libc" ] && dpkg --compare-versions "$libc" le 2.17; }
 check "Depends from dpkg-shlibdeps: '$dep', libc6 no higher than 2.17" at_floor
+check "Architecture: amd64 (the glibc floor is built for x86_64 only; no arm64 yet)" [ "$(dpkg-deb -f "$deb" Architecture)" = amd64 ]
 check "Depends names no jansson (linked statically)" [ -z "$(echo "$dep" | grep -i jansson)" ]
 if command -v lintian >/dev/null; then
 	lintian --info "$deb" 2>/dev/null | grep -v '^running with root' >"$T/lintian"
