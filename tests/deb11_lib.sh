@@ -5,7 +5,8 @@
 #                     the script ends (no registry, no debootstrap, not root)
 #   in_root CMD...    CMD inside the root: own mount namespace with /proc,
 #                     chroot, a clean environment (PATH, HOME); extra
-#                     variables as `env` arguments: in_root env A=1 CMD...
+#                     variables as `env` arguments: in_root env A=1 CMD...;
+#                     with IN_NETNS=NAME set, inside that network namespace
 #   deb11_lock shared|exclusive   the package test installs into the root:
 #                     it holds the lock exclusive, the others shared.
 R=""
@@ -22,8 +23,8 @@ deb11_lock() {
 	exec 8>"$BUILD/deb11/use.lock"
 	if [ "$1" = exclusive ]; then flock 8; else flock -s 8; fi
 }
-in_root() {
-	unshare --mount --propagation private sh -c '
+in_root() {          # IN_NETNS=name: in that network namespace
+	${IN_NETNS:+ip netns exec "$IN_NETNS"} unshare --mount --propagation private sh -c '
 		r=$1; shift
 		mount -t proc proc "$r/proc" && mount --bind /dev "$r/dev" &&
 		exec chroot "$r" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"
