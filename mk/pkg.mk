@@ -23,7 +23,7 @@ deb-build:
 	else \
 		tar --exclude=./build --exclude=./.git -cf - . | tar -C $(DEB_SRC) -xf -; \
 	fi
-	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || { tail -30 ../build.log; exit 1; }
+	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE -u BUILD dpkg-buildpackage -us -uc -b >../build.log 2>&1 || { tail -30 ../build.log; exit 1; }
 	@ls $(DEB_DIR)/*.deb
 
 deb11-root:

@@ -7,6 +7,10 @@
 # equal the truth. Then a library that needs a newer glibc than the root's:
 # the launcher says so in one line and runs the program without it.
 . "$(dirname "$0")/../lib.sh"; . "$TOP/tests/deb11_lib.sh"
+# A sanitizer build of the library and launcher needs its runtime preloaded
+# first, which neither a chroot nor a musl program has: this is about the
+# release build.
+case ${SANITIZE:-} in ?*) echo "ok - old glibc (Debian 11 root) # SKIP SANITIZE=$SANITIZE build"; finish ;; esac
 
 # The launcher's own floor, read from the file (make check-abi reads it too).
 top=$(objdump -T "$TOP/sockaudit" | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1)
