@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs every test and prints one final line "N passed, N failed".
 # Each test (cmocka binary or integration script) prints TAP-style lines
-# "ok - name" / "not ok - name # why"; a test that exits non-zero without
+# "ok - name" / "not ok - name # why" (a skip, "ok - name # SKIP why", is
+# printed under its test too); a test that exits non-zero without
 # printing "not ok" counts as one failure. Integration scripts run two at a
 # time, each under a timeout, output kept together per script.
 set -u
@@ -31,7 +32,7 @@ run_one() {   # $1 = label, rest = command
 	echo "$p $f" >"$log.count"
 	{
 		printf '== %s (%s passed, %s failed, %.1fs)\n' "$label" "$p" "$f" "$secs" 2>/dev/null || echo "== $label"
-		if [ "$f" != 0 ] || [ -n "${VERBOSE:-}" ]; then sed 's/^/   /' "$log"; else grep -E '^not ok' "$log" | sed 's/^/   /'; fi
+		if [ "$f" != 0 ] || [ -n "${VERBOSE:-}" ]; then sed 's/^/   /' "$log"; else grep -E '^not ok|^ok .*# SKIP' "$log" | sed 's/^/   /'; fi
 	} >"$log.report"
 	cat "$log.report"
 }
