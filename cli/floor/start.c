@@ -18,6 +18,7 @@
  * Built only for x86_64 glibc without sanitizers (mk/launcher.mk).
  */
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #define SA_STAT_VER 1           /* _STAT_VER_LINUX on x86_64 */
@@ -74,7 +75,8 @@ extern void _init(void);
 
 void sa_floor_init(int argc, char **argv, char **envp)
 {
-	size_t i, n = (size_t)(__init_array_end - __init_array_start);
+	/* Two linker-made symbols around one array: their distance as addresses. */
+	size_t i, n = ((uintptr_t)__init_array_end - (uintptr_t)__init_array_start) / sizeof(sa_ctor);
 
 	_init();
 	for (i = 0; i < n; i++)
