@@ -53,8 +53,9 @@ $(shell mkdir -p $(BUILD) && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(subst
 LAYERS    := base line kernel state audit core
 SHIM_SRC  := $(foreach l,$(LAYERS),$(sort $(wildcard shim/$(l)/*.c shim/$(l)/*.S)))
 SHIM_OBJ  := $(patsubst shim/%.S,$(BUILD)/obj/%.o,$(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_SRC)))
-# Everything but the libc-name definitions: what unit tests link against.
-CORE_OBJ  := $(filter-out $(BUILD)/obj/core/interpose%.o $(BUILD)/obj/core/vfork_%.o,$(SHIM_OBJ))
+# Everything but the libc-name definitions and the link glue: what unit
+# tests link against.
+CORE_OBJ  := $(filter-out $(BUILD)/obj/core/interpose%.o $(BUILD)/obj/core/vfork_%.o $(BUILD)/obj/base/link.o,$(SHIM_OBJ))
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 CLI_OBJ   := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
@@ -110,8 +111,14 @@ $(BUILD)/shim.ld: shim/sa_fork_text.ld shim/sa_proc.ld $(FLAGS_STAMP)
 				exit !(t == 1 && p == 1 && i0 == 1 && r == 2) }' >$@.tmp
 	@mv $@.tmp $@
 
+# What each exec pays the loader for the library (docs/performance.md,
+# "Start cost"): no -z now (the ~60 libc functions we call are bound when
+# first called, not all at every exec; RELRO still covers the GOT's data);
+# no crtbeginS.o (shim/base/link.c); malloc and free wrapped so jansson's
+# static pointers to them need no symbol lookup at load.
+SHIM_START := -nostartfiles $(shell $(CC) -print-file-name=crtendS.o) -Wl,--wrap=malloc,--wrap=free
 libsockaudit.so: $(SHIM_OBJ) shim/exports.map $(BUILD)/shim.ld
-	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map -Wl,-z,now $(SHIM_LAYOUT) -Wl,-T,$(BUILD)/shim.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) -ldl -lpthread
+	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map $(SHIM_LAYOUT) -Wl,-T,$(BUILD)/shim.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) $(SHIM_START) -ldl -lpthread
 
 $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

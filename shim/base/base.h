@@ -80,18 +80,28 @@ struct sa_real_fns {
 extern struct sa_real_fns sa_real SA_HIDDEN;
 /* Resolves every missing symbol in one pass over the objects loaded after
  * ours (what dlsym(RTLD_NEXT) finds); lock-free, safe to call repeatedly,
- * from any thread or signal handler. */
+ * from any thread or signal handler. A listening process calls it once, so
+ * that its forked children find every slot filled (a slot filled in a child
+ * would be one more page the child copies). */
 void sa_real_init(void) SA_HIDDEN;
-/* Any other function by name, from any object but ours (default version),
- * or NULL: for the few the shim uses that old glibc keeps in libpthread,
+/* Any other function (or variable) by name, from any object but ours, in
+ * load order (default version), or NULL: for the few the shim uses that old glibc keeps in libpthread,
  * a library the host may not have loaded. Walks the objects each call. */
 void *sa_real_sym(const char *name) SA_HIDDEN;
+/* Resolves one slot (SA_REAL_SLOT(name)): what a wrapper needs before the
+ * shim's init, without paying for the rest. */
+void sa_real_one(unsigned slot) SA_HIDDEN;
+#define SA_REAL_SLOT(fn) ((unsigned)(offsetof(struct sa_real_fns, fn) / sizeof(void (*)(void))))
+#define SA_REAL_READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_one(SA_REAL_SLOT(fn)); } while (0)
+/* The real function, resolved first if it is not yet: what the shim's own
+ * code calls (SA_REAL(close)(fd)). */
+#define SA_REAL(fn) (__extension__({ SA_REAL_READY(fn); sa_real.fn; }))
 /* libc's syscall() (a plain trap: no cancellation point, no other preload's
  * wrapper), never our own exported syscall(). */
 static inline long (*sa_sysfn(void))(long, ...)
 {
 	if (SA_UNLIKELY(!sa_real.syscall))
-		sa_real_init();
+		sa_real_one(SA_REAL_SLOT(syscall));
 	return sa_real.syscall;
 }
 #define sa_syscall(...) (sa_sysfn()(__VA_ARGS__))
@@ -218,6 +228,11 @@ struct sa_config {
 };
 
 typedef char *(*sa_getenv_fn)(const char *name);
+/* Takes the SOCKAUDIT_* variables (and, for a relative log path, the
+ * working directory) as the process started; once, from the constructor
+ * or the first init. sa_env_get reads that copy (a sa_getenv_fn). */
+void sa_env_capture(char **envp) SA_HIDDEN;   /* NULL: environ */
+char *sa_env_get(const char *name) SA_HIDDEN;
 /* Fills *c from the environment read through get(); bad values keep the
  * default and add a warning. pid expands %p in a path. Never fails. */
 void sa_config_load(struct sa_config *c, sa_getenv_fn get, pid_t pid) SA_HIDDEN;

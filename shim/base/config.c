@@ -11,9 +11,11 @@
  *   over-long SOCKAUDIT_COMM) audits nothing, with a warning, rather than
  *   everything.
  * - A relative log path is resolved against the directory the process
- *   started in: the first load (our constructor, before main can chdir)
- *   records it, and every later load (a forked child naming its own %p
- *   file) uses that record, not the child's working directory.
+ *   started in: our constructor (before main can chdir) records it, and
+ *   every load (the first socket call's, a forked child naming its own %p
+ *   file) uses that record, not the working directory of the moment.
+ * - The settings are the environment the process started with
+ *   (sa_env_capture, from the constructor), whenever init happens.
  */
 #include <errno.h>
 #include <limits.h>
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -29,6 +32,79 @@
  * inherits it with the rest of our memory. */
 static char start_dir[512];
 static int start_dir_read;
+
+/* The SOCKAUDIT_* entries of the environment the process started with
+ * ("NAME=value" strings, which stay where they are when the host later
+ * changes or clears its environment), taken by one pass over environ. */
+#define SNAP_MAX 32
+static const char *snap[SNAP_MAX];
+static int snap_n, snap_taken;
+
+/* s begins with the NUL-terminated p. Inline: the constructor then calls
+ * into libc (a lazy-binding fix-up each) only for what it must. */
+static inline const char *after_prefix(const char *s, const char *p)
+{
+	for (; *p; s++, p++)
+		if (*s != *p)
+			return NULL;
+	return s;
+}
+
+/* A relative log path, which needs the start directory. */
+static int log_is_relative(const char *v)
+{
+	return v && *v && *v != '/' && strcmp(v, "stderr") != 0 && strcmp(v, "syslog") != 0 &&
+	       strncmp(v, "fd:", 3) != 0;
+}
+
+/* Records the working directory, once, when the log path is relative
+ * (the same environment gives the same path at every later load). */
+static void read_start_dir(const char *log)
+{
+	if (start_dir_read || !log_is_relative(log))
+		return;
+	start_dir_read = 1;
+	if (!getcwd(start_dir, sizeof start_dir))
+		start_dir[0] = '\0';
+}
+
+void sa_env_capture(char **envp)
+{
+	char **e;
+
+	if (snap_taken)
+		return;
+	snap_taken = 1;
+	/* Before our constructor (another library's constructor made the
+	 * first call): environ, looked up by name, not linked to, which
+	 * would cost the loader a lookup at every exec. */
+	if (!envp) {
+		char ***env = sa_real_sym("environ");
+
+		envp = env ? *env : NULL;
+	}
+	for (e = envp; e && *e && snap_n < SNAP_MAX; e++)
+		if ((*e)[0] == 'S' && after_prefix(*e, "SOCKAUDIT_"))
+			snap[snap_n++] = *e;
+	/* secure_getenv's rule: a setuid or setgid program (AT_SECURE) is
+	 * configured by nobody's environment. */
+	if (snap_n && getauxval(AT_SECURE))
+		snap_n = 0;
+	/* Only a relative log path needs the directory, and only as it was
+	 * before main could chdir(). */
+	read_start_dir(sa_env_get(SOCKAUDIT_ENV_LOG));
+}
+
+char *sa_env_get(const char *name)
+{
+	const char *v;
+	int i;
+
+	for (i = 0; i < snap_n; i++)
+		if ((v = after_prefix(snap[i], name)) && *v == '=')
+			return (char *)v + 1;
+	return NULL;
+}
 
 static void warn(struct sa_config *c, const char *var, const char *value, const char *why)
 {
@@ -221,11 +297,7 @@ void sa_config_load(struct sa_config *c, sa_getenv_fn get, pid_t pid)
 	c->quickack_min_reasserts = 16;
 	c->quickack_max_segs = 2;
 
-	if (!start_dir_read) {
-		start_dir_read = 1;
-		if (!getcwd(start_dir, sizeof start_dir))
-			start_dir[0] = '\0';
-	}
+	read_start_dir(get(SOCKAUDIT_ENV_LOG));
 	disable_var(c, get);
 	level_var(c, get);
 	log_var(c, get, pid);

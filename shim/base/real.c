@@ -77,7 +77,7 @@ static void fallback_closefrom(int lowfd)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < top)
 		top = (unsigned int)rl.rlim_cur;
 	for (fd = (unsigned int)lowfd; fd < top; fd++)
-		sa_real.close((int)fd);
+		SA_REAL(close)((int)fd);
 }
 
 /* One loaded object's dynamic symbol table. */
@@ -122,8 +122,8 @@ static int obj_open(const struct dl_phdr_info *info, struct obj *o)
 	return o->sym && o->str && (o->gnu || o->sysv) ? 0 : -ENOENT;
 }
 
-/* A definition dlsym would return: defined, global or weak, a function
- * (or untyped), and the default version (not a hidden old one such as
+/* A definition dlsym would return: defined, global or weak, and the
+ * default version (not a hidden old one such as
  * dlsym@GLIBC_2.2.5 next to dlsym@@GLIBC_2.34). */
 static void *sym_value(const struct obj *o, uint32_t i, const char *name)
 {
@@ -132,7 +132,7 @@ static void *sym_value(const struct obj *o, uint32_t i, const char *name)
 	void *p;
 
 	if (s->st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK) ||
-	    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+	    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE && type != STT_OBJECT) ||
 	    strcmp(o->str + s->st_name, name) != 0)
 		return NULL;
 	if (o->versym && ((o->versym[i] & 0x8000) || (o->versym[i] & 0x7fff) == 0))
@@ -208,9 +208,11 @@ static void *lookup(const struct obj *o, const char *name)
 struct walk {
 	int after_self;   /* 1: only the objects after ours (RTLD_NEXT); 0: every other one */
 	int past_self;
+	int after;        /* objects seen after ours */
 	int missing;
 	const char *one;  /* sa_real_sym's name, or NULL for the slots */
 	void *found;
+	unsigned first, end;  /* the slots [first, end) to fill */
 };
 
 static int is_self(const struct dl_phdr_info *info)
@@ -242,10 +244,11 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	if ((w->after_self && !w->past_self) || obj_open(info, &o) != 0)
 		return 0;
+	w->after++;
 	if (w->one)
 		return (w->found = lookup(&o, w->one)) != NULL;
 	w->missing = 0;
-	for (i = 0; i < NSLOTS; i++) {
+	for (i = w->first; i < w->end; i++) {
 		if (__atomic_load_n(&slots()[i], __ATOMIC_RELAXED))
 			continue;
 		if ((p = lookup(&o, names[i])))
@@ -256,15 +259,18 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 	return w->missing == 0;
 }
 
-static void resolve(void)
+static void resolve(unsigned first, unsigned end)
 {
 	int saved = errno;
-	struct walk w = { 1, 0, 1, NULL, NULL };
+	struct walk w = { 1, 0, 0, 1, NULL, NULL, first, end };
 
 	dl_iterate_phdr(visit, &w);
-	/* Loaded by dlopen, after libc: what RTLD_NEXT would have found is
-	 * in an object before ours. */
-	if (w.missing) {
+	/* Loaded last (by dlopen, after libc): what RTLD_NEXT would have
+	 * found is in an object before ours. Not when objects came after
+	 * ours: a name missing there is missing from libc (the fallbacks
+	 * below), and an earlier object's definition could be another
+	 * preload's wrapper, which would call back into ours. */
+	if (w.missing && !w.after) {
 		w.after_self = 0;
 		dl_iterate_phdr(visit, &w);
 	}
@@ -272,7 +278,6 @@ static void resolve(void)
 		sa_real.close_range = fallback_close_range;
 	if (!sa_real.closefrom)
 		sa_real.closefrom = fallback_closefrom;
-	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
 	errno = saved;
 }
 
@@ -283,13 +288,25 @@ void sa_real_init(void)
 		return;
 	int saved = sa_in_shim;
 	sa_in_shim = 1;
-	resolve();
+	resolve(0, NSLOTS);
+	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
+	sa_in_shim = saved;
+}
+
+void sa_real_one(unsigned slot)
+{
+	int saved = sa_in_shim;
+
+	if (slot >= NSLOTS)
+		return;
+	sa_in_shim = 1;
+	resolve(slot, slot + 1);
 	sa_in_shim = saved;
 }
 
 void *sa_real_sym(const char *name)
 {
-	struct walk w = { 0, 0, 0, name, NULL };
+	struct walk w = { 0, 0, 0, 0, name, NULL, 0, 0 };
 	int saved = errno;
 
 	dl_iterate_phdr(visit, &w);

@@ -80,8 +80,8 @@ void sa_comm_read(void)
 
 	if (fd < 0)
 		return;
-	n = sa_real.read(fd, comm, sizeof comm - 1);
-	sa_real.close(fd);
+	n = SA_REAL(read)(fd, comm, sizeof comm - 1);
+	SA_REAL(close)(fd);
 	if (n <= 0)
 		return;
 	comm[n] = '\0';

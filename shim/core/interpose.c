@@ -32,7 +32,7 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 
 /* Run a hook inside the guard with the host's errno kept. */
 #define HOOK(err, stmt) do { sa_in_shim++; stmt; sa_in_shim--; errno = (err); } while (0)
-#define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_init(); } while (0)
+#define READY(fn) SA_REAL_READY(fn)
 /* Our own calls (jansson, dlsym, the sink) and disabled processes pass through. */
 #define AUDITING() ((SA_LIKELY(!sa_in_shim) || sa_signal_escaped()) && !IN_VM_CHILD() && sa_ensure_init())
 
@@ -99,6 +99,7 @@ SA_EXPORT int listen(int fd, int backlog)
 	READY(listen);
 	if (!AUDITING())
 		return sa_real.listen(fd, backlog);
+	sa_real_init();   /* every slot, before the forks of a server */
 	ret = sa_real.listen(fd, backlog);
 	err = errno;
 	HOOK(err, sa_on_listen(fd, backlog, ret, ret == 0 ? 0 : err));

@@ -16,7 +16,7 @@
 
 #include "core/core.h"
 
-#define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_init(); } while (0)
+#define READY(fn) SA_REAL_READY(fn)
 
 /*
  * syscall(): a program that closes or duplicates through it (libuv, Go's
@@ -112,15 +112,19 @@ SA_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	ctid = va_arg(ap, pid_t *);
 	va_end(ap);
 	if (!real_clone) {
-		sa_real_init();
+		SA_REAL_READY(clone);
 		real_clone = (__typeof__(real_clone))sa_real.clone;
 	}
-	if (sa_in_shim || !sa_active() || !fn)
+	if (sa_in_shim || !fn)
 		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
+	/* A child sharing our memory is registered whether or not the shim
+	 * is set up yet: its first socket call must not set it up in ours. */
 	if (flags & CLONE_VM) {
 		sa_vm_child_register(stack);
 		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
 	}
+	if (!sa_ensure_init())
+		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
 	ca = malloc(sizeof *ca);
 	if (!ca)
 		return real_clone(fn, stack, flags, arg, ptid, tls, ctid);
@@ -138,10 +142,9 @@ SA_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 
 SA_EXPORT void _exit(int status)
 {
-	/* Resolved with the rest at init: a dlsym here would write (and
-	 * copy) several pages of ld.so's state in every exiting child. */
-	if (!sa_real._exit)
-		sa_real_init();
+	/* Resolved with the rest at init (an audited process's children
+	 * inherit it); else now, which writes only our own table. */
+	SA_REAL_READY(_exit);
 	if (!sa_in_vfork && !IN_VM_CHILD())
 		sa_lifecycle_end();
 	if (sa_real._exit)

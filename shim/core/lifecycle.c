@@ -2,10 +2,10 @@
  * lifecycle.c: one-time init, fork handling, the init and warning lines,
  * the constructor and destructor, and the public API.
  *
- * Init is cheap and happens in our constructor (so the stderr we keep is
- * the one the process started with, before nginx points fd 2 at its
- * error.log) and again lazily from any wrapper, because another library's
- * constructor may call socket() before ours runs. The init event is
+ * Init happens at the first call that needs it (a socket call, sigaction,
+ * clone), from any wrapper, also before our constructor ran (another
+ * library's constructor may call socket()). The constructor only keeps the
+ * SOCKAUDIT_* environment and the start directory as the process started. The init event is
  * written with the first line of each process (registered with line/ as
  * its first-line hook). Must never exit, abort or block the host. The
  * shim holds no lock that a fork (even one from a signal handler) could
@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,9 @@ static int sink_err;
 #define SA_ENV_LAUNCHED "SOCKAUDIT_LAUNCHED"
 static int launched SA_PROC_PAGE;
 static int init_written SA_PROC_PAGE;             /* this process's init line reached the sink */
-/* Set by the one caller that runs do_init. */
+/* Set by the one caller that runs do_init; init_here on its thread. */
 static int init_claimed;
+static __thread int init_here SA_TLS_IE;
 
 static json_t *sysctl_json(const char *path)
 {
@@ -123,7 +125,7 @@ static __attribute__((noinline)) void reopen_for_pid(struct sa_config *cfg)
 {
 	struct sa_config c;
 
-	sa_config_load(&c, secure_getenv, sa_pid());
+	sa_config_load(&c, sa_env_get, sa_pid());
 	if (c.sink == SA_SINK_PATH && strcmp(c.path, cfg->path) != 0) {
 		memcpy(cfg->path, c.path, sizeof cfg->path);
 		sa_sink_reopen_path(cfg->path);
@@ -162,12 +164,12 @@ static void do_init(void)
 
 	sa_in_shim++;
 	sa_run_set_state(SA_RUN_INITIALIZING);
-	sa_real_init();
+	sa_env_capture(NULL);
 	sa_json_alloc_init();
 	sa_set_pid(getpid());
-	sa_config_load(cfg, secure_getenv, sa_pid());
+	sa_config_load(cfg, sa_env_get, sa_pid());
 	{
-		const char *l = secure_getenv(SA_ENV_LAUNCHED);
+		const char *l = sa_env_get(SA_ENV_LAUNCHED);
 		char *end;
 		long v = l ? strtol(l, &end, 10) : 0;
 
@@ -207,20 +209,47 @@ int sa_ensure_init_slow(void)
 		return 1;
 	if (st != SA_RUN_NEW)
 		return 0;   /* disabled, or being set up: pass through */
-	/* Not pthread_once: a thread that finds another one (or the handler
-	 * of a signal that interrupted it) setting up passes its call
-	 * through, as it does once the state says INITIALIZING, instead of
-	 * waiting on a setup that may be the one it interrupted. */
-	if (__atomic_exchange_n(&init_claimed, 1, __ATOMIC_ACQ_REL))
+	if (__atomic_exchange_n(&init_claimed, 1, __ATOMIC_ACQ_REL) == 0) {
+		init_here = 1;
+		do_init();
+		init_here = 0;
+		return sa_active();
+	}
+	/* Another thread is setting up (init now runs at a program's first
+	 * socket call, when its threads may race): wait for it, as
+	 * pthread_once would, so that their first calls are audited too. Not
+	 * on the thread that is setting up (a signal handler that interrupted
+	 * it passes through), and never long: a setup whose thread was
+	 * cancelled or stopped must not hang the others, whose calls then
+	 * pass through. */
+	if (init_here)
 		return 0;
-	do_init();
+	for (int i = 0; i < 100000 && sa_run_state() <= SA_RUN_INITIALIZING; i++)
+		sched_yield();
 	return sa_active();
 }
 
+/* Only what cannot wait for the first call: the environment and start
+ * directory as the process started (main may change both). Everything
+ * else (the configuration, the real functions, the program name, the
+ * fork handler) is set up by the first call that needs it: a program that
+ * never makes one (/bin/true, most of a shell's children) pays only the
+ * loader's work for our library. */
+#ifdef __GLIBC__
+/* glibc passes an ELF constructor (argc, argv, envp): reading envp saves
+ * the loader a symbol lookup of environ at every exec. */
+__attribute__((constructor)) static void sa_ctor(int argc, char **argv, char **envp)
+{
+	(void)argc;
+	(void)argv;
+	sa_env_capture(envp);
+}
+#else
 __attribute__((constructor)) static void sa_ctor(void)
 {
-	sa_ensure_init();
+	sa_env_capture(NULL);
 }
+#endif
 
 /* Whether fd 2 is where the lines went (the default stderr sink, fd:2, or
  * `-o - 2>&1`): a human line there would sit among the JSON. */
@@ -310,12 +339,13 @@ static void exit_message(void)
  */
 void sa_lifecycle_end(void)
 {
-	int err = errno;
+	int err;
 
 	if (!sa_active() || (sa_in_shim && !sa_in_signal) || sa_in_vfork || (!sa_event_any() && !sa_accept_active()))
 		return;
 	if (__atomic_exchange_n(&summary_done, 1, __ATOMIC_ACQ_REL))
 		return;
+	err = errno;   /* not before: an exit with nothing to say calls nothing of libc's */
 	sa_in_shim++;
 	sa_summary_write();
 	if (launched)

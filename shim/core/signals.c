@@ -78,7 +78,7 @@ static void after_handler(int handled)
 	for (sig = 1; sig < NSIGS; sig++) {
 		if (!sigismember(&pend, sig) || !fatal_by_default(sig))
 			continue;
-		if (sa_real.sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+		if (SA_REAL(sigaction)(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
 		    cur.sa_handler == SIG_DFL) {
 			sa_lifecycle_end();
 			return;
@@ -138,12 +138,14 @@ int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact
 	void *prev;
 	int ret, err = errno;
 
-	if (sig <= 0 || sig >= NSIGS || sig == SIGKILL || sig == SIGSTOP || !sa_active())
-		return sa_real.sigaction(sig, act, oldact);
+	/* Installing a handler sets the shim up (if the first call has not):
+	 * the handler must run in the trampoline from the start. */
+	if (sig <= 0 || sig >= NSIGS || sig == SIGKILL || sig == SIGSTOP || !sa_ensure_init())
+		return SA_REAL(sigaction)(sig, act, oldact);
 	prev = __atomic_load_n(&handlers[sig], __ATOMIC_ACQUIRE);
 	/* The host's call first, exactly as it made it: the kernel checks act
 	 * (EFAULT, EINVAL) and the result is what the host gets. */
-	ret = sa_real.sigaction(sig, act, &kold);
+	ret = SA_REAL(sigaction)(sig, act, &kold);
 	if (ret != 0)
 		return ret;
 	if (act)
@@ -165,7 +167,7 @@ int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact
 			a.sa_handler = tramp_plain;
 		/* Until this second call the host's own handler is installed
 		 * directly: a signal in between is simply not guarded. */
-		sa_real.sigaction(sig, &a, NULL);
+		SA_REAL(sigaction)(sig, &a, NULL);
 	}
 	errno = err;
 	return 0;
@@ -178,22 +180,22 @@ sighandler_t sa_sig_signal(int sig, sighandler_t h)
 	void *prev;
 	int err;
 
-	if (sig <= 0 || sig >= NSIGS || !sa_active())
-		return sa_real.signal(sig, h);
+	if (sig <= 0 || sig >= NSIGS || !sa_ensure_init())
+		return SA_REAL(signal)(sig, h);
 	prev = __atomic_load_n(&handlers[sig], __ATOMIC_ACQUIRE);
 	/* glibc's own signal() picks the flags (SA_RESTART unless
 	 * siginterrupt); keep them and only swap in the trampoline. */
-	old = sa_real.signal(sig, h);
+	old = SA_REAL(signal)(sig, h);
 	if (old == SIG_ERR)
 		return old;
 	err = errno;
 	if (old == tramp_plain || (void *)old == (void *)tramp_info)
 		old = (sighandler_t)prev;
 	if (h != SIG_DFL && h != SIG_IGN && h != NULL &&
-	    sa_real.sigaction(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == h) {
+	    SA_REAL(sigaction)(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == h) {
 		set_handler(sig, (void *)h);
 		cur.sa_handler = tramp_plain;
-		sa_real.sigaction(sig, &cur, NULL);
+		SA_REAL(sigaction)(sig, &cur, NULL);
 	}
 	errno = err;
 	return old;

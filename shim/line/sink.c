@@ -103,7 +103,7 @@ static enum cls classify(void)
 	else if (S_ISFIFO(mode))
 		c = CL_PIPE;
 	else if (S_ISSOCK(mode)) {
-		if (sa_real.getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0)
+		if (SA_REAL(getsockopt)(host_fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0)
 			c = CL_NONE;
 		else if (!explicit_fd)
 			c = is_journal(dev, ino) ? CL_JOURNAL : CL_NONE;   /* inetd: never */
@@ -198,11 +198,11 @@ static int open_path(void)
 static int open_syslog(void)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
-	int fd = sa_real.socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = SA_REAL(socket)(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -errno;
-	if (sa_real.connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+	if (SA_REAL(connect)(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
 		int err = errno;
 		sa_sinkio_close(fd);
 		return -err;

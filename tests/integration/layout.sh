@@ -18,9 +18,8 @@ nro=$(readelf -lW "$LIB" | awk '$1 == "LOAD" && $0 !~ / RW / { n++ } END { print
 sec() { local h; h=$(readelf -SW "$LIB" | awk -v s="$1" -v f="$2" '{ sub(/^ *\[ *[0-9]+\] */, "") } $1 == s { print $f }'); [ -n "$h" ] && echo $((16#$h)); }
 addr() { sec "$1" 3; }
 hash=$(addr .gnu.hash) ro=$(addr .rodata) text=$(addr .text)
-# The end of the fork text: crtbegin's __do_global_dtors_aux closes it
-# (no size of its own: up to the next function).
-end=$(nm -n "$LIB" | awk 'f && $2 ~ /^[tT]$/ { print $1; exit } $3 == "__do_global_dtors_aux" { f = 1 }')
+# The end of the fork text: the empty sa_fork_text_end closes it.
+end=$(nm -n "$LIB" | awk '$3 == "sa_fork_text_end" { print $1; exit }')
 [ -n "$end" ] && end=$((16#$end))
 if [ -n "$hash" ] && [ -n "$ro" ] && [ -n "$text" ] && [ -n "$end" ] &&
 	[ "$hash" -lt "$ro" ] && [ "$ro" -lt "$text" ] && [ "$text" -lt "$end" ] && [ "$end" -le $((48 * 1024)) ]; then
