@@ -32,12 +32,13 @@ check "launcher: --comm sets SOCKAUDIT_COMM" grep -qx "SOCKAUDIT_COMM=nginx,curl
 out=$(cd "$T" && env_of -o rel-%p.jsonl)
 check "launcher: -o relative path made absolute" grep -qx "SOCKAUDIT_LOG=$T/rel-%p.jsonl" <<<"$out"
 # -o -: fd:1, stdout itself: no duplicate that a daemon would keep open.
-out=$("$S" -o - -- bash -c 'n=${SOCKAUDIT_LOG#fd:}; echo "via-fd" >&$n; echo "$SOCKAUDIT_LOG"; ls /proc/$$/fd | tr "\n" " "; echo' 2>"$T/err")
+out=$("$S" -o - -- bash -c 'n=${SOCKAUDIT_LOG#fd:}; echo "via-fd" >&$n; echo "$SOCKAUDIT_LOG"; (cd /proc/$$/fd && echo *)' 2>"$T/err")
 check "launcher: -o - gives fd:N that writes to stdout" grep -q "^via-fd$" <<<"$out"
 check "launcher: -o - value is fd:1" grep -qx "fd:1" <<<"$out"
 # The same command line without the launcher (the fds a shell shows depend
-# on how it runs its commands, not only on what it inherited).
-plainfds=$(SOCKAUDIT_LOG=fd:1 bash -c 'n=${SOCKAUDIT_LOG#fd:}; echo "via-fd" >&$n; echo "$SOCKAUDIT_LOG"; ls /proc/$$/fd | tr "\n" " "; echo' 2>"$T/err" | tail -1)
+# on how it runs its commands, not only on what it inherited). The list is
+# read by a subshell while bash waits: `ls | tr` raced bash's pipe fds.
+plainfds=$(SOCKAUDIT_LOG=fd:1 bash -c 'n=${SOCKAUDIT_LOG#fd:}; echo "via-fd" >&$n; echo "$SOCKAUDIT_LOG"; (cd /proc/$$/fd && echo *)' 2>"$T/err" | tail -1)
 check "launcher: -o - leaves no extra fd in the program ($(tail -1 <<<"$out"); plain $plainfds)" test "$(tail -1 <<<"$out")" = "$plainfds"
 
 "$S" -- sh -c 'exit 7'; rc=$?
