@@ -24,6 +24,9 @@
 #include "audit/accept.h"
 
 
+/* glibc 2.34's; a C library without them (musl) declares neither. */
+int close_range(unsigned int first, unsigned int last, int flags);
+void closefrom(int lowfd);
 /* glibc's _FORTIFY_SOURCE entry points have no public prototypes. */
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
 ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
@@ -99,7 +102,6 @@ SA_EXPORT int listen(int fd, int backlog)
 	READY(listen);
 	if (!AUDITING())
 		return sa_real.listen(fd, backlog);
-	sa_real_init();   /* every slot, before the forks of a server */
 	ret = sa_real.listen(fd, backlog);
 	err = errno;
 	HOOK(err, sa_on_listen(fd, backlog, ret, ret == 0 ? 0 : err));

@@ -180,7 +180,7 @@ SA_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	return sa_sig_action(sig, act, oldact);
 }
 
-SA_EXPORT __sighandler_t signal(int sig, __sighandler_t h)
+SA_EXPORT sighandler_t signal(int sig, sighandler_t h)
 {
 	READY(signal);
 	if (SIGNALS_RAW())
