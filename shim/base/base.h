@@ -89,8 +89,9 @@ void sa_real_init(void) SA_HIDDEN;
  * load order (default version), or NULL: for the few the shim uses that old glibc keeps in libpthread,
  * a library the host may not have loaded. Walks the objects each call. */
 void *sa_real_sym(const char *name) SA_HIDDEN;
-/* Resolves one slot (SA_REAL_SLOT(name)): what a wrapper needs before the
- * shim's init, without paying for the rest. */
+/* Resolves one slot (SA_REAL_SLOT(name)): what the shim's own code needs
+ * before its init (the sink, the signal trampoline's set-up), without
+ * paying for the rest. */
 void sa_real_one(unsigned slot) SA_HIDDEN;
 #define SA_REAL_SLOT(fn) ((unsigned)(offsetof(struct sa_real_fns, fn) / sizeof(void (*)(void))))
 #define SA_REAL_READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_one(SA_REAL_SLOT(fn)); } while (0)

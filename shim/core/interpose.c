@@ -35,7 +35,11 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 
 /* Run a hook inside the guard with the host's errno kept. */
 #define HOOK(err, stmt) do { sa_in_shim++; stmt; sa_in_shim--; errno = (err); } while (0)
-#define READY(fn) SA_REAL_READY(fn)
+/* Not SA_REAL_READY: a call with no argument on the cold path leaves the
+ * host's arguments in their registers (one with the slot number made
+ * every I/O wrapper save and restore one: 4 instructions a call); and the
+ * first wrapper a process calls resolves them all, in one walk. */
+#define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_init(); } while (0)
 /* Our own calls (jansson, dlsym, the sink) and disabled processes pass through. */
 #define AUDITING() ((SA_LIKELY(!sa_in_shim) || sa_signal_escaped()) && !IN_VM_CHILD() && sa_ensure_init())
 
