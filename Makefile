@@ -167,7 +167,7 @@ lint:
 	clang-tidy --quiet $(filter %.c,$(SHIM_SRC)) -- $(SA_CFLAGS) -Ishim
 
 clean:
-	rm -rf $(BUILD) libsockaudit.so sockaudit
+	rm -rf $(BUILD) libsockaudit.so libsockaudit-musl.so sockaudit
 
 # Targets other parts add (demo-build, test-extra, bench, fuzz ...) live in mk/*.mk.
 .PHONY: demo-build test-extra

@@ -9,8 +9,11 @@
 # shim to the plain arms' mean; then, counted apart under perf stat
 # (inherited), the syscalls and page faults per request of the front socat
 # and all its children.
+# With SOCAT_SYSTEM=1 each child serves the request with a shell instead
+# (SYSTEM: sh -c printf an HTTP response): a fork and an exec of sh per
+# connection, what an inetd-style or CGI host pays at every exec.
 # Usage: bench/socat_fork.sh   (env: SA_LIB, SOCAT_ROUNDS (6), SOCAT_SECS (4),
-#        SOCAT_COUNT_N (2000))
+#        SOCAT_COUNT_N (2000), SOCAT_SYSTEM)
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 LIB=${SA_LIB:-$TOP/libsockaudit.so}
@@ -27,6 +30,18 @@ port() { echo $((12000 + RANDOM % 20000)); }
 BP=$(port)
 chmod 755 "$T"; mkdir -p "$T/nginx"; chmod 777 "$T/nginx"
 write_nginx_conf "$T/nginx" "$BP"
+BACKEND=TCP:127.0.0.1:$BP
+if [ -n "${SOCAT_SYSTEM:-}" ]; then
+	# Reads the request (its blank line) first: socat, writing it into a
+	# shell that had already exited, would fail the request (EPIPE).
+	cat >"$T/respond.sh" <<-'SH'
+	#!/bin/sh
+	while read -r l; do [ "${#l}" -le 1 ] && break; done
+	printf 'HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nok\n'
+	SH
+	chmod 755 "$T/respond.sh"
+	BACKEND="SYSTEM:$T/respond.sh"
+fi
 /usr/sbin/nginx -p "$T/nginx" -c "$T/nginx/nginx.conf" -e "$T/nginx/error.log" >/dev/null 2>&1 & PIDS+=($!)
 # The rate: each round starts its three socats afresh (new ports, a new
 # address-space layout: where ASLR puts each library moves a child's page
@@ -41,10 +56,10 @@ SECS=${SOCAT_SECS:-4}
 for r in $(seq "$ROUNDS"); do
 	PP=$(port) SP=$(port) QP=$(port)
 	RP=()
-	socat -t 0.01 TCP-LISTEN:$PP,fork,reuseaddr,backlog=128 TCP:127.0.0.1:$BP & RP+=($!)
+	socat -t 0.01 TCP-LISTEN:$PP,fork,reuseaddr,backlog=128 "$BACKEND" & RP+=($!)
 	env LD_PRELOAD="$LIB" SOCKAUDIT_LOG="$T/audit.$r.jsonl" socat -t 0.01 TCP-LISTEN:$SP,fork,reuseaddr,backlog=128 \
-		TCP:127.0.0.1:$BP & RP+=($!)
-	socat -t 0.01 TCP-LISTEN:$QP,fork,reuseaddr,backlog=128 TCP:127.0.0.1:$BP & RP+=($!)
+		"$BACKEND" & RP+=($!)
+	socat -t 0.01 TCP-LISTEN:$QP,fork,reuseaddr,backlog=128 "$BACKEND" & RP+=($!)
 	PIDS+=("${RP[@]}")
 	sleep 0.5
 	for p in $PP $SP $QP; do ab -q -n 50 -c 2 "http://127.0.0.1:$p/" >/dev/null 2>&1; done
@@ -67,10 +82,10 @@ PIDS=("${PIDS[0]}")
 CN=${SOCAT_COUNT_N:-2000}
 PP=$(port) SP=$(port)
 perf stat -x, -e 'syscalls:sys_enter_*' -e page-faults -o "$T/perf.plain" -- \
-	socat -t 0.01 TCP-LISTEN:$PP,fork,reuseaddr,backlog=128 TCP:127.0.0.1:$BP & PIDS+=($!)
+	socat -t 0.01 TCP-LISTEN:$PP,fork,reuseaddr,backlog=128 "$BACKEND" & PIDS+=($!)
 perf stat -x, -e 'syscalls:sys_enter_*' -e page-faults -o "$T/perf.shim" -- \
 	env LD_PRELOAD="$LIB" SOCKAUDIT_LOG="$T/audit2.jsonl" socat -t 0.01 TCP-LISTEN:$SP,fork,reuseaddr,backlog=128 \
-	TCP:127.0.0.1:$BP & PIDS+=($!)
+	"$BACKEND" & PIDS+=($!)
 sleep 1
 ab -q -n "$CN" -c 4 "http://127.0.0.1:$PP/" >/dev/null 2>&1; ab -q -n "$CN" -c 4 "http://127.0.0.1:$SP/" >/dev/null 2>&1
 # perf prints its counts when its socat ends; with the shim that took more
@@ -84,7 +99,7 @@ for _ in $(seq 600); do
 done
 sys() { awk -F, -v n="$1" '$3 ~ /sys_enter_/ && $1 ~ /^[0-9]+$/ { s += $1; c++ } END { if (c) printf "%.1f", s / n; else printf "(no count: perf printed nothing)" }' "$2"; }
 pf() { awk -F, -v n="$1" '$3 == "page-faults" && $1 ~ /^[0-9]+$/ { printf "%.1f", $1 / n }' "$2"; }
-echo "socat fork, plain vs the shim (default level) vs plain again, at the same time; ab -c 2 each, $ROUNDS rounds of $SECS s; nproc $(nproc); kernel $(uname -r)"
+echo "socat fork${SOCAT_SYSTEM:+ + SYSTEM shell}, plain vs the shim (default level) vs plain again, at the same time; ab -c 2 each, $ROUNDS rounds of $SECS s; nproc $(nproc); kernel $(uname -r)"
 if grep -q failed "$T/res"; then echo "some rounds failed: $(tr '\n' ';' <"$T/res")"; fi
 grep -v failed "$T/res" >"$T/ok"
 med() {   # med EXPR LABEL: the median over rounds, with the range

@@ -7,6 +7,9 @@
 #   make bench-conns-mem   memory of 10,000 idle connections, and after they close
 #   make bench-callgrind   instructions per call of the wrappers' fast paths (valgrind)
 #   make bench-mem         the shim's resident memory at low and high RLIMIT_NOFILE
+#   make bench-start       instructions per exec of /bin/true (callgrind), plain, a
+#                          one-function preload and the shim (bench/start_cost.sh)
+#   make bench-exec        an exec loop of /bin/true timed, plain then shim (bench/exec_loop.sh)
 # Documented in README.md, "Performance: what the shim costs".
 
 BENCH_MB := $(BUILD)/bench/microbench
@@ -22,7 +25,7 @@ $(BENCH_FDTAB): bench/fdtab_mem.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -Ishim -o $@ $< $(CORE_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread -lm
 
-.PHONY: bench bench-callgrind bench-mem bench-build bench-counts bench-socat bench-conns-mem
+.PHONY: bench bench-callgrind bench-mem bench-build bench-counts bench-socat bench-conns-mem bench-start bench-exec
 bench-build: all $(BENCH_MB) $(BENCH_FDTAB)
 
 bench:
@@ -30,8 +33,10 @@ bench:
 	@$(MAKE) --no-print-directory bench-build
 	@echo "== counted per request (exact; the figures to judge by)"
 	@bench/counts.sh; c=$$?; \
+	echo "== counted per exec (the start cost: exact)"; \
+	bench/start_cost.sh; s=$$?; \
 	echo "== wall and CPU ratios (secondary: they swing 2-15% on a shared machine)"; \
-	bench/run.sh; r=$$?; [ $$c = 0 ] && [ $$r = 0 ]
+	bench/run.sh; r=$$?; [ $$c = 0 ] && [ $$s = 0 ] && [ $$r = 0 ]
 
 bench-counts:
 	@scripts/ensure-deps.sh build bench
@@ -41,6 +46,15 @@ bench-counts:
 bench-socat:
 	@$(MAKE) --no-print-directory all
 	@bench/socat_fork.sh
+
+bench-start:
+	@scripts/ensure-deps.sh build bench
+	@$(MAKE) --no-print-directory all
+	@bench/start_cost.sh
+
+bench-exec:
+	@$(MAKE) --no-print-directory all
+	@bench/exec_loop.sh
 
 bench-conns-mem:
 	@$(MAKE) --no-print-directory all

@@ -97,7 +97,7 @@ static struct sa_sock *listener_sock(int lfd)
 
 	if (s && (s->flags & SA_F_LISTENER))
 		return s;
-	if (SA_REAL(getsockopt)(lfd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) != 0 || !v)
+	if (sa_real.getsockopt(lfd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) != 0 || !v)
 		return s;
 	if (!s && (s = sa_fd_adopt(lfd)) == NULL)
 		return NULL;
@@ -107,7 +107,7 @@ static struct sa_sock *listener_sock(int lfd)
 		if (sa_tcpinfo_read(lfd, &ti) == 0 && ti.state == SA_TCP_LISTEN)
 			s->lsn.backlog_effective = (int)ti.sacked;
 		l = sizeof v;
-		if (SA_REAL(getsockopt)(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) == 0)
+		if (sa_real.getsockopt(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) == 0)
 			s->opt.defer_accept_s = v;   /* not a listener to us until now: SA_F_PLAIN_LSN is not set */
 	}
 	__atomic_or_fetch(&s->flags, SA_F_LISTENER, __ATOMIC_RELEASE);

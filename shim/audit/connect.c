@@ -160,7 +160,7 @@ static int defer_of(int fd, const struct sa_sock *s)
 	if ((s->flags & SA_F_BORN) && !__atomic_load_n(&sa_blind_opts, __ATOMIC_RELAXED) &&
 	    !sa_level_enabled(SA_LEVEL_TRACE))
 		return 0;
-	if (SA_REAL(getsockopt)(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) != 0)
+	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) != 0)
 		return 0;
 	return v;
 }

@@ -42,7 +42,7 @@ static int unix_backlog(int fd, unsigned *pending)
 
 	if (sa_fstat(fd, &st) != 0)
 		return -errno;
-	nfd = SA_REAL(socket)(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	nfd = sa_real.socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (nfd < 0)
 		return -errno;
 	memset(&rq, 0, sizeof rq);
@@ -54,11 +54,11 @@ static int unix_backlog(int fd, unsigned *pending)
 	rq.req.udiag_ino = (uint32_t)st.st_ino;
 	rq.req.udiag_show = UDIAG_SHOW_RQLEN;
 	rq.req.udiag_cookie[0] = rq.req.udiag_cookie[1] = ~0u;   /* no cookie */
-	if (SA_REAL(sendto)(nfd, &rq, sizeof rq, 0, (struct sockaddr *)&nl, sizeof nl) < 0) {
+	if (sa_real.sendto(nfd, &rq, sizeof rq, 0, (struct sockaddr *)&nl, sizeof nl) < 0) {
 		backlog = -errno;
 		goto out;
 	}
-	n = SA_REAL(recv)(nfd, &resp, sizeof resp, 0);
+	n = sa_real.recv(nfd, &resp, sizeof resp, 0);
 	if (n < (ssize_t)sizeof(struct nlmsghdr) || resp.nlh.nlmsg_type != SOCK_DIAG_BY_FAMILY) {
 		backlog = -ENOENT;
 		goto out;
@@ -76,7 +76,7 @@ static int unix_backlog(int fd, unsigned *pending)
 		}
 	}
 out:
-	SA_REAL(close)(nfd);
+	sa_real.close(nfd);
 	return backlog;
 }
 
@@ -92,7 +92,7 @@ void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f)
 		return;
 	sa_defer_window(fd, s->opt.defer_accept_s, &real_ms, &rto_max);
 	sa_defer_note(note, sizeof note, s->opt.defer_accept_s, real_ms, rto_max);
-	if (SA_REAL(getsockopt)(fd, IPPROTO_TCP, TCP_FASTOPEN, &tfo, &l) == 0 && tfo > 0) {
+	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &tfo, &l) == 0 && tfo > 0) {
 		sa_read_sysctl("/proc/sys/net/ipv4/tcp_fastopen", &tfo_mode);
 		/* tcp_try_fastopen() queues the child at the SYN when the
 		 * cookie is valid: it never meets tcp_check_req()'s gate. */
@@ -160,7 +160,7 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 			source = "computed";
 		}
 		s->lsn.backlog_effective = effective;
-		if (inet && SA_REAL(getsockopt)(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, &dl) == 0)
+		if (inet && sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, &dl) == 0)
 			sa_sock_set_defer(s, defer);
 		if (backlog > 0 && effective >= 0 && effective < backlog)
 			backlog_clamped(&f, backlog, effective, source, somaxconn);

@@ -82,7 +82,7 @@ static int read_flag(int fd, int opt)
 	int v = 0;
 	socklen_t l = sizeof v;
 
-	if (SA_REAL(getsockopt)(fd, IPPROTO_TCP, opt, &v, &l) != 0)
+	if (sa_real.getsockopt(fd, IPPROTO_TCP, opt, &v, &l) != 0)
 		return -1;
 	return v != 0;
 }
@@ -181,7 +181,7 @@ void sa_quickack_on_setsockopt(int fd, struct sa_sock *s, const void *val, sockl
 		memcpy(&req, val, sizeof req);
 	else
 		req = *(const unsigned char *)val;
-	if (SA_REAL(getsockopt)(fd, IPPROTO_TCP, TCP_QUICKACK, &cur, &cl) == 0)
+	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &cur, &cl) == 0)
 		sa_quickack_audit(fd, s, req, cur);
 }
 

@@ -232,7 +232,7 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 		else if (kind == SA_OPT_OPAQUE)
 			efflen = len < sizeof eff ? len : sizeof eff;
 		have_eff = kind != SA_OPT_OPAQUE &&
-			   SA_REAL(getsockopt)(fd, level, opt, eff, &efflen) == 0;
+			   sa_real.getsockopt(fd, level, opt, eff, &efflen) == 0;
 		if (e && have_eff)
 			__atomic_add_fetch(&e->read_back, 1, __ATOMIC_RELAXED);
 	}

@@ -69,7 +69,7 @@ struct sa_real_fns {
 	ssize_t (*readv)(int, const struct iovec *, int);
 	ssize_t (*writev)(int, const struct iovec *, int);
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
-	__sighandler_t (*signal)(int, __sighandler_t);
+	sighandler_t (*signal)(int, sighandler_t);
 	ssize_t (*read_chk)(int, void *, size_t, size_t);
 	ssize_t (*recv_chk)(int, void *, size_t, size_t, int);
 	ssize_t (*recvfrom_chk)(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
@@ -80,16 +80,18 @@ struct sa_real_fns {
 extern struct sa_real_fns sa_real SA_HIDDEN;
 /* Resolves every missing symbol in one pass over the objects loaded after
  * ours (what dlsym(RTLD_NEXT) finds); lock-free, safe to call repeatedly,
- * from any thread or signal handler. A listening process calls it once, so
- * that its forked children find every slot filled (a slot filled in a child
- * would be one more page the child copies). */
+ * from any thread or signal handler. The shim's init calls it: code that
+ * runs only once the shim is set up (audit, kernel, state) calls sa_real.*
+ * directly; code that may run before (wrappers, line, base, the signal
+ * trampoline's set-up) goes through SA_REAL or SA_REAL_READY. */
 void sa_real_init(void) SA_HIDDEN;
 /* Any other function (or variable) by name, from any object but ours, in
  * load order (default version), or NULL: for the few the shim uses that old glibc keeps in libpthread,
  * a library the host may not have loaded. Walks the objects each call. */
 void *sa_real_sym(const char *name) SA_HIDDEN;
-/* Resolves one slot (SA_REAL_SLOT(name)): what a wrapper needs before the
- * shim's init, without paying for the rest. */
+/* Resolves one slot (SA_REAL_SLOT(name)): what the shim's own code needs
+ * before its init (the sink, the signal trampoline's set-up), without
+ * paying for the rest. */
 void sa_real_one(unsigned slot) SA_HIDDEN;
 #define SA_REAL_SLOT(fn) ((unsigned)(offsetof(struct sa_real_fns, fn) / sizeof(void (*)(void))))
 #define SA_REAL_READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_one(SA_REAL_SLOT(fn)); } while (0)

@@ -32,7 +32,7 @@ void sa_summary_reset_after_fork(void) SA_HIDDEN;
 
 /* ---- signals.c: the host's signal handlers run in a trampoline -------- */
 int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact) SA_HIDDEN;
-__sighandler_t sa_sig_signal(int sig, __sighandler_t h) SA_HIDDEN;
+sighandler_t sa_sig_signal(int sig, sighandler_t h) SA_HIDDEN;
 /* 1 when a handler left by longjmp (the guard is then reset). */
 int sa_signal_escaped(void) SA_HIDDEN;
 

@@ -28,7 +28,7 @@ static struct sa_sock *lazy_track(int fd)
 	 * call needed to know what it is. */
 	if ((w = sa_fd_light_take(fd)) != 0 && (s = sa_accept_promote(fd, w)) != NULL)
 		return s;
-	if (fd < 0 || SA_REAL(getsockopt)(fd, SOL_SOCKET, SO_TYPE, &v, &l) != 0)
+	if (fd < 0 || sa_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) != 0)
 		return NULL;
 	s = sa_fd_adopt(fd);   /* the fd did not change socket: keep its generation */
 	if (s)

@@ -24,6 +24,9 @@
 #include "audit/accept.h"
 
 
+/* glibc 2.34's; a C library without them (musl) declares neither. */
+int close_range(unsigned int first, unsigned int last, int flags);
+void closefrom(int lowfd);
 /* glibc's _FORTIFY_SOURCE entry points have no public prototypes. */
 ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
 ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
@@ -32,7 +35,11 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 
 /* Run a hook inside the guard with the host's errno kept. */
 #define HOOK(err, stmt) do { sa_in_shim++; stmt; sa_in_shim--; errno = (err); } while (0)
-#define READY(fn) SA_REAL_READY(fn)
+/* Not SA_REAL_READY: a call with no argument on the cold path leaves the
+ * host's arguments in their registers (one with the slot number made
+ * every I/O wrapper save and restore one: 4 instructions a call); and the
+ * first wrapper a process calls resolves them all, in one walk. */
+#define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_init(); } while (0)
 /* Our own calls (jansson, dlsym, the sink) and disabled processes pass through. */
 #define AUDITING() ((SA_LIKELY(!sa_in_shim) || sa_signal_escaped()) && !IN_VM_CHILD() && sa_ensure_init())
 
@@ -99,7 +106,6 @@ SA_EXPORT int listen(int fd, int backlog)
 	READY(listen);
 	if (!AUDITING())
 		return sa_real.listen(fd, backlog);
-	sa_real_init();   /* every slot, before the forks of a server */
 	ret = sa_real.listen(fd, backlog);
 	err = errno;
 	HOOK(err, sa_on_listen(fd, backlog, ret, ret == 0 ? 0 : err));

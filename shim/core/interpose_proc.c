@@ -16,7 +16,11 @@
 
 #include "core/core.h"
 
-#define READY(fn) SA_REAL_READY(fn)
+/* Not SA_REAL_READY: a call with no argument on the cold path leaves the
+ * host's arguments in their registers (one with the slot number made
+ * every I/O wrapper save and restore one: 4 instructions a call); and the
+ * first wrapper a process calls resolves them all, in one walk. */
+#define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_init(); } while (0)
 
 /*
  * syscall(): a program that closes or duplicates through it (libuv, Go's
@@ -180,7 +184,7 @@ SA_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	return sa_sig_action(sig, act, oldact);
 }
 
-SA_EXPORT __sighandler_t signal(int sig, __sighandler_t h)
+SA_EXPORT sighandler_t signal(int sig, sighandler_t h)
 {
 	READY(signal);
 	if (SIGNALS_RAW())

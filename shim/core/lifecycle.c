@@ -164,7 +164,23 @@ static void do_init(void)
 
 	sa_in_shim++;
 	sa_run_set_state(SA_RUN_INITIALIZING);
+#ifndef __GLIBC__
+	/* The musl build in a glibc process (a musl program exec'd a glibc
+	 * one with LD_PRELOAD inherited; it needs no library, so glibc's
+	 * loader takes it): its wrappers pass every call through, and it
+	 * audits nothing in a C library it was not built for. */
+	if (sa_real_sym("gnu_get_libc_version")) {
+		sa_run_set_state(SA_RUN_DISABLED);
+		sa_in_shim--;
+		errno = saved;
+		return;
+	}
+#endif
 	sa_env_capture(NULL);
+	/* Every real function, in one pass: the audit code (shim/audit,
+	 * kernel, state) calls sa_real.* without a check on the request path,
+	 * and a server's forked children inherit the table filled. */
+	sa_real_init();
 	sa_json_alloc_init();
 	sa_set_pid(getpid());
 	sa_config_load(cfg, sa_env_get, sa_pid());

@@ -132,15 +132,33 @@ static void set_handler(int sig, void *h)
 	__atomic_store_n(&handlers[sig], h, __ATOMIC_RELEASE);
 }
 
+/* Whether a handler the host installs goes into the trampoline: in an
+ * audited process, from the start. Before the shim is set up, a process
+ * whose environment neither disables it nor limits it to some programs
+ * will be audited, and that is all the trampoline needs to know: a shell
+ * that installs its SIGCHLD handler is not set up for it (the set-up was
+ * a fifth of the start cost of a `sh -c`). Otherwise set up now, to know. */
+static int tramp_wanted(void)
+{
+	enum sa_run_state st = sa_run_state();
+
+	if (st == SA_RUN_ACTIVE)
+		return 1;
+	if (st == SA_RUN_DISABLED)
+		return 0;
+	sa_env_capture(NULL);   /* nothing when the constructor took it */
+	if (!sa_env_get(SOCKAUDIT_ENV_DISABLE) && !sa_env_get(SOCKAUDIT_ENV_COMM))
+		return 1;
+	return sa_ensure_init();
+}
+
 int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
 	struct sigaction kold, a;
 	void *prev;
 	int ret, err = errno;
 
-	/* Installing a handler sets the shim up (if the first call has not):
-	 * the handler must run in the trampoline from the start. */
-	if (sig <= 0 || sig >= NSIGS || sig == SIGKILL || sig == SIGSTOP || !sa_ensure_init())
+	if (sig <= 0 || sig >= NSIGS || sig == SIGKILL || sig == SIGSTOP || !tramp_wanted())
 		return SA_REAL(sigaction)(sig, act, oldact);
 	prev = __atomic_load_n(&handlers[sig], __ATOMIC_ACQUIRE);
 	/* The host's call first, exactly as it made it: the kernel checks act
@@ -180,7 +198,7 @@ sighandler_t sa_sig_signal(int sig, sighandler_t h)
 	void *prev;
 	int err;
 
-	if (sig <= 0 || sig >= NSIGS || !sa_ensure_init())
+	if (sig <= 0 || sig >= NSIGS || !tramp_wanted())
 		return SA_REAL(signal)(sig, h);
 	prev = __atomic_load_n(&handlers[sig], __ATOMIC_ACQUIRE);
 	/* glibc's own signal() picks the flags (SA_RESTART unless

@@ -54,7 +54,7 @@ int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti)
 
 	memset(ti, 0, sizeof *ti);
 	memset(&k, 0, sizeof k);
-	if (SA_REAL(getsockopt)(fd, IPPROTO_TCP, TCP_INFO, &k, &len) != 0)
+	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_INFO, &k, &len) != 0)
 		return -errno;
 	ti->valid = 1;
 	ti->len = len;
@@ -94,8 +94,8 @@ int sa_read_sysctl(const char *path, long *out)
 
 	if (fd < 0)
 		return -errno;
-	n = SA_REAL(read)(fd, buf, sizeof buf - 1);
-	SA_REAL(close)(fd);
+	n = sa_real.read(fd, buf, sizeof buf - 1);
+	sa_real.close(fd);
 	if (n <= 0)
 		return -EIO;
 	buf[n] = '\0';
@@ -156,7 +156,7 @@ long sa_sock_rto_max_ms(int fd, long fallback)
 	socklen_t l = sizeof v;
 
 	/* Kernels before 6.15 answer ENOPROTOOPT: they use the 120 s constant. */
-	if (SA_REAL(getsockopt)(fd, IPPROTO_TCP, TCP_RTO_MAX_MS, &v, &l) == 0 && v >= 1000)
+	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_RTO_MAX_MS, &v, &l) == 0 && v >= 1000)
 		return v;
 	return fallback;
 }

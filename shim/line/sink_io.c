@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,29 @@ int sa_sinkio_close(int fd)
 {
 	return (int)sa_syscall(SYS_close, fd);
 }
+
+/* struct statx and its mask bits, from the kernel's uapi linux/stat.h, for
+ * a C library whose headers lack them (musl before 1.2.5; glibc before
+ * 2.28). The layout is the kernel's ABI. */
+#ifndef STATX_TYPE
+#define STATX_TYPE 0x00000001U
+#define STATX_INO 0x00000100U
+struct statx_timestamp {
+	int64_t tv_sec;
+	uint32_t tv_nsec;
+	int32_t reserved;
+};
+struct statx {
+	uint32_t stx_mask, stx_blksize;
+	uint64_t stx_attributes;
+	uint32_t stx_nlink, stx_uid, stx_gid;
+	uint16_t stx_mode, spare0;
+	uint64_t stx_ino, stx_size, stx_blocks, stx_attributes_mask;
+	struct statx_timestamp stx_atime, stx_btime, stx_ctime, stx_mtime;
+	uint32_t stx_rdev_major, stx_rdev_minor, stx_dev_major, stx_dev_minor;
+	uint64_t spare2[14];
+};
+#endif
 
 /*
  * The identity (device, inode, type) of an open fd, without asking for its

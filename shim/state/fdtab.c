@@ -506,12 +506,12 @@ void sa_sock_fill_kind(int fd, struct sa_sock *s)
 	int v = 0;
 	socklen_t l = sizeof v;
 
-	if (SA_REAL(getsockopt)(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) == 0)
+	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) == 0)
 		s->family = (uint16_t)v;
 	l = sizeof v;
-	if (SA_REAL(getsockopt)(fd, SOL_SOCKET, SO_TYPE, &v, &l) == 0)
+	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) == 0)
 		s->type = (uint16_t)v;
 	l = sizeof v;
-	if (SA_REAL(getsockopt)(fd, SOL_SOCKET, SO_PROTOCOL, &v, &l) == 0)
+	if (sa_real.getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &l) == 0)
 		s->protocol = v;
 }

@@ -28,6 +28,29 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
+
+#ifndef __GLIBC__
+/* musl has no strerrorname_np: the names this program can print. */
+static const char *strerrorname_np(int e)
+{
+	switch (e) {
+	case ECONNREFUSED: return "ECONNREFUSED";
+	case ETIMEDOUT: return "ETIMEDOUT";
+	case EINPROGRESS: return "EINPROGRESS";
+	case EALREADY: return "EALREADY";
+	case EISCONN: return "EISCONN";
+	case ENOENT: return "ENOENT";
+	case EHOSTUNREACH: return "EHOSTUNREACH";
+	case ENETUNREACH: return "ENETUNREACH";
+	case ECONNRESET: return "ECONNRESET";
+	case EPIPE: return "EPIPE";
+	case EAGAIN: return "EAGAIN";
+	case EBADF: return "EBADF";
+	case EINVAL: return "EINVAL";
+	default: return "E?";
+	}
+}
+#endif
 #include <unistd.h>
 
 static double now_ms(void)

@@ -10,6 +10,11 @@
 #include <poll.h>
 #include <sys/wait.h>
 #include "life_common.h"
+#ifndef __GLIBC__
+#include <sys/syscall.h>
+/* musl has no close_range(): the system call, as glibc's is. */
+#define close_range(first, last, flags) syscall(SYS_close_range, first, last, flags)
+#endif
 
 int main(int argc, char **argv)
 {
@@ -19,7 +24,7 @@ int main(int argc, char **argv)
 	socklen_t el = sizeof err;
 	pid_t pid;
 
-	if (argc != 2)
+	if (argc != 2 && argc != 3)   /* PORT [PROGRAM the child execs: /bin/true] */
 		return 2;
 	a = life_addr(atoi(argv[1]));
 	s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -30,7 +35,7 @@ int main(int argc, char **argv)
 	pid = vfork();
 	if (pid == 0) {
 		close_range(3, ~0U, 0);
-		execl("/bin/true", "true", (char *)NULL);
+		execl(argc > 2 ? argv[2] : "/bin/true", "true", (char *)NULL);
 		_exit(127);
 	}
 	if (pid < 0 || waitpid(pid, &st, 0) != pid)
