@@ -68,6 +68,11 @@ static void read_start_dir(const char *log)
 		start_dir[0] = '\0';
 }
 
+/* In .rodata, which lies in the library's first pages with the
+ * constructor's code (shim/sa_fork_text.ld), not among the strings after
+ * .text: every exec reads it. */
+static const char env_prefix[] = "SOCKAUDIT_";
+
 void sa_env_capture(char **envp)
 {
 	char **e;
@@ -84,7 +89,7 @@ void sa_env_capture(char **envp)
 		envp = env ? *env : NULL;
 	}
 	for (e = envp; e && *e && snap_n < SNAP_MAX; e++)
-		if ((*e)[0] == 'S' && after_prefix(*e, "SOCKAUDIT_"))
+		if ((*e)[0] == 'S' && after_prefix(*e, env_prefix))
 			snap[snap_n++] = *e;
 	/* secure_getenv's rule: a setuid or setgid program (AT_SECURE) is
 	 * configured by nobody's environment. */
