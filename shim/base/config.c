@@ -77,17 +77,26 @@ void sa_env_capture(char **envp)
 {
 	char **e;
 
-	if (snap_taken)
+	/* The constructor's envp is the one that counts (2); a copy taken
+	 * before it (1) is taken again from it. */
+	if (snap_taken == 2 || (snap_taken && !envp))
 		return;
-	snap_taken = 1;
-	/* Before our constructor (another library's constructor made the
-	 * first call): environ, looked up by name, not linked to, which
-	 * would cost the loader a lookup at every exec. */
 	if (!envp) {
+		/* Before our constructor (another library's constructor, or a
+		 * sanitizer's start-up, made the first call): environ, looked
+		 * up by name, not linked to, which would cost the loader a
+		 * lookup at every exec. Not found yet: nothing is taken, and
+		 * the next call looks again. */
 		char ***env = sa_real_sym("environ");
 
-		envp = env ? *env : NULL;
+		if (!env || !*env)
+			return;
+		envp = *env;
+		snap_taken = 1;
+	} else {
+		snap_taken = 2;
 	}
+	snap_n = 0;
 	for (e = envp; e && *e && snap_n < SNAP_MAX; e++)
 		if ((*e)[0] == 'S' && after_prefix(*e, env_prefix))
 			snap[snap_n++] = *e;
