@@ -85,7 +85,7 @@ extern struct sa_real_fns sa_real SA_HIDDEN;
 /* Resolves every missing symbol in one pass over the objects loaded after
  * ours (what dlsym(RTLD_NEXT) finds); lock-free, safe to call repeatedly,
  * from any thread or signal handler. The shim's init calls it: code that
- * runs only once the shim is set up (audit, kernel, state) calls sa_real.*
+ * runs only once the shim is set up (audit, state, kernel/tcpinfo) calls sa_real.*
  * directly; code that may run before (wrappers, line, base, the signal
  * trampoline's set-up) goes through SA_REAL or SA_REAL_READY. */
 void sa_real_init(void) SA_HIDDEN;
