@@ -79,24 +79,28 @@ rate_reqs=$(awk '{ s += $1 + $2 + $3 } END { print s }' "$T/res")
 lines=$(wc -l <"$T/audit.jsonl")
 for p in "${PIDS[@]:1}"; do kill "$p" 2>/dev/null; done
 PIDS=("${PIDS[0]}")
-CN=${SOCAT_COUNT_N:-2000}
-PP=$(port) SP=$(port)
-perf stat -x, -e 'syscalls:sys_enter_*' -e page-faults -o "$T/perf.plain" -- \
-	socat -t 0.01 TCP-LISTEN:$PP,fork,reuseaddr,backlog=128 "$BACKEND" & PIDS+=($!)
-perf stat -x, -e 'syscalls:sys_enter_*' -e page-faults -o "$T/perf.shim" -- \
-	env LD_PRELOAD="$LIB" SOCKAUDIT_LOG="$T/audit2.jsonl" socat -t 0.01 TCP-LISTEN:$SP,fork,reuseaddr,backlog=128 \
-	"$BACKEND" & PIDS+=($!)
-sleep 1
-ab -q -n "$CN" -c 4 "http://127.0.0.1:$PP/" >/dev/null 2>&1; ab -q -n "$CN" -c 4 "http://127.0.0.1:$SP/" >/dev/null 2>&1
-# perf prints its counts when its socat ends; with the shim that took more
-# than 10 s once, so up to 60 s.
-for p in "${PIDS[@]:1}"; do c=$(pgrep -P "$p" -x socat); [ -n "$c" ] && kill -INT $c; done
-for _ in $(seq 600); do
-	alive=0
-	for p in "${PIDS[@]:1}"; do kill -0 "$p" 2>/dev/null && alive=1; done
-	[ $alive = 0 ] && break
-	sleep 0.1
-done
+# The counted phase is for the TCP backend only: with a SYSTEM shell per
+# connection, socat stopped by SIGINT kept waiting on its children.
+if [ -z "${SOCAT_SYSTEM:-}" ]; then
+	CN=${SOCAT_COUNT_N:-2000}
+	PP=$(port) SP=$(port)
+	perf stat -x, -e 'syscalls:sys_enter_*' -e page-faults -o "$T/perf.plain" -- \
+		socat -t 0.01 TCP-LISTEN:$PP,fork,reuseaddr,backlog=128 "$BACKEND" & PIDS+=($!)
+	perf stat -x, -e 'syscalls:sys_enter_*' -e page-faults -o "$T/perf.shim" -- \
+		env LD_PRELOAD="$LIB" SOCKAUDIT_LOG="$T/audit2.jsonl" socat -t 0.01 TCP-LISTEN:$SP,fork,reuseaddr,backlog=128 \
+		"$BACKEND" & PIDS+=($!)
+	sleep 1
+	ab -q -n "$CN" -c 4 "http://127.0.0.1:$PP/" >/dev/null 2>&1; ab -q -n "$CN" -c 4 "http://127.0.0.1:$SP/" >/dev/null 2>&1
+	# perf prints its counts when its socat ends; with the shim that took more
+	# than 10 s once, so up to 60 s.
+	for p in "${PIDS[@]:1}"; do c=$(pgrep -P "$p" -x socat); [ -n "$c" ] && kill -INT $c; done
+	for _ in $(seq 600); do
+		alive=0
+		for p in "${PIDS[@]:1}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ $alive = 0 ] && break
+		sleep 0.1
+	done
+fi
 sys() { awk -F, -v n="$1" '$3 ~ /sys_enter_/ && $1 ~ /^[0-9]+$/ { s += $1; c++ } END { if (c) printf "%.1f", s / n; else printf "(no count: perf printed nothing)" }' "$2"; }
 pf() { awk -F, -v n="$1" '$3 == "page-faults" && $1 ~ /^[0-9]+$/ { printf "%.1f", $1 / n }' "$2"; }
 echo "socat fork${SOCAT_SYSTEM:+ + SYSTEM shell}, plain vs the shim (default level) vs plain again, at the same time; ab -c 2 each, $ROUNDS rounds of $SECS s; nproc $(nproc); kernel $(uname -r)"
@@ -109,6 +113,7 @@ med() {   # med EXPR LABEL: the median over rounds, with the range
 awk -v s="$SECS" '{ p += $1; h += $2; q += $3; n++ } END { if (n) printf "req/s plain %.0f, shim %.0f, plain again %.0f (means, each arm a third of the machine)\n", p / n / s, h / n / s, q / n / s }' "$T/ok"
 med '2 * $2 / ($1 + $3)' "shim/plain (the two plain arms' mean)"
 med '$3 / $1' "plain again/plain (noise floor)"
+[ -n "${SOCAT_SYSTEM:-}" ] && { echo "lines the shim wrote: $lines for $rate_reqs requests"; exit 0; }
 echo "counted apart, under perf stat, $CN requests each:"
 echo "syscalls per request (front socat and its children, exit included): plain $(sys $CN "$T/perf.plain"), shim $(sys $CN "$T/perf.shim")"
 # Every page a process writes after a fork is a copy-on-write fault (tens of

@@ -68,23 +68,37 @@ static void read_start_dir(const char *log)
 		start_dir[0] = '\0';
 }
 
+/* In .rodata, which lies in the library's first pages with the
+ * constructor's code (shim/sa_fork_text.ld), not among the strings after
+ * .text: every exec reads it. */
+static const char env_prefix[] = "SOCKAUDIT_";
+
 void sa_env_capture(char **envp)
 {
 	char **e;
 
-	if (snap_taken)
+	/* The constructor's envp is the one that counts (2); a copy taken
+	 * before it (1) is taken again from it. */
+	if (snap_taken == 2 || (snap_taken && !envp))
 		return;
-	snap_taken = 1;
-	/* Before our constructor (another library's constructor made the
-	 * first call): environ, looked up by name, not linked to, which
-	 * would cost the loader a lookup at every exec. */
 	if (!envp) {
+		/* Before our constructor (another library's constructor, or a
+		 * sanitizer's start-up, made the first call): environ, looked
+		 * up by name, not linked to, which would cost the loader a
+		 * lookup at every exec. Not found yet: nothing is taken, and
+		 * the next call looks again. */
 		char ***env = sa_real_sym("environ");
 
-		envp = env ? *env : NULL;
+		if (!env || !*env)
+			return;
+		envp = *env;
+		snap_taken = 1;
+	} else {
+		snap_taken = 2;
 	}
+	snap_n = 0;
 	for (e = envp; e && *e && snap_n < SNAP_MAX; e++)
-		if ((*e)[0] == 'S' && after_prefix(*e, "SOCKAUDIT_"))
+		if ((*e)[0] == 'S' && after_prefix(*e, env_prefix))
 			snap[snap_n++] = *e;
 	/* secure_getenv's rule: a setuid or setgid program (AT_SECURE) is
 	 * configured by nobody's environment. */

@@ -93,6 +93,7 @@ void sa_comm_read(void)
 void sa_runtime_configure(const struct sa_config *c, const char *name)
 {
 	sa_rt_cfg = *c;
+	sa_real_init();   /* what the shim's init does before it turns active */
 	sa_rt_proc.pid = getpid();
 	sa_rt_tid = 0;
 	if (strcmp(comm, name) != 0) {

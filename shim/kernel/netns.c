@@ -144,9 +144,9 @@ static int read_file(const char *path, char *buf, size_t cap)
 
 	if (fd < 0)
 		return -errno;
-	while (used + 1 < cap && (n = sa_real.read(fd, buf + used, cap - 1 - used)) > 0)
+	while (used + 1 < cap && (n = SA_REAL(read)(fd, buf + used, cap - 1 - used)) > 0)
 		used += (size_t)n;
-	sa_real.close(fd);
+	SA_REAL(close)(fd);
 	buf[used] = '\0';
 	return used ? 0 : -EIO;
 }
