@@ -90,7 +90,7 @@ static int clone_child(void *p)
 	struct clone_arg a = *(struct clone_arg *)p;
 
 	if (!(a.flags & CLONE_VM)) {
-		sa_lifecycle_new_process();
+		sa_lifecycle_new_process_fds(!!(a.flags & CLONE_FILES));
 		free(p);   /* our copy of the parent's heap */
 	}
 	return a.fn(a.arg);
