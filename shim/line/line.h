@@ -239,6 +239,9 @@ ssize_t sa_sinkio_write_pipe(int fd, const char *line, size_t len) SA_HIDDEN;
 int sa_sinkio_write_file(int fd, const char *line, size_t len) SA_HIDDEN;
 int sa_sinkio_write_stream(int fd, const char *line, size_t len) SA_HIDDEN;  /* 1 written */
 void sa_sinkio_atfork_child(void) SA_HIDDEN;
+int sa_sinkio_open_syslog(void) SA_HIDDEN;          /* high, close-on-exec, or -errno */
+int sa_sinkio_write_syslog(int fd, const char *line, size_t len) SA_HIDDEN;
+int sa_sinkio_syslog_slot(int *slot) SA_HIDDEN;
 
 /* ---- line.c: an event line built field by field, no allocation ---------- */
 

@@ -38,7 +38,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "line/line.h"
@@ -157,8 +156,6 @@ static int write_shared(const char *line, size_t len, int tty)
 	return 1;
 }
 
-static int open_syslog(void);
-
 static int write_host(const char *line, size_t len)
 {
 	int c = __atomic_load_n(&cls, __ATOMIC_ACQUIRE);
@@ -207,20 +204,6 @@ static int open_path(void)
 	return fd;
 }
 
-static int open_syslog(void)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
-	int fd = sa_real.socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	if (sa_real.connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
-		int err = errno;
-		sa_sinkio_close(fd);
-		return -err;
-	}
-	return sa_sinkio_move_high(fd);
-}
 
 /* ---- a forked child's own file (%p) ---------------------------------------- */
 
@@ -234,9 +217,8 @@ static void drop_inherited(void)
 		sa_sinkio_close(fd);
 }
 
-/* The child's own file cannot be opened: the parent's file, still open,
- * takes its lines (each carries the child's pid), and the init line names
- * it. Returns the fd, or -1 when there is none. */
+/* The child may not open its own file: the parent's takes its lines (each
+ * with the child's pid), and the init line names it. -1 if there is none. */
 static int keep_inherited(void)
 {
 	int fd = __atomic_exchange_n(&sa_sink_inherited_fd, -1, __ATOMIC_ACQ_REL), expected = -1;
@@ -276,7 +258,7 @@ static int own(void)
 	}
 	if (sa_sink_own_failed && now == __atomic_load_n(&own_retry, __ATOMIC_RELAXED))
 		return -sa_sink_own_failed;
-	nfd = kind == SA_SINK_SYSLOG ? open_syslog() : open_path();
+	nfd = kind == SA_SINK_SYSLOG ? sa_sinkio_open_syslog() : open_path();
 	if (nfd < 0 && kind == SA_SINK_PATH && (fd = keep_inherited()) >= 0)
 		return fd;
 	if (nfd < 0) {
@@ -298,22 +280,6 @@ static int own(void)
 	return nfd;
 }
 
-static int write_syslog(int fd, const char *line, size_t len)
-{
-	char buf[SA_LINE_MAX + 64];
-	int hl = snprintf(buf, sizeof buf, "<14>sockaudit[%ld]: ", (long)sa_pid());
-
-	if (hl <= 0 || (size_t)hl + len > sizeof buf) {
-		sa_sinkio_drop("the line is too long for syslog");
-		return 0;
-	}
-	memcpy(buf + hl, line, len - 1);   /* no newline in syslog */
-	if (sa_syscall(SYS_sendto, fd, buf, (size_t)hl + len - 1, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0) ==
-	    (long)((size_t)hl + len - 1))
-		return 1;
-	sa_sinkio_drop("syslog is not taking messages");
-	return 0;
-}
 
 /* ---- the interface ---------------------------------------------------------- */
 
@@ -382,21 +348,13 @@ static __attribute__((noinline)) int write_slow(const char *line, size_t len)
 				       "the log file cannot be opened");
 			ok = 0;
 		} else {
-			ok = kind == SA_SINK_SYSLOG ? write_syslog(fd, line, len) : sa_sinkio_write_file(fd, line, len);
+			ok = kind == SA_SINK_SYSLOG ? sa_sinkio_write_syslog(fd, line, len) : sa_sinkio_write_file(fd, line, len);
 		}
 	} else {
 		ok = write_host(line, len);
 		if (ok < 0) {        /* the journal's stream on fd 2: its datagram socket instead */
-			fd = own_fd >= 0 ? own_fd : open_syslog();
-			if (fd >= 0 && own_fd < 0) {
-				int expected = -1;
-				if (!__atomic_compare_exchange_n(&own_fd, &expected, fd, 0, __ATOMIC_ACQ_REL,
-								 __ATOMIC_ACQUIRE)) {
-					sa_sinkio_close(fd);
-					fd = expected;
-				}
-			}
-			ok = fd >= 0 ? write_syslog(fd, line, len) : (sa_sinkio_drop("the journal cannot be reached"), 0);
+			fd = sa_sinkio_syslog_slot(&own_fd);
+			ok = fd >= 0 ? sa_sinkio_write_syslog(fd, line, len) : (sa_sinkio_drop("the journal cannot be reached"), 0);
 		}
 	}
 	errno = saved;
@@ -537,14 +495,10 @@ void sa_sink_atfork_child(void)
 	sa_sinkio_atfork_child();
 }
 
-/*
- * A forked child (only the forking thread exists) whose path names its pid:
- * from its first line on, every line goes to its own file, whichever of its
- * threads writes first. The parent's fd is set aside, not written, until
- * own() opens the child's file (then it is closed) or cannot (then it is
- * used). shares_fds: the child shares its parent's fd table (clone with
- * CLONE_FILES), so the parent's fd is never closed here.
- */
+/* A forked child (only the forking thread exists) whose path names its
+ * pid: every line goes to its own file from the first, whichever thread
+ * writes it. The parent's fd is set aside for own() (closed unless the fd
+ * table is shared, CLONE_FILES; used if the child may not create its file). */
 void sa_sink_reopen_path(const char *newpath, int shares_fds)
 {
 	int cur;
