@@ -28,6 +28,9 @@ void cli_usage(FILE *out);
 /* progcheck.c: one line on ERR when LD_PRELOAD cannot work for the program
  * NAME resolves to (static, another ELF class, setuid/setgid/setcap). */
 void cli_check_program(const char *name, FILE *err);
+/* gocheck.c: 1 when the ELF file at fd is a Go program (its build-id note
+ * or .go.buildinfo section): Go makes its own system calls. */
+int cli_is_go_program(int fd);
 /* Set by the launcher to its own pid, which the program keeps across exec:
  * the library's exit message is for that process only (shim/core/lifecycle.c). */
 #define SA_ENV_LAUNCHED "SOCKAUDIT_LAUNCHED"

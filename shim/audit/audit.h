@@ -105,6 +105,8 @@ void sa_connect_reset(void) SA_HIDDEN;
 /* ---- blind.c --------------------------------------------------------------- */
 /* A call made through syscall() that the shim would have audited. */
 void sa_blind_raw_syscall(long n) SA_HIDDEN;
+/* At the summary: an io_uring this process still has open, said once. */
+void sa_blind_ring_at_summary(void) SA_HIDDEN;
 extern int sa_blind_opts SA_HIDDEN;   /* options may be set where we do not see them */
 
 /* ---- quickack.c ------------------------------------------------------------ */
