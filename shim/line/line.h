@@ -273,6 +273,8 @@ void sa_line_begin_lit(struct sa_line *L, const char *event, const char *evtext,
 /* Any event name (escaped as needed), the time and severity given (ts <=
  * 0: now). */
 void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, double ts) SA_HIDDEN;
+/* For a vfork child: its own pid/tid, no per-thread cache read or written. */
+void sa_line_begin_as(struct sa_line *L, const char *event, pid_t pid, pid_t tid) SA_HIDDEN;
 /* KEY must be a string literal: ,"KEY": is composed at compile time. */
 #define SA_LINE_K(key) ",\"" key "\":", sizeof(",\"" key "\":") - 1
 #define sa_line_int(L, key, v) sa_line_int_k((L), SA_LINE_K(key), (v))
