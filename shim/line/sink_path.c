@@ -7,7 +7,8 @@
  * - an existing one is used only if the opened fd (never the name, which
  *   can change between a check and the open) is a regular file owned by
  *   our effective uid with one link (a hard link another user made to a
- *   file of ours would pass the owner check);
+ *   file of ours would pass the owner check), or a character device owned
+ *   by root (/dev/null, /dev/full: no other user can make one);
  * - a symlink is never followed (O_NOFOLLOW), a FIFO never waited on
  *   (O_NONBLOCK: no reader gives ENXIO, a reader gives a FIFO we refuse).
  * Raw system calls only (statx, with fstat where the kernel has none):
@@ -48,6 +49,8 @@ const char *sa_sinkpath_judge(mode_t mode, uid_t uid, unsigned long nlink, uid_t
 {
 	if (S_ISFIFO(mode))
 		return "a FIFO we did not create";
+	if (S_ISCHR(mode))
+		return uid == 0 ? NULL : "a device owned by another user";
 	if (!S_ISREG(mode))
 		return "not a regular file";
 	if (uid != euid)

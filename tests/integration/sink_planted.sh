@@ -67,13 +67,17 @@ run link "$D/l.jsonl"
 [ "$(cat "$T/ours")" = ours ] && ok "link: the linked file untouched" || fail "link: the linked file untouched"
 refused link "a file with more than one link"
 
-# 4. A regular file of ours with one link (a previous run's) is used; a new
-# path is created 0600.
+# 4. A regular file of ours with one link (a previous run's) is used, and so
+# is /dev/null (a character device only root can make); a new path is
+# created 0600.
 printf '' >"$D/mine.jsonl"; chmod 600 "$D/mine.jsonl"
 run mine "$D/mine.jsonl"
 check_jq "mine: our own existing file is used (init names it, 20 accepts)" "$D/mine.jsonl" \
 	"any(.[]; .event==\"init\" and .sink==\"$D/mine.jsonl\") and ([.[] | select(.event==\"accept\")] | length == 20)"
 [ "$(warns "$T/mine.err")" = 0 ] && ok "mine: no warning" || fail "mine: no warning" "$(head -2 "$T/mine.err")"
+run devnull /dev/null
+[ "$(cat "$T/devnull.rc")" = 7 ] && [ "$(warns "$T/devnull.err")" = 0 ] && ok "/dev/null (a device of root's): used, no warning" \
+	|| fail "/dev/null (a device of root's): used, no warning" "exit $(cat "$T/devnull.rc"); $(head -2 "$T/devnull.err")"
 run new "$D/new.jsonl"
 [ "$(stat -c '%a %U' "$D/new.jsonl" 2>/dev/null)" = "600 root" ] && ok "new: created 0600, ours" \
 	|| fail "new: created 0600, ours" "$(stat -c '%a %U' "$D/new.jsonl" 2>&1)"

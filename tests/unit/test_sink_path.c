@@ -23,7 +23,9 @@ static void judge(void **state)
 	assert_null(sa_sinkpath_judge(S_IFREG | 0600, 0, 1, 0));
 	assert_string_equal(sa_sinkpath_judge(S_IFREG | 0666, 65534, 1, 0), "a file owned by another user");
 	assert_string_equal(sa_sinkpath_judge(S_IFIFO | 0666, 0, 1, 0), "a FIFO we did not create");
-	assert_string_equal(sa_sinkpath_judge(S_IFCHR | 0666, 0, 1, 0), "not a regular file");
+	assert_null(sa_sinkpath_judge(S_IFCHR | 0666, 0, 1, 1000));          /* /dev/null */
+	assert_string_equal(sa_sinkpath_judge(S_IFCHR | 0620, 1000, 1, 0), "a device owned by another user");
+	assert_string_equal(sa_sinkpath_judge(S_IFSOCK | 0666, 0, 1, 0), "not a regular file");
 	assert_string_equal(sa_sinkpath_judge(S_IFREG | 0600, 0, 2, 0), "a file with more than one link");
 	assert_null(sa_sinkpath_judge(S_IFREG | 0600, 1000, 1, 1000));
 }
