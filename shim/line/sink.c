@@ -199,8 +199,7 @@ static int open_path(void)
 	const char *refused;
 	int fd = sa_sinkpath_open(path, &refused);
 
-	if (refused)
-		path_refused = refused;
+	path_refused = refused;
 	return fd;
 }
 
