@@ -39,7 +39,7 @@ static int names_us(const char *v)
 
 void sa_exec_init(void)
 {
-	const char *v = getenv("LD_PRELOAD");
+	const char *v = secure_getenv("LD_PRELOAD");
 
 	if (preloaded_by_env < 0)
 		preloaded_by_env = v && names_us(v);
