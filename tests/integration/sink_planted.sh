@@ -7,6 +7,8 @@
 # root: nobody's 0666 file stays as it was, nobody's FIFO gets no byte, a
 # hard link to a file of ours is refused; one warning says why each time and
 # the lines go to stderr (as for a planted symlink). A file of ours is used.
+# A file planted after the log was lost in mid-life is refused too: the
+# lines are dropped and counted.
 . "$(dirname "$0")/../lib.sh"
 
 host=$PROGS/sockhost
@@ -19,6 +21,7 @@ for s in protected_regular protected_fifos; do
 	on_exit "sysctl -qw fs.$s=$old"
 	sysctl -qw fs.$s=0
 done
+chmod 711 "$T"            # nobody must reach the sticky directory inside
 D="$T/pub"; mkdir -m 1777 "$D"
 warns() { grep -c '"event":[ ]*"warning"' "$1"; }
 
@@ -81,4 +84,20 @@ run devnull /dev/null
 run new "$D/new.jsonl"
 [ "$(stat -c '%a %U' "$D/new.jsonl" 2>/dev/null)" = "600 root" ] && ok "new: created 0600, ours" \
 	|| fail "new: created 0600, ours" "$(stat -c '%a %U' "$D/new.jsonl" 2>&1)"
+
+# 5. In mid-life: the log file is removed, nobody plants a 0666 file at the
+# path, and the program closes every fd from 3 (the log fd has nowhere to
+# go): the lines after it are dropped, not written into nobody's file, and
+# counted; the launcher's process says so on stderr as it ends.
+rm -f "$D/r.jsonl"
+# As the launcher runs it (SOCKAUDIT_LAUNCHED: the pid the program keeps).
+SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$D/r.jsonl" LD_PRELOAD="$(preload_value)" \
+	bash -c 'SOCKAUDIT_LAUNCHED=$$ exec "$@"' - "$PROGS/life_replant" "$D/r.jsonl" 10 >"$T/replant.out" 2>"$T/replant.err"; rc=$?
+[ $rc = 0 ] && grep -q '^connects=20$' "$T/replant.out" && ok "replant: host unchanged (20 connects)" \
+	|| fail "replant: host unchanged (20 connects)" "exit $rc: $(head -2 "$T/replant.err")"
+[ "$(cat "$D/r.jsonl")" = planted ] && ok "replant: nobody's file planted in mid-life untouched" \
+	|| fail "replant: nobody's file planted in mid-life untouched" "now $(wc -l <"$D/r.jsonl") lines"
+grep -Eq '^sockaudit: [0-9]+ lines were dropped \(the file at the log path is not ours \(refused\)\)$' "$T/replant.err" \
+	&& ok "replant: the dropped lines are counted and said ($(grep -o '[0-9]* lines were dropped' "$T/replant.err"))" \
+	|| fail "replant: the dropped lines are counted and said" "$(tail -2 "$T/replant.err")"
 finish
