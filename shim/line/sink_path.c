@@ -62,11 +62,11 @@ const char *sa_sinkpath_judge(mode_t mode, uid_t uid, unsigned long nlink, uid_t
 
 int sa_sinkpath_open(const char *path, const char **refused)
 {
-	mode_t mode;
-	uid_t uid;
-	unsigned long nlink;
+	mode_t mode = 0;
+	uid_t uid = 0;
+	unsigned long nlink = 0;
 	const char *why;
-	int fd, i, err;
+	int fd = -1, i, err;
 
 	*refused = NULL;
 	/* Removed between our two opens (a rotation): try again, twice. */
