@@ -7,8 +7,8 @@
  * does: at the summary, a process-wide look at /proc/self/fd finds an
  * io_uring still open and says so.
  */
-#include <dirent.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -70,6 +70,16 @@ void sa_blind_raw_syscall(long n)
 	sa_line_emit(&L, SA_LEVEL_WARN, &f);
 }
 
+/* The kernel's getdents64 record (libc names and guards vary: musl 1.2.4
+ * dropped dirent64). */
+struct kdirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
 static int fd_number(const char *s)
 {
 	int v = 0;
@@ -85,7 +95,7 @@ static int fd_number(const char *s)
 static int find_ring(void)
 {
 	static const char ring[] = "anon_inode:[io_uring]";
-	char buf[2048], link[64];
+	char buf[2048] __attribute__((aligned(8))), link[64];
 	int dir = (int)sa_syscall(SYS_openat, AT_FDCWD, "/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	long n, off;
 	int found = -1;
@@ -94,7 +104,7 @@ static int find_ring(void)
 		return -1;
 	while (found < 0 && (n = sa_syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
 		for (off = 0; off < n && found < 0;) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			struct kdirent64 *d = (struct kdirent64 *)(buf + off);
 			long l;
 
 			off += d->d_reclen;
