@@ -48,6 +48,9 @@ int cli_find_library(const char *name, char *out, size_t cap);
 /* 1 with the highest GLIBC_x.y the ELF at path needs in ver ("2.17"),
  * 0 when it needs none, -1 unreadable. */
 int cli_glibc_needed(const char *path, char *ver, size_t cap);
+/* gocheck.c: 1 when the ELF file at fd is a Go program (its build-id note
+ * or .go.buildinfo section): Go makes its own system calls. */
+int cli_is_go_program(int fd);
 /* Set by the launcher to its own pid, which the program keeps across exec:
  * the library's exit message is for that process only (shim/core/lifecycle.c). */
 #define SA_ENV_LAUNCHED "SOCKAUDIT_LAUNCHED"

@@ -8,7 +8,9 @@
  *   load our library into it and skips it;
  * - setuid/setgid to another id, or file capabilities for a non-root
  *   user: the kernel sets AT_SECURE and ld.so ignores every LD_PRELOAD
- *   entry that contains a '/' (ours always does: it is an absolute path).
+ *   entry that contains a '/' (ours always does: it is an absolute path);
+ * - a Go program (gocheck.c): the library loads, but Go makes its own
+ *   system calls, so none of its sockets are seen.
  * A script (#!) is checked through the interpreter its first line names
  * (through `env NAME` too); the kernel ignores a script's own setuid bit.
  */
@@ -158,14 +160,19 @@ void cli_check_program(const char *name, FILE *err)
 		}
 		sec = secure_reason(path, &st, why, sizeof why);
 		k = elf_kind(fd);
+		if (k != 2 && !sec && cli_is_go_program(fd))
+			k = 3;
 		close(fd);
-		if (k != 1 && k != 2 && !sec)
+		if (k != 1 && k != 2 && k != 3 && !sec)
 			return;
 		if (runs)
 			fprintf(err, "sockaudit: %s runs %s, which ", name, runs);
 		else
 			fprintf(err, "sockaudit: %s ", name);
-		if (k == 1)
+		if (k == 3)
+			fputs("is a Go program: Go makes its own system calls, not libc's, so the audit "
+			      "library cannot see its sockets; it runs, but nothing will be logged\n", err);
+		else if (k == 1)
 			fputs("is statically linked: LD_PRELOAD cannot load the audit library, "
 			      "nothing will be logged\n", err);
 		else if (k == 2)

@@ -159,7 +159,9 @@ int cli_report(int argc, char **argv)
 			fprintf(stderr,
 				"sockaudit report: %s does not exist: no line was ever written to it.\n"
 				"  Usually the program made no socket call, was statically linked or setuid/setcap\n"
-				"  (LD_PRELOAD could not load the library: the launcher says so when it starts it),\n"
+				"  (LD_PRELOAD could not load the library), or was a Go program (Go makes its own\n"
+				"  system calls: the library is loaded but sees no socket); the launcher says which\n"
+				"  when it starts it,\n"
 				"  or --comm / SOCKAUDIT_COMM excluded it (a per-process %%p log exists only for\n  the processes that wrote a line).\n",
 				a);
 			status = 1;

@@ -105,7 +105,19 @@ void sa_connect_reset(void) SA_HIDDEN;
 /* ---- blind.c --------------------------------------------------------------- */
 /* A call made through syscall() that the shim would have audited. */
 void sa_blind_raw_syscall(long n) SA_HIDDEN;
+/* At the summary: an io_uring this process still has open, said once. */
+void sa_blind_ring_at_summary(void) SA_HIDDEN;
 extern int sa_blind_opts SA_HIDDEN;   /* options may be set where we do not see them */
+
+/* ---- exec.c ---------------------------------------------------------------- */
+/* Once, at load: whether our own environment preloads us. */
+void sa_exec_init(void) SA_HIDDEN;
+/* Whether envp has an LD_PRELOAD naming our library (pure). */
+int sa_exec_env_preloads(char *const envp[]) SA_HIDDEN;
+/* Before an exec/spawn of PROG with envp: one exec_unaudited line when the
+ * shim will not be in it. shared_mem: a vfork/CLONE_VM child. No
+ * allocation, no lock: async-signal-safe. */
+void sa_exec_check(const char *call, const char *prog, char *const envp[], int shared_mem) SA_HIDDEN;
 
 /* ---- quickack.c ------------------------------------------------------------ */
 /* A setsockopt(TCP_QUICKACK) the host made (any outcome). */

@@ -23,6 +23,7 @@ void sa_lifecycle_end(void) SA_HIDDEN;
 /* In a new process that is a copy of this one (fork, clone without
  * CLONE_VM): its own pid, tid, counts, init line and %p file. */
 void sa_lifecycle_new_process(void) SA_HIDDEN;
+void sa_lifecycle_new_process_fds(int shares_fds) SA_HIDDEN;
 
 /* ---- summary.c ------------------------------------------------------------ */
 /* The summary event of this process, written now. */

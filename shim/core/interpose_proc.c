@@ -2,12 +2,13 @@
  * interpose_proc.c: the libc names of process life (the rest are in
  * interpose.c; these two files are the only ones that define libc names):
  * syscall(), vfork() where no assembly exists, clone(), _exit()/_Exit(),
- * sigaction() and signal(). Same rule as interpose.c: the host sees
+ * the exec family and posix_spawn(), sigaction() and signal(). Same rule as interpose.c: the host sees
  * exactly what libc would have given it.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -94,7 +95,7 @@ static int clone_child(void *p)
 	struct clone_arg a = *(struct clone_arg *)p;
 
 	if (!(a.flags & CLONE_VM)) {
-		sa_lifecycle_new_process();
+		sa_lifecycle_new_process_fds(!!(a.flags & CLONE_FILES));
 		free(p);   /* our copy of the parent's heap */
 	}
 	return a.fn(a.arg);
@@ -160,6 +161,140 @@ SA_EXPORT void _exit(int status)
 SA_EXPORT void _Exit(int status)
 {
 	_exit(status);
+}
+
+/* ---- exec: say when the new program will run unaudited ---------------------
+ * Thin and async-signal-safe (exec may follow vfork or run in a handler):
+ * the check (audit/exec.c) allocates nothing; then the real call, as made.
+ * execv/execl/execle/execlp end in the real execve/execvp, as in libc. */
+static struct {
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execvp)(const char *, char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			   char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			    char *const[], char *const[]);
+} rx;
+
+/* At load (our constructor runs before main), so no exec resolves later:
+ * dlsym may allocate, which a vfork child or a handler must not. */
+__attribute__((constructor)) static void exec_resolve(void)
+{
+	sa_in_shim++;
+#define RX(name) rx.name = (__typeof__(rx.name))dlsym(RTLD_NEXT, #name)
+	RX(execve); RX(execvp); RX(execvpe); RX(fexecve); RX(posix_spawn); RX(posix_spawnp);
+#undef RX
+	sa_exec_init();
+	sa_in_shim--;
+}
+
+static void exec_check(const char *call, const char *prog, char *const envp[])
+{
+	int err = errno, shared = sa_in_vfork || IN_VM_CHILD();
+
+	/* Our own code never execs; a host handler or a vfork child may. */
+	if (!sa_active() || (sa_in_shim && !sa_in_signal && !shared))
+		return;
+	sa_in_shim++;
+	sa_exec_check(call, prog, envp, shared);
+	sa_in_shim--;
+	errno = err;
+}
+
+#define EXEC_READY(fn) do { if (SA_UNLIKELY(!rx.fn)) exec_resolve(); } while (0)
+
+SA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	EXEC_READY(execve);
+	exec_check("execve", path, envp);
+	return rx.execve(path, argv, envp);
+}
+
+SA_EXPORT int execv(const char *path, char *const argv[])
+{
+	EXEC_READY(execve);
+	exec_check("execv", path, environ);
+	return rx.execve(path, argv, environ);
+}
+
+SA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	EXEC_READY(execvpe);
+	exec_check("execvpe", file, envp);
+	return rx.execvpe(file, argv, envp);
+}
+
+SA_EXPORT int execvp(const char *file, char *const argv[])
+{
+	EXEC_READY(execvp);
+	exec_check("execvp", file, environ);
+	return rx.execvp(file, argv);
+}
+
+SA_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	char *const *volatile av = argv;    /* may be NULL (EFAULT), whatever the prototype says */
+
+	EXEC_READY(fexecve);
+	exec_check("fexecve", av && av[0] ? av[0] : "", envp);
+	return rx.fexecve(fd, argv, envp);
+}
+
+/* The execl forms: the arguments into an array on this stack, as libc does. */
+#define ARGV_FROM_VA(argv, arg, ap, envp_out)                                           \
+	size_t n_ = 1;                                                                  \
+	va_start(ap, arg);                                                              \
+	while (va_arg(ap, char *))                                                      \
+		n_++;                                                                   \
+	va_end(ap);                                                                     \
+	char *argv[n_ + 1];                                                             \
+	argv[0] = (char *)arg;                                                          \
+	va_start(ap, arg);                                                              \
+	for (size_t i_ = 1; i_ <= n_; i_++)                                              \
+		argv[i_] = va_arg(ap, char *);                                          \
+	envp_out;                                                                       \
+	va_end(ap)
+
+SA_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	ARGV_FROM_VA(argv, arg, ap, (void)0);
+	return execv(path, argv);
+}
+
+SA_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	ARGV_FROM_VA(argv, arg, ap, (void)0);
+	return execvp(file, argv);
+}
+
+SA_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	char **envp;
+	ARGV_FROM_VA(argv, arg, ap, envp = va_arg(ap, char **));
+	return execve(path, argv, envp);
+}
+
+/* posix_spawn's child runs libc's internal exec, which no preload sees:
+ * checked here, in the parent, before the spawn (which may still fail). */
+SA_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	EXEC_READY(posix_spawn);
+	exec_check("posix_spawn", path, envp);
+	return rx.posix_spawn(pid, path, fa, attr, argv, envp);
+}
+
+SA_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	EXEC_READY(posix_spawnp);
+	exec_check("posix_spawnp", file, envp);
+	return rx.posix_spawnp(pid, file, fa, attr, argv, envp);
 }
 
 /* ---- signal handlers: run in a trampoline that keeps the shim out ----------- */

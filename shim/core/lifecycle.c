@@ -107,8 +107,12 @@ static void emit_init_once(double ts)
 	if (sink_err) {
 		char why[200], value[32], eb[SA_ERRNO_NAME_MAX];
 
-		snprintf(why, sizeof why, "cannot use this log sink (%s); writing to stderr instead",
-			 sa_errno_name(-sink_err, eb));
+		if (sink_err == -EPERM && sa_sink_refused())
+			snprintf(why, sizeof why, "refused the log path: it holds %s (not created by us, and not a regular "
+				 "file of uid %ld with one link); writing to stderr instead", sa_sink_refused(), (long)geteuid());
+		else
+			snprintf(why, sizeof why, "cannot use this log sink (%s); writing to stderr instead",
+				 sa_errno_name(-sink_err, eb));
 		if (cfg->sink == SA_SINK_FD)
 			snprintf(value, sizeof value, "fd:%d", cfg->sink_fd);
 		else
@@ -121,18 +125,24 @@ static void emit_init_once(double ts)
 /* Its own frame: the config (6 kB) on the stack of every forked child
  * would push the handler's calls onto stack pages it never used (each
  * written page is a copy-on-write fault). */
-static __attribute__((noinline)) void reopen_for_pid(struct sa_config *cfg)
+static __attribute__((noinline)) void reopen_for_pid(struct sa_config *cfg, int shares_fds)
 {
 	struct sa_config c;
 
 	sa_config_load(&c, sa_env_get, sa_pid());
 	if (c.sink == SA_SINK_PATH && strcmp(c.path, cfg->path) != 0) {
 		memcpy(cfg->path, c.path, sizeof cfg->path);
-		sa_sink_reopen_path(cfg->path);
+		sa_sink_reopen_path(cfg->path, shares_fds);
 	}
 }
 
 void sa_lifecycle_new_process(void)
+{
+	sa_lifecycle_new_process_fds(0);
+}
+
+/* shares_fds: a clone(CLONE_FILES) child, whose fd table is its parent's. */
+void sa_lifecycle_new_process_fds(int shares_fds)
 {
 	struct sa_config *cfg = sa_cfg_slot();
 
@@ -154,7 +164,7 @@ void sa_lifecycle_new_process(void)
 	sa_lines_written_reset();
 	sa_summary_reset_after_fork();
 	if (cfg->path_pid)
-		reopen_for_pid(cfg);
+		reopen_for_pid(cfg, shares_fds);
 }
 
 static void do_init(void)

@@ -23,6 +23,8 @@ void sa_summary_write(void)
 	    !sa_findings_any())
 		return;
 	sa_signals_hold(&old);
+	/* Before the summary, so its findings totals count it. */
+	sa_blind_ring_at_summary();
 	ev = sa_event_new("summary", -1);
 	if (!ev) {
 		sa_signals_release(&old);

@@ -119,6 +119,31 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
 	}
 }
 
+/* A warn line for a task that shares our memory but is not us (a vfork
+ * child): its pid and tid as given, nothing cached or changed. */
+void sa_line_begin_as(struct sa_line *L, const char *event, pid_t pid, pid_t tid)
+{
+	struct sa_out *o = &L->o;
+	struct timespec now;
+	const char *comm = sa_comm();
+	int r;
+
+	L->over = 0;
+	L->event = event;
+	L->o.p = L->buf;
+	L->o.end = L->buf + sizeof L->buf - 1;
+	clock_gettime(CLOCK_REALTIME, &now);
+	L->ts = (double)now.tv_sec + (double)(now.tv_nsec / 1000) / 1e6;
+	r = sa_out_put(o, "{\"ts\":", 6) || sa_out_real(o, L->ts) || sa_out_put(o, ",\"event\":", 9) ||
+	    sa_out_str(o, event, strlen(event)) || sa_out_put(o, SCHEMA_PID, sizeof SCHEMA_PID - 1) ||
+	    sa_out_int(o, pid) || sa_out_put(o, ",\"tid\":", 7) || sa_out_int(o, tid) ||
+	    sa_out_put(o, ",\"comm\":", 8) ||
+	    (comm ? sa_out_bytes(o, comm, strlen(comm)) : sa_out_put(o, "null", 4)) ||
+	    sa_out_put(o, ",\"severity\":\"warn\"", 18);
+	sa_line_check(L, r);
+	L->core = L->o.p;
+}
+
 void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, double ts)
 {
 	begin(L, event, NULL, 0, fd, warn, ts);

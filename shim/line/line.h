@@ -184,20 +184,35 @@ uint64_t sa_sink_take_unreported(const char **why) SA_HIDDEN;
  * call. */
 /* What sa_sink_before_close looks at (sink.c), inline on every close. */
 extern int sa_sink_host_fd SA_HIDDEN, sa_sink_own_fd SA_HIDDEN, sa_sink_own_failed SA_HIDDEN;
+extern int sa_sink_inherited_fd SA_HIDDEN;
 void sa_sink_before_close_slow(int fd) SA_HIDDEN;
 static inline __attribute__((always_inline)) void sa_sink_before_close(int fd)
 {
 	int cur = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE);
 
-	if (SA_UNLIKELY(fd == sa_sink_host_fd || fd == cur || (cur < 0 && sa_sink_own_failed)))
+	/* No own fd yet (a forked child before its first line) is the rare
+	 * case that also looks at the parent's fd it set aside. */
+	if (SA_UNLIKELY(fd == sa_sink_host_fd || fd == cur ||
+			(cur < 0 && (sa_sink_own_failed || fd == __atomic_load_n(&sa_sink_inherited_fd, __ATOMIC_RELAXED)))))
 		sa_sink_before_close_slow(fd);
 }
 void sa_sink_before_close_range(unsigned int first, unsigned int last) SA_HIDDEN;
 int sa_sink_fd(void) SA_HIDDEN;       /* the fd lines go to now, -1 if none */
 const char *sa_sink_describe(void) SA_HIDDEN;
 uint64_t sa_sink_dropped(void) SA_HIDDEN;
-/* After fork, when the child's path (%p) differs: its own file. */
-void sa_sink_reopen_path(const char *newpath) SA_HIDDEN;
+/* After fork, when the child's path (%p) differs: its own file from its
+ * first line; shares_fds when the fd table is the parent's (CLONE_FILES). */
+void sa_sink_reopen_path(const char *newpath, int shares_fds) SA_HIDDEN;
+/* Why the log path was refused (sink_path.c), or NULL. */
+const char *sa_sink_refused(void) SA_HIDDEN;
+
+/* ---- sink_path.c: the log path opened like a careful daemon ------------- */
+
+/* The path's fd (high, close-on-exec), or -errno; -EPERM with *refused
+ * set when the path holds something we did not create and may not use. */
+int sa_sinkpath_open(const char *path, const char **refused) SA_HIDDEN;
+/* Why an existing file with these facts is refused, or NULL to use it. */
+const char *sa_sinkpath_judge(mode_t mode, uid_t uid, unsigned long nlink, uid_t euid) SA_HIDDEN;
 void sa_sink_atfork_child(void) SA_HIDDEN;
 
 /* ---- sink_io.c: one whole line to one fd (sink.c's tools) --------------- */
@@ -224,6 +239,9 @@ ssize_t sa_sinkio_write_pipe(int fd, const char *line, size_t len) SA_HIDDEN;
 int sa_sinkio_write_file(int fd, const char *line, size_t len) SA_HIDDEN;
 int sa_sinkio_write_stream(int fd, const char *line, size_t len) SA_HIDDEN;  /* 1 written */
 void sa_sinkio_atfork_child(void) SA_HIDDEN;
+int sa_sinkio_open_syslog(void) SA_HIDDEN;          /* high, close-on-exec, or -errno */
+int sa_sinkio_write_syslog(int fd, const char *line, size_t len) SA_HIDDEN;
+int sa_sinkio_syslog_slot(int *slot) SA_HIDDEN;
 
 /* ---- line.c: an event line built field by field, no allocation ---------- */
 
@@ -255,6 +273,8 @@ void sa_line_begin_lit(struct sa_line *L, const char *event, const char *evtext,
 /* Any event name (escaped as needed), the time and severity given (ts <=
  * 0: now). */
 void sa_line_begin_at(struct sa_line *L, const char *event, int fd, int warn, double ts) SA_HIDDEN;
+/* For a vfork child: its own pid/tid, no per-thread cache read or written. */
+void sa_line_begin_as(struct sa_line *L, const char *event, pid_t pid, pid_t tid) SA_HIDDEN;
 /* KEY must be a string literal: ,"KEY": is composed at compile time. */
 #define SA_LINE_K(key) ",\"" key "\":", sizeof(",\"" key "\":") - 1
 #define sa_line_int(L, key, v) sa_line_int_k((L), SA_LINE_K(key), (v))

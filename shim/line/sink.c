@@ -38,7 +38,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "line/line.h"
@@ -65,7 +64,15 @@ static long own_retry;              /* coarse second of the last failed open */
 static dev_t own_dev;
 static ino_t own_ino;
 static char path[512];
-static char pending_path[512];      /* a forked child's own %p path */
+static const char *path_refused;    /* why the path was refused, if it was */
+/* A forked child's copy of its parent's file (%p), kept until the child's
+ * own file opens, and used instead if it may not (nginx workers drop to
+ * nobody). sa_sink_inherited_fd is read by the inline close check. */
+int sa_sink_inherited_fd = -1;
+static int inherited_shared;        /* the fd table is the parent's (CLONE_FILES) */
+static dev_t inherited_dev;
+static ino_t inherited_ino;
+static char inherited_path[512];
 static char describe[560] = "stderr";
 
 static int writers SA_PROC_PAGE;                 /* lines being written now */
@@ -149,8 +156,6 @@ static int write_shared(const char *line, size_t len, int tty)
 	return 1;
 }
 
-static int open_syslog(void);
-
 static int write_host(const char *line, size_t len)
 {
 	int c = __atomic_load_n(&cls, __ATOMIC_ACQUIRE);
@@ -187,27 +192,46 @@ static int write_host(const char *line, size_t len)
 
 /* ---- our own fd (a path, syslog) ---------------------------------------- */
 
+/* The path, opened by sink_path.c's rules; a refusal is counted with its
+ * reason (the first line's warning says it too). */
 static int open_path(void)
 {
-	int fd = (int)sa_syscall(SYS_openat, AT_FDCWD, path,
-			      O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
+	const char *refused;
+	int fd = sa_sinkpath_open(path, &refused);
 
-	return fd < 0 ? -errno : sa_sinkio_move_high(fd);
+	path_refused = refused;
+	return fd;
 }
 
-static int open_syslog(void)
+
+/* ---- a forked child's own file (%p) ---------------------------------------- */
+
+/* The child's own file is open: the parent's copy goes (not closed when
+ * the fd table is shared: it is the parent's fd too). */
+static void drop_inherited(void)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
-	int fd = SA_REAL(socket)(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = __atomic_exchange_n(&sa_sink_inherited_fd, -1, __ATOMIC_ACQ_REL);
+
+	if (fd >= 0 && !inherited_shared)
+		sa_sinkio_close(fd);
+}
+
+/* The child may not open its own file: the parent's takes its lines (each
+ * with the child's pid), and the init line names it. -1 if there is none. */
+static int keep_inherited(void)
+{
+	int fd = __atomic_exchange_n(&sa_sink_inherited_fd, -1, __ATOMIC_ACQ_REL), expected = -1;
 
 	if (fd < 0)
-		return -errno;
-	if (SA_REAL(connect)(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
-		int err = errno;
-		sa_sinkio_close(fd);
-		return -err;
-	}
-	return sa_sinkio_move_high(fd);
+		return -1;
+	memcpy(path, inherited_path, sizeof path);
+	snprintf(describe, sizeof describe, "%s", path);
+	own_dev = inherited_dev;
+	own_ino = inherited_ino;
+	__atomic_store_n(&own_checked, sa_sinkio_now_s(), __ATOMIC_RELAXED);
+	if (!__atomic_compare_exchange_n(&own_fd, &expected, fd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return expected;   /* another thread opened one: ours stays unused until exit */
+	return fd;
 }
 
 /* Our fd, opened at the first line (and again when lost, once a second):
@@ -233,7 +257,9 @@ static int own(void)
 	}
 	if (sa_sink_own_failed && now == __atomic_load_n(&own_retry, __ATOMIC_RELAXED))
 		return -sa_sink_own_failed;
-	nfd = kind == SA_SINK_SYSLOG ? open_syslog() : open_path();
+	nfd = kind == SA_SINK_SYSLOG ? sa_sinkio_open_syslog() : open_path();
+	if (nfd < 0 && kind == SA_SINK_PATH && (fd = keep_inherited()) >= 0)
+		return fd;
 	if (nfd < 0) {
 		sa_sink_own_failed = -nfd;
 		__atomic_store_n(&own_retry, now, __ATOMIC_RELAXED);
@@ -249,56 +275,10 @@ static int own(void)
 		return expected;
 	}
 	__atomic_store_n(&own_checked, now, __ATOMIC_RELAXED);
+	drop_inherited();
 	return nfd;
 }
 
-/* A forked child moves to its own file (%p) when it can create it; until
- * then, and if it may not (nginx workers drop to nobody), the inherited
- * fd stays. */
-static void switch_to_pending(void)
-{
-	char old[sizeof path];
-	int fd, cur;
-
-	memcpy(old, path, sizeof old);
-	memcpy(path, pending_path, sizeof path);
-	pending_path[0] = '\0';
-	fd = open_path();
-	if (fd < 0) {
-		memcpy(path, old, sizeof path);
-		return;
-	}
-	cur = __atomic_exchange_n(&own_fd, fd, __ATOMIC_ACQ_REL);
-	if (cur >= 0)
-		sa_sinkio_close(cur);
-	{
-		dev_t dev;
-		ino_t ino;
-		mode_t mode;
-		if (sa_sinkio_identify(fd, &dev, &ino, &mode) == 0) {
-			own_dev = dev;
-			own_ino = ino;
-		}
-	}
-	snprintf(describe, sizeof describe, "%s", path);
-}
-
-static int write_syslog(int fd, const char *line, size_t len)
-{
-	char buf[SA_LINE_MAX + 64];
-	int hl = snprintf(buf, sizeof buf, "<14>sockaudit[%ld]: ", (long)sa_pid());
-
-	if (hl <= 0 || (size_t)hl + len > sizeof buf) {
-		sa_sinkio_drop("the line is too long for syslog");
-		return 0;
-	}
-	memcpy(buf + hl, line, len - 1);   /* no newline in syslog */
-	if (sa_syscall(SYS_sendto, fd, buf, (size_t)hl + len - 1, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0) ==
-	    (long)((size_t)hl + len - 1))
-		return 1;
-	sa_sinkio_drop("syslog is not taking messages");
-	return 0;
-}
 
 /* ---- the interface ---------------------------------------------------------- */
 
@@ -359,29 +339,21 @@ static __attribute__((noinline)) int write_slow(const char *line, size_t len)
 {
 	int saved = errno, ok, fd;
 
-	if (SA_UNLIKELY(pending_path[0]) && kind == SA_SINK_PATH)
-		switch_to_pending();
 	if (kind == SA_SINK_PATH || kind == SA_SINK_SYSLOG) {
 		fd = own();
 		if (fd < 0) {
-			sa_sinkio_drop(kind == SA_SINK_PATH ? "the log file cannot be opened" : "syslog cannot be reached");
+			sa_sinkio_drop(kind == SA_SINK_SYSLOG ? "syslog cannot be reached" :
+				       fd == -EPERM && path_refused ? "the file at the log path is not ours (refused)" :
+				       "the log file cannot be opened");
 			ok = 0;
 		} else {
-			ok = kind == SA_SINK_SYSLOG ? write_syslog(fd, line, len) : sa_sinkio_write_file(fd, line, len);
+			ok = kind == SA_SINK_SYSLOG ? sa_sinkio_write_syslog(fd, line, len) : sa_sinkio_write_file(fd, line, len);
 		}
 	} else {
 		ok = write_host(line, len);
 		if (ok < 0) {        /* the journal's stream on fd 2: its datagram socket instead */
-			fd = own_fd >= 0 ? own_fd : open_syslog();
-			if (fd >= 0 && own_fd < 0) {
-				int expected = -1;
-				if (!__atomic_compare_exchange_n(&own_fd, &expected, fd, 0, __ATOMIC_ACQ_REL,
-								 __ATOMIC_ACQUIRE)) {
-					sa_sinkio_close(fd);
-					fd = expected;
-				}
-			}
-			ok = fd >= 0 ? write_syslog(fd, line, len) : (sa_sinkio_drop("the journal cannot be reached"), 0);
+			fd = sa_sinkio_syslog_slot(&own_fd);
+			ok = fd >= 0 ? sa_sinkio_write_syslog(fd, line, len) : (sa_sinkio_drop("the journal cannot be reached"), 0);
 		}
 	}
 	errno = saved;
@@ -398,7 +370,7 @@ static __attribute__((noinline)) void close_stale(void)
 }
 
 /* The fd a file line goes to as it is, or -1 for write_slow: a path sink
- * opened and identified this second, with no switch pending; or the host
+ * opened and identified this second; or the host
  * fd (stderr, fd:N) classified this second as a file. Read after this
  * thread counts itself in writers: a closer waits for it from then on. */
 static inline int fast_fd(void)
@@ -408,8 +380,7 @@ static inline int fast_fd(void)
 
 	if (kind == SA_SINK_PATH) {
 		fd = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE);
-		return fd >= 0 && !pending_path[0] && now == __atomic_load_n(&own_checked, __ATOMIC_RELAXED) ? fd
-														  : -1;
+		return fd >= 0 && now == __atomic_load_n(&own_checked, __ATOMIC_RELAXED) ? fd : -1;
 	}
 	if (kind != SA_SINK_SYSLOG && __atomic_load_n(&cls, __ATOMIC_ACQUIRE) == CL_FILE &&
 	    now == __atomic_load_n(&cls_checked, __ATOMIC_RELAXED))
@@ -461,6 +432,13 @@ static void relocate_above(int fd, unsigned int last)
 	errno = err;
 }
 
+/* The host closes the number of the parent's fd we set aside: it is the
+ * host's to close; we only stop counting on it. */
+static void forget_inherited(int fd)
+{
+	__atomic_compare_exchange_n(&sa_sink_inherited_fd, &fd, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
 void sa_sink_before_close_slow(int fd)
 {
 	int cur = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE);
@@ -469,6 +447,8 @@ void sa_sink_before_close_slow(int fd)
 		return;
 	if (fd == host_fd)
 		__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
+	if (fd == __atomic_load_n(&sa_sink_inherited_fd, __ATOMIC_ACQUIRE))
+		forget_inherited(fd);
 	if (fd == cur)
 		relocate_above(cur, (unsigned int)fd);
 	else if (cur < 0 && sa_sink_own_failed)
@@ -478,9 +458,12 @@ void sa_sink_before_close_slow(int fd)
 void sa_sink_before_close_range(unsigned int first, unsigned int last)
 {
 	int cur = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE);
+	int inh = __atomic_load_n(&sa_sink_inherited_fd, __ATOMIC_ACQUIRE);
 
 	if ((unsigned int)host_fd >= first && (unsigned int)host_fd <= last)
 		__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
+	if (inh >= 0 && (unsigned int)inh >= first && (unsigned int)inh <= last)
+		forget_inherited(inh);
 	if (cur >= 0 && (unsigned int)cur >= first && (unsigned int)cur <= last)
 		relocate_above(cur, last);
 	else if (cur < 0 && sa_sink_own_failed)
@@ -491,6 +474,11 @@ int sa_sink_fd(void)
 {
 	return kind == SA_SINK_PATH || kind == SA_SINK_SYSLOG ? __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE)
 							       : host_fd;
+}
+
+const char *sa_sink_refused(void)
+{
+	return path_refused;
 }
 
 const char *sa_sink_describe(void)
@@ -506,15 +494,26 @@ void sa_sink_atfork_child(void)
 	sa_sinkio_atfork_child();
 }
 
-void sa_sink_reopen_path(const char *newpath)
+/* A forked child (only the forking thread exists) whose path names its
+ * pid: every line goes to its own file from the first, whichever thread
+ * writes it. The parent's fd is set aside for own() (closed unless the fd
+ * table is shared, CLONE_FILES; used if the child may not create its file). */
+void sa_sink_reopen_path(const char *newpath, int shares_fds)
 {
+	int cur;
+
 	if (kind != SA_SINK_PATH)
 		return;
-	if (__atomic_load_n(&own_fd, __ATOMIC_ACQUIRE) < 0) {
-		/* Nothing opened yet: the child simply opens its own. */
-		snprintf(path, sizeof path, "%s", newpath);
-		snprintf(describe, sizeof describe, "%s", path);
-		return;
+	cur = __atomic_exchange_n(&own_fd, -1, __ATOMIC_ACQ_REL);
+	if (cur >= 0) {
+		memcpy(inherited_path, path, sizeof inherited_path);
+		inherited_dev = own_dev;
+		inherited_ino = own_ino;
+		inherited_shared = shares_fds;
+		__atomic_store_n(&sa_sink_inherited_fd, cur, __ATOMIC_RELEASE);
 	}
-	snprintf(pending_path, sizeof pending_path, "%s", newpath);
+	snprintf(path, sizeof path, "%s", newpath);
+	snprintf(describe, sizeof describe, "%s", path);
+	SA_ZERO(sa_sink_own_failed);
+	SA_ZERO(own_retry);
 }

@@ -21,6 +21,7 @@
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -338,4 +339,54 @@ void sa_sinkio_atfork_child(void)
 	SA_ZERO(dropped);
 	SA_ZERO(sa_sinkio_unreported);
 	SA_ZERO(tail_owner);
+}
+
+/* A datagram socket to /dev/log (syslog, or the journal behind it). */
+int sa_sinkio_open_syslog(void)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX, .sun_path = "/dev/log" };
+	int fd = SA_REAL(socket)(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (SA_REAL(connect)(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		int err = errno;
+		sa_sinkio_close(fd);
+		return -err;
+	}
+	return sa_sinkio_move_high(fd);
+}
+
+/* One line as one syslog datagram, tagged with our pid; 1 when sent. */
+int sa_sinkio_write_syslog(int fd, const char *line, size_t len)
+{
+	char buf[SA_LINE_MAX + 64];
+	int hl = snprintf(buf, sizeof buf, "<14>sockaudit[%ld]: ", (long)sa_pid());
+
+	if (hl <= 0 || (size_t)hl + len > sizeof buf) {
+		sa_sinkio_drop("the line is too long for syslog");
+		return 0;
+	}
+	memcpy(buf + hl, line, len - 1);   /* no newline in syslog */
+	if (sa_syscall(SYS_sendto, fd, buf, (size_t)hl + len - 1, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0) ==
+	    (long)((size_t)hl + len - 1))
+		return 1;
+	sa_sinkio_drop("syslog is not taking messages");
+	return 0;
+}
+
+/* The syslog socket kept in *slot, opened into it when there is none (a
+ * thread that loses the race uses the winner's). */
+int sa_sinkio_syslog_slot(int *slot)
+{
+	int fd = __atomic_load_n(slot, __ATOMIC_ACQUIRE), expected = -1;
+
+	if (fd >= 0)
+		return fd;
+	fd = sa_sinkio_open_syslog();
+	if (fd >= 0 && !__atomic_compare_exchange_n(slot, &expected, fd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		sa_sinkio_close(fd);
+		fd = expected;
+	}
+	return fd;
 }

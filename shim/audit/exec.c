@@ -1,0 +1,103 @@
+/*
+ * exec.c: an exec whose environment no longer preloads the shim. A daemon
+ * that re-execs itself with an environment of its own making (nginx's
+ * binary upgrade passes only what its `env` directives name;
+ * systemd-socket-activate passes six variables) starts a program that runs
+ * unaudited, and nothing would say so. Before such an exec (or spawn) the
+ * shim writes one line naming the program and why.
+ *
+ * Runs where exec runs: after vfork in a child that shares our memory, in
+ * a signal handler, after fork in a multi-threaded program. So: nothing
+ * allocated, no lock, the line on the stack. In a child that shares our
+ * memory the line is written only into a log file already open (no state
+ * of ours may change there), under the child's own pid and tid.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+
+#define LIB_TAG "libsockaudit"
+
+/* Our own environment preloaded us (not /etc/ld.so.preload, which the new
+ * program gets whatever its environment): set once, at load. */
+static int preloaded_by_env = -1;
+
+/* Whether VALUE (an LD_PRELOAD value) names our library. */
+static int names_us(const char *v)
+{
+	const char *p;
+
+	for (p = v; *p; p++)
+		if (*p == LIB_TAG[0] && strncmp(p, LIB_TAG, sizeof LIB_TAG - 1) == 0)
+			return 1;
+	return 0;
+}
+
+void sa_exec_init(void)
+{
+	const char *v = secure_getenv("LD_PRELOAD");
+
+	if (preloaded_by_env < 0)
+		preloaded_by_env = v && names_us(v);
+}
+
+int sa_exec_env_preloads(char *const envp[])
+{
+	size_t i;
+
+	if (!envp)
+		return 0;
+	for (i = 0; envp[i]; i++)
+		if (strncmp(envp[i], "LD_PRELOAD=", 11) == 0 && names_us(envp[i] + 11))
+			return 1;
+	return 0;
+}
+
+/* A child sharing our memory: the line only into a log file already open. */
+static void write_shared(struct sa_line *L)
+{
+	int len = sa_line_finish(L, NULL), fd = sa_sink_fd();
+	dev_t dev;
+	ino_t ino;
+	mode_t mode;
+
+	if (len > 0 && fd >= 0 && sa_sinkio_identify(fd, &dev, &ino, &mode) == 0 && S_ISREG(mode))
+		sa_sinkio_write_raw(fd, L->buf, (size_t)len);
+}
+
+void sa_exec_check(const char *call, const char *prog, char *const envp[], int shared_mem)
+{
+	struct sa_line L;
+
+	if (preloaded_by_env <= 0 || sa_exec_env_preloads(envp))
+		return;
+	if (shared_mem)
+		sa_line_begin_as(&L, "exec_unaudited", (pid_t)sa_syscall(SYS_getpid), (pid_t)sa_syscall(SYS_gettid));
+	else
+		sa_line_begin_at(&L, "exec_unaudited", -1, 1, 0);
+	sa_line_str(&L, "call", call);
+	sa_line_str(&L, "program", prog);
+	sa_line_bool(&L, "env_replaced", envp != environ);
+	sa_line_str(&L, "msg", envp != environ ?
+		    "This program is started with an environment of the caller's making that has no "
+		    "LD_PRELOAD naming libsockaudit, so it runs unaudited: none of its socket calls will be "
+		    "logged. Pass LD_PRELOAD and SOCKAUDIT_* on (nginx: env LD_PRELOAD; env SOCKAUDIT_LOG;)." :
+		    "This program is started after LD_PRELOAD naming libsockaudit was removed from the "
+		    "environment, so it runs unaudited: none of its socket calls will be logged.");
+	if (shared_mem) {
+		write_shared(&L);
+		return;
+	}
+	if (sa_in_signal) {
+		/* The init line is built with jansson (it allocates): not here. */
+		int len = sa_line_finish(&L, NULL);
+		if (len > 0)
+			sa_sink_write(L.buf, (size_t)len);
+		return;
+	}
+	sa_line_emit(&L, SA_LEVEL_WARN, NULL);
+}
