@@ -32,8 +32,8 @@ void cli_usage(FILE *out)
 "  -o, --output FILE   write the JSON lines to FILE (%p becomes the pid);\n"
 "                      '-' writes them to standard output itself (a daemon\n"
 "                      that detaches from it logs nothing there: use FILE);\n"
-"                      also accepts the SOCKAUDIT_LOG values stderr, syslog\n"
-"                      and fd:N.\n"
+"                      also accepts the SOCKAUDIT_LOG values stderr, syslog,\n"
+"                      journal (native journald entries) and fd:N.\n"
 "                      Default: standard error.\n"
 "  -l, --level LEVEL   warn (findings and summaries), info (+ every setsockopt\n"
 "                      and listen), trace (+ every accept and connect).\n"
@@ -174,7 +174,7 @@ static char *build_preload(const char *lib)
 }
 
 /* The SOCKAUDIT_LOG value for -o ARG. Paths become absolute for the same
- * reason as the library path; stderr, syslog and fd:N pass through. */
+ * reason as the library path; stderr, syslog, journal and fd:N pass through. */
 static int log_value(const char *arg, char *out, size_t cap)
 {
 	char cwd[PATH_MAX];
@@ -198,7 +198,7 @@ static int log_value(const char *arg, char *out, size_t cap)
 		return -1;
 	}
 	if (arg[0] == '/' || strcmp(arg, "stderr") == 0 || strcmp(arg, "syslog") == 0 ||
-	    strncmp(arg, "fd:", 3) == 0) {
+	    strcmp(arg, "journal") == 0 || strncmp(arg, "fd:", 3) == 0) {
 		if ((size_t)snprintf(out, cap, "%s", arg) >= cap)
 			goto toolong;
 		return 0;

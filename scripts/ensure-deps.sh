@@ -1,17 +1,20 @@
 #!/bin/sh
 # Install the Debian packages a make target needs, saying what it installs.
-# Usage: scripts/ensure-deps.sh build|test|daemons|demo|bench|fuzz ...
+# Usage: scripts/ensure-deps.sh build|test|daemons|fleet|demo|bench|fuzz ...
 # (test includes daemons: the real programs tests/integration/daemon_*.sh run.)
 # Runs as root on a fresh Debian 12 machine with only Debian's registry reachable.
 set -u
 pkgs=""
 # The real daemons tests/integration/daemon_*.sh run plain and under the shim
 # (issue 16); they never start as system services: see policy-rc.d below.
+# The engines fleets run that our outputs feed (metrics, journal, imfile tests).
+fleet="prometheus prometheus-node-exporter rsyslog systemd"
 daemons="haproxy redis-server redis-tools memcached apache2 apache2-utils lighttpd openssh-server openssh-client socat"
 for group in "$@"; do
 	case "$group" in
 	build) pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev" ;;
-	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils libcap2-bin strace clang libclang-rt-14-dev chromium fonts-dejavu-core $daemons" ;;
+	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils libcap2-bin strace clang libclang-rt-14-dev chromium fonts-dejavu-core $daemons $fleet" ;;
+	fleet) pkgs="$pkgs $fleet" ;;
 	daemons) pkgs="$pkgs $daemons" ;;
 	peer)  pkgs="$pkgs python3" ;;
 	demo)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev jq python3 curl iproute2 nginx-light procps" ;;

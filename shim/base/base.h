@@ -167,7 +167,7 @@ static inline double sa_round(double x)
 
 enum sa_level { SA_LEVEL_WARN = 0, SA_LEVEL_INFO = 1, SA_LEVEL_TRACE = 2 };
 
-enum sa_sink_kind { SA_SINK_STDERR, SA_SINK_PATH, SA_SINK_FD, SA_SINK_SYSLOG };
+enum sa_sink_kind { SA_SINK_STDERR, SA_SINK_PATH, SA_SINK_FD, SA_SINK_SYSLOG, SA_SINK_JOURNAL };
 
 #define SA_MAX_WARNINGS 16
 struct sa_config_warning {

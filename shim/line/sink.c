@@ -1,6 +1,6 @@
 /*
- * sink.c: where our JSON lines go: stderr (the default), fd:N, a path, or
- * syslog.
+ * sink.c: where our JSON lines go: stderr (the default), fd:N, a path,
+ * syslog or the journal (journal.c).
  *
  * The host's rules, and how each is kept:
  * - Never block or stop the host: no lock anywhere on this path; a pipe or
@@ -49,6 +49,8 @@
 enum cls { CL_UNKNOWN, CL_FILE, CL_NULL, CL_PIPE, CL_TTY, CL_STREAM, CL_DGRAM, CL_JOURNAL, CL_NONE };
 
 static enum sa_sink_kind kind = SA_SINK_STDERR;
+/* The sinks that write through an fd of our own, opened at the first line. */
+#define OWN_FD_SINK(k) ((k) == SA_SINK_PATH || (k) == SA_SINK_SYSLOG || (k) == SA_SINK_JOURNAL)
 int sa_sink_host_fd = 2;            /* host_fd: stderr and fd:N: the host's own fd */
 static int explicit_fd;             /* fd:N: the user named it (sockets allowed) */
 static int cls = CL_UNKNOWN;        /* atomic */
@@ -233,7 +235,7 @@ static int own(void)
 	}
 	if (sa_sink_own_failed && now == __atomic_load_n(&own_retry, __ATOMIC_RELAXED))
 		return -sa_sink_own_failed;
-	nfd = kind == SA_SINK_SYSLOG ? open_syslog() : open_path();
+	nfd = kind == SA_SINK_SYSLOG ? open_syslog() : kind == SA_SINK_JOURNAL ? sa_journal_open() : open_path();
 	if (nfd < 0) {
 		sa_sink_own_failed = -nfd;
 		__atomic_store_n(&own_retry, now, __ATOMIC_RELAXED);
@@ -316,7 +318,8 @@ int sa_sink_open(const struct sa_config *c)
 		snprintf(describe, sizeof describe, "%s", path);
 		return 0;
 	case SA_SINK_SYSLOG:
-		snprintf(describe, sizeof describe, "syslog");
+	case SA_SINK_JOURNAL:
+		snprintf(describe, sizeof describe, "%s", kind == SA_SINK_SYSLOG ? "syslog" : "journal");
 		return 0;
 	case SA_SINK_FD:
 		fl = fcntl(c->sink_fd, F_GETFL);
@@ -340,7 +343,7 @@ int sa_sink_ready(void)
 {
 	int fd;
 
-	if (kind != SA_SINK_PATH && kind != SA_SINK_SYSLOG)
+	if (!OWN_FD_SINK(kind))
 		return 0;
 	fd = own();
 	if (fd >= 0)
@@ -361,13 +364,16 @@ static __attribute__((noinline)) int write_slow(const char *line, size_t len)
 
 	if (SA_UNLIKELY(pending_path[0]) && kind == SA_SINK_PATH)
 		switch_to_pending();
-	if (kind == SA_SINK_PATH || kind == SA_SINK_SYSLOG) {
+	if (OWN_FD_SINK(kind)) {
 		fd = own();
 		if (fd < 0) {
-			sa_sinkio_drop(kind == SA_SINK_PATH ? "the log file cannot be opened" : "syslog cannot be reached");
+			sa_sinkio_drop(kind == SA_SINK_PATH ? "the log file cannot be opened"
+				       : kind == SA_SINK_JOURNAL ? "no socket for the journal" : "syslog cannot be reached");
 			ok = 0;
 		} else {
-			ok = kind == SA_SINK_SYSLOG ? write_syslog(fd, line, len) : sa_sinkio_write_file(fd, line, len);
+			ok = kind == SA_SINK_SYSLOG ? write_syslog(fd, line, len)
+			     : kind == SA_SINK_JOURNAL ? sa_journal_write(fd, line, len)
+			     : sa_sinkio_write_file(fd, line, len);
 		}
 	} else {
 		ok = write_host(line, len);
@@ -411,7 +417,7 @@ static inline int fast_fd(void)
 		return fd >= 0 && !pending_path[0] && now == __atomic_load_n(&own_checked, __ATOMIC_RELAXED) ? fd
 														  : -1;
 	}
-	if (kind != SA_SINK_SYSLOG && __atomic_load_n(&cls, __ATOMIC_ACQUIRE) == CL_FILE &&
+	if (!OWN_FD_SINK(kind) && __atomic_load_n(&cls, __ATOMIC_ACQUIRE) == CL_FILE &&
 	    now == __atomic_load_n(&cls_checked, __ATOMIC_RELAXED))
 		return host_fd;
 	return -1;
@@ -489,8 +495,7 @@ void sa_sink_before_close_range(unsigned int first, unsigned int last)
 
 int sa_sink_fd(void)
 {
-	return kind == SA_SINK_PATH || kind == SA_SINK_SYSLOG ? __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE)
-							       : host_fd;
+	return OWN_FD_SINK(kind) ? __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE) : host_fd;
 }
 
 const char *sa_sink_describe(void)
