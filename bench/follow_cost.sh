@@ -4,7 +4,9 @@
 # SECONDS (default 20). The lines are a real nginx trace log
 # (bench/report_log.sh, kept as build/bench/report-1m.jsonl), appended to a
 # fresh file in slices every 10 ms by a small writer; the follower rewrites
-# its textfile every 15 s (the default interval) and reads every interval.
+# its textfile every 15 s (the default interval; INTERVAL=S to change it) and
+# reads every interval. The CPU is counted from the writer's first line to
+# its last; the follower's line count is then checked against the file's.
 # Prints the follower's user + system CPU over the run as a share of one
 # core, from /proc/PID/stat.
 set -eu
@@ -22,6 +24,7 @@ src, dst, rate, secs = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.arg
 lines = open(src, 'rb').read().splitlines(keepends=True)
 per = max(1, rate // 100)                 # one slice every 10 ms
 fd = os.open(dst, os.O_WRONLY | os.O_APPEND)
+open(dst + ".started", "w").close()       # the measure starts here, not while loading
 i, n, t0 = 0, 0, time.monotonic()
 while time.monotonic() - t0 < secs:
     chunk = lines[i:i + per]
@@ -41,7 +44,7 @@ wpid=$!
 "$here/sockaudit" metrics --follow --interval "${INTERVAL:-15}" --textfile "$d/out.prom" "$d/grow.jsonl" &
 fpid=$!
 tick=$(getconf CLK_TCK)
-sleep 1
+while [ ! -e "$d/grow.jsonl.started" ]; do sleep 0.05; done
 read -r u0 s0 < <(awk '{ print $14, $15 }' /proc/$fpid/stat)
 t0=$(date +%s.%N)
 wait $wpid

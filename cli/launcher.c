@@ -25,6 +25,8 @@ void cli_usage(FILE *out)
 	fputs(
 "usage: sockaudit [-o FILE|-] [-l warn|info|trace] [--comm NAME,...] [--] COMMAND [ARGS...]\n"
 "       sockaudit report [--color=auto|always|never] [FILE...]\n"
+"       sockaudit metrics [--textfile FILE.prom] [--follow] [--interval S]\n"
+"                         [--listen HOST:PORT] [--top-peers N] [LOG...|-]\n"
 "\n"
 "Runs COMMAND with libsockaudit preloaded; COMMAND's exit status is sockaudit's.\n"
 "Every socket call is audited and written as one JSON object per line.\n"
@@ -45,6 +47,9 @@ void cli_usage(FILE *out)
 "  report [FILE...]    read JSON lines (standard input when no FILE) and print\n"
 "                      per process, per listener, option read-back, connect\n"
 "                      and finding summaries for people.\n"
+"  metrics [LOG...]    the same lines as Prometheus metrics (text format 0.0.4):\n"
+"                      printed, written atomically to a node_exporter textfile,\n"
+"                      or served on GET /metrics; see 'sockaudit metrics --help'.\n"
 "\n"
 "Before running COMMAND, says on stderr when LD_PRELOAD cannot work for it\n"
 "(statically linked, setuid/setgid/setcap, another ELF class); as COMMAND ends,\n"

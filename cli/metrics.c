@@ -152,7 +152,8 @@ static void feed_block(struct mx_state *st, struct mx_file *f, const char *p, si
 			f->npart = 0;
 		}
 		if (!f->overlong) {
-			f->part = rp_grow(f->part, &f->cappart, f->npart + take, 1);
+			while (f->npart + take >= f->cappart)   /* rp_grow doubles once a call */
+				f->part = rp_grow(f->part, &f->cappart, f->cappart, 1);
 			memcpy(f->part + f->npart, p, take);
 			f->npart += take;
 		}

@@ -102,6 +102,11 @@ int mx_http_listen(const char *hostport);
 void mx_http_serve(int lfd, const char *body, size_t len);
 
 int cli_metrics(int argc, char **argv);
+/* metrics_scan.c: 1 when LINE (modified in place: strings end with NUL)
+ * is a plain JSON object whose accept/connect fields are in *ev; 0 to
+ * parse it with jansson. */
+struct rp_ev;
+int mx_scan(char *line, size_t len, struct rp_ev *ev);
 /* "ok" -> 0 ... "interrupted" -> 3, else -1; and back. */
 int mx_outcome(const char *o);
 const char *mx_outcome_name(int i);

@@ -8,7 +8,7 @@
  * dropped or not written below trace; a summary comes only at exit), and
  * the exposition sums processes. A restarted program is a new process,
  * so the sums only go up. Accept and connect lines, almost all of a trace
- * log, are read by the report's scanner (report_scan.c) without jansson.
+ * log, are read without jansson (metrics_scan.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -407,7 +407,7 @@ void mx_feed(struct mx_state *st, const char *line, size_t len)
 	st->lines++;
 	if (len <= sizeof st->scratch) {
 		memcpy(st->scratch, line, len);
-		if (rp_scan(st->scratch, len, &ev) && ev.name && ev.have_pid &&
+		if (mx_scan(st->scratch, len, &ev) && ev.name && ev.have_pid &&
 		    (strcmp(ev.name, "accept") == 0 || strcmp(ev.name, "connect") == 0)) {
 			struct mx_proc *p = proc_get(st, (long)ev.pid, ev.comm, 0);
 

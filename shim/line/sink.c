@@ -49,7 +49,6 @@
 enum cls { CL_UNKNOWN, CL_FILE, CL_NULL, CL_PIPE, CL_TTY, CL_STREAM, CL_DGRAM, CL_JOURNAL, CL_NONE };
 
 static enum sa_sink_kind kind = SA_SINK_STDERR;
-/* The sinks that write through an fd of our own, opened at the first line. */
 #define OWN_FD_SINK(k) ((k) == SA_SINK_PATH || (k) == SA_SINK_SYSLOG || (k) == SA_SINK_JOURNAL)
 int sa_sink_host_fd = 2;            /* host_fd: stderr and fd:N: the host's own fd */
 static int explicit_fd;             /* fd:N: the user named it (sockets allowed) */
@@ -367,13 +366,11 @@ static __attribute__((noinline)) int write_slow(const char *line, size_t len)
 	if (OWN_FD_SINK(kind)) {
 		fd = own();
 		if (fd < 0) {
-			sa_sinkio_drop(kind == SA_SINK_PATH ? "the log file cannot be opened"
-				       : kind == SA_SINK_JOURNAL ? "no socket for the journal" : "syslog cannot be reached");
+			sa_sinkio_drop(kind == SA_SINK_PATH ? "the log file cannot be opened" : kind == SA_SINK_SYSLOG ? "syslog cannot be reached" : "no journal socket");
 			ok = 0;
 		} else {
-			ok = kind == SA_SINK_SYSLOG ? write_syslog(fd, line, len)
-			     : kind == SA_SINK_JOURNAL ? sa_journal_write(fd, line, len)
-			     : sa_sinkio_write_file(fd, line, len);
+			ok = kind == SA_SINK_SYSLOG ? write_syslog(fd, line, len) : kind == SA_SINK_JOURNAL ?
+			     sa_journal_write(fd, line, len) : sa_sinkio_write_file(fd, line, len);
 		}
 	} else {
 		ok = write_host(line, len);
