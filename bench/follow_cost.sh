@@ -5,8 +5,10 @@
 # (bench/report_log.sh, kept as build/bench/report-1m.jsonl), appended to a
 # fresh file in slices every 10 ms by a small writer; the follower rewrites
 # its textfile every 15 s (the default interval; INTERVAL=S to change it) and
-# reads every interval. The CPU is counted from the writer's first line to
-# its last; the follower's line count is then checked against the file's.
+# reads every interval. The follower's CPU is counted from the writer's
+# first line until the follower has read the last one (its textfile counts
+# every line), and divided by the writer's time: the share of a core that
+# following such a log costs.
 # Prints the follower's user + system CPU over the run as a share of one
 # core, from /proc/PID/stat.
 set -eu
@@ -48,12 +50,17 @@ while [ ! -e "$d/grow.jsonl.started" ]; do sleep 0.05; done
 read -r u0 s0 < <(awk '{ print $14, $15 }' /proc/$fpid/stat)
 t0=$(date +%s.%N)
 wait $wpid
-read -r u1 s1 < <(awk '{ print $14, $15 }' /proc/$fpid/stat)
 t1=$(date +%s.%N)
-sleep "${INTERVAL:-15}"   # the last rewrite: the follower has read every line
+# Until the follower has read every line (its next pass, at most one
+# interval later): that CPU belongs to these lines too.
 lines=$(wc -l <"$d/grow.jsonl")
-read_lines=$(awk '/^sockaudit_log_lines_total/ { s += $NF } /^sockaudit_unreadable_lines_total/ { s += $NF } END { print s }' "$d/out.prom")
-awk -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v tk="$tick" -v a="$t0" -v b="$t1" -v r="$rate" -v l="$lines" -v rl="$read_lines" 'BEGIN {
+read_lines() { awk '/^sockaudit_log_lines_total/ { s += $NF } /^sockaudit_unreadable_lines_total/ { s += $NF } END { print s + 0 }' "$d/out.prom" 2>/dev/null; }
+for _ in $(seq $(( (${INTERVAL:-15} + 10) * 10 ))); do
+	[ "$(read_lines)" = "$lines" ] && break
+	sleep 0.1
+done
+read -r u1 s1 < <(awk '{ print $14, $15 }' /proc/$fpid/stat)
+awk -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v tk="$tick" -v a="$t0" -v b="$t1" -v r="$rate" -v l="$lines" -v rl="$(read_lines)" -v iv="${INTERVAL:-15}" 'BEGIN {
 	w = b - a; c = (u + s) / tk
-	printf "follow: %.2f s CPU (user %.2f, sys %.2f) over %.1f s at %d lines/s = %.2f%% of one core; %d lines written, %d read\n", c, u / tk, s / tk, w, r, 100 * c / w, l, rl
+	printf "follow (--interval %s): %.2f s CPU (user %.2f, sys %.2f) for %d lines written in %.1f s at %d lines/s = %.2f%% of one core; %d lines read\n", iv, c, u / tk, s / tk, l, w, r, 100 * c / w, rl
 }'

@@ -28,6 +28,23 @@ static void label(FILE *out, const char *name, const char *v, int first)
 	fputc('"', out);
 }
 
+/* The shortest decimal that reads back as v (Prometheus parses it with
+ * strtod): 1.0015, not 1.0015000000000001. */
+static void put_num(FILE *out, double v)
+{
+	char b[40];
+	int prec;
+
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(b, sizeof b, "%.*g", prec, v);
+		if (strtod(b, NULL) == v)
+			break;
+	}
+	if (prec == 17)
+		snprintf(b, sizeof b, "%.17g", v);
+	fputs(b, out);
+}
+
 static void head(FILE *out, const char *name, const char *type, const char *help)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -99,7 +116,9 @@ static void agg_print(FILE *out, struct agg *a, const char *metric, const char *
 		fprintf(out, "%s{", metric);
 		for (k = 0; k < 3 && names[k]; k++)
 			label(out, names[k], parts[k], k == 0);
-		fprintf(out, "} %.17g\n", a->vals[idx[i]]);
+		fputs("} ", out);
+		put_num(out, a->vals[idx[i]]);
+		fputc('\n', out);
 	}
 	for (i = 0; i < a->n; i++)
 		free(a->keys[i]);
@@ -177,15 +196,21 @@ static void print_connects(const struct mx_state *st, FILE *out)
 				fputs("sockaudit_connect_duration_seconds_bucket{", out);
 				label(out, "comm", h[j].comm, 1);
 				if (k < SA_CONN_NBUCKETS - 1)
-					fprintf(out, ",le=\"%g\"} %.17g\n", le[k], cum);
+					fprintf(out, ",le=\"%g\"} ", le[k]);
 				else
-					fprintf(out, ",le=\"+Inf\"} %.17g\n", cum);
+					fputs(",le=\"+Inf\"} ", out);
+				put_num(out, cum);
+				fputc('\n', out);
 			}
 			fputs("sockaudit_connect_duration_seconds_sum{", out);
 			label(out, "comm", h[j].comm, 1);
-			fprintf(out, "} %.17g\nsockaudit_connect_duration_seconds_count{", h[j].sum);
+			fputs("} ", out);
+			put_num(out, h[j].sum);
+			fputs("\nsockaudit_connect_duration_seconds_count{", out);
 			label(out, "comm", h[j].comm, 1);
-			fprintf(out, "} %.17g\n", cum);
+			fputs("} ", out);
+			put_num(out, cum);
+			fputc('\n', out);
 		}
 		free(h);
 	}
