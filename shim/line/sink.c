@@ -49,7 +49,6 @@
 enum cls { CL_UNKNOWN, CL_FILE, CL_NULL, CL_PIPE, CL_TTY, CL_STREAM, CL_DGRAM, CL_JOURNAL, CL_NONE };
 
 static enum sa_sink_kind kind = SA_SINK_STDERR;
-#define OWN_FD_SINK(k) ((k) == SA_SINK_PATH || (k) == SA_SINK_SYSLOG || (k) == SA_SINK_JOURNAL)
 int sa_sink_host_fd = 2;            /* host_fd: stderr and fd:N: the host's own fd */
 static int explicit_fd;             /* fd:N: the user named it (sockets allowed) */
 static int cls = CL_UNKNOWN;        /* atomic */
@@ -342,7 +341,7 @@ int sa_sink_ready(void)
 {
 	int fd;
 
-	if (!OWN_FD_SINK(kind))
+	if (!SA_SINK_OWNS_FD(kind))
 		return 0;
 	fd = own();
 	if (fd >= 0)
@@ -363,15 +362,14 @@ static __attribute__((noinline)) int write_slow(const char *line, size_t len)
 
 	if (SA_UNLIKELY(pending_path[0]) && kind == SA_SINK_PATH)
 		switch_to_pending();
-	if (OWN_FD_SINK(kind)) {
+	if (SA_SINK_OWNS_FD(kind)) {
 		fd = own();
-		if (fd < 0) {
-			sa_sinkio_drop(kind == SA_SINK_PATH ? "the log file cannot be opened" : kind == SA_SINK_SYSLOG ? "syslog cannot be reached" : "no journal socket");
-			ok = 0;
-		} else {
+		if (fd < 0)
+			ok = (sa_sinkio_drop(kind == SA_SINK_PATH ? "the log file cannot be opened" : kind == SA_SINK_SYSLOG
+					     ? "syslog cannot be reached" : "no journal socket"), 0);
+		else
 			ok = kind == SA_SINK_SYSLOG ? write_syslog(fd, line, len) : kind == SA_SINK_JOURNAL ?
 			     sa_journal_write(fd, line, len) : sa_sinkio_write_file(fd, line, len);
-		}
 	} else {
 		ok = write_host(line, len);
 		if (ok < 0) {        /* the journal's stream on fd 2: its datagram socket instead */
@@ -414,7 +412,7 @@ static inline int fast_fd(void)
 		return fd >= 0 && !pending_path[0] && now == __atomic_load_n(&own_checked, __ATOMIC_RELAXED) ? fd
 														  : -1;
 	}
-	if (!OWN_FD_SINK(kind) && __atomic_load_n(&cls, __ATOMIC_ACQUIRE) == CL_FILE &&
+	if (!SA_SINK_OWNS_FD(kind) && __atomic_load_n(&cls, __ATOMIC_ACQUIRE) == CL_FILE &&
 	    now == __atomic_load_n(&cls_checked, __ATOMIC_RELAXED))
 		return host_fd;
 	return -1;
@@ -492,7 +490,7 @@ void sa_sink_before_close_range(unsigned int first, unsigned int last)
 
 int sa_sink_fd(void)
 {
-	return OWN_FD_SINK(kind) ? __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE) : host_fd;
+	return SA_SINK_OWNS_FD(kind) ? __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE) : host_fd;
 }
 
 const char *sa_sink_describe(void)
