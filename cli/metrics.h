@@ -37,6 +37,7 @@ struct mx_proc {
 	long pid;
 	char *comm;
 	int exited;                        /* its summary was read */
+	long retired;                      /* an accumulator: the exited processes folded in */
 	long ev_conn[MX_OUTCOMES], sum_conn[MX_OUTCOMES];
 	long ev_hist[SA_CONN_NBUCKETS], sum_hist[SA_CONN_NBUCKETS];
 	long ev_timed;                     /* TCP connects that succeeded, from lines */
@@ -69,7 +70,7 @@ struct mx_evcount {                    /* lines per (comm, event) */
 
 #define MX_HASH 1024
 struct mx_state {
-	struct mx_proc **procs;
+	struct mx_proc **procs;            /* running processes, then one accumulator per comm */
 	size_t nprocs, capprocs;
 	struct mx_proc *hash[MX_HASH];
 	struct mx_proc *last;

@@ -63,23 +63,54 @@ struct agg {
 	char **keys;
 	double *vals;
 	size_t n, cap, capv;
+	size_t *slot, nslot;     /* open addressing: index + 1, 0 empty; half full at most */
 };
+
+static size_t hash(const char *s)
+{
+	size_t h = 1469598103934665603u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211u;
+	return h;
+}
+
+static void agg_rehash(struct agg *a)
+{
+	size_t i, j;
+
+	free(a->slot);
+	a->nslot = a->nslot ? a->nslot * 2 : 64;
+	a->slot = calloc(a->nslot, sizeof *a->slot);
+	if (!a->slot) {
+		fputs("sockaudit metrics: out of memory\n", stderr);
+		exit(1);
+	}
+	for (i = 0; i < a->n; i++) {
+		for (j = hash(a->keys[i]) & (a->nslot - 1); a->slot[j]; j = (j + 1) & (a->nslot - 1))
+			;
+		a->slot[j] = i + 1;
+	}
+}
 
 static void agg_add(struct agg *a, const char *k1, const char *k2, const char *k3, double v)
 {
 	char key[1024];
-	size_t i;
+	size_t j;
 
 	snprintf(key, sizeof key, "%s\x1f%s\x1f%s", k1, k2 ? k2 : "", k3 ? k3 : "");
-	for (i = 0; i < a->n; i++)
-		if (strcmp(a->keys[i], key) == 0) {
-			a->vals[i] += v;
+	if (2 * (a->n + 1) > a->nslot)
+		agg_rehash(a);
+	for (j = hash(key) & (a->nslot - 1); a->slot[j]; j = (j + 1) & (a->nslot - 1))
+		if (strcmp(a->keys[a->slot[j] - 1], key) == 0) {
+			a->vals[a->slot[j] - 1] += v;
 			return;
 		}
 	a->keys = rp_grow(a->keys, &a->cap, a->n + 1, sizeof *a->keys);
 	a->vals = rp_grow(a->vals, &a->capv, a->n + 1, sizeof *a->vals);
 	a->keys[a->n] = rp_xstrdup(key);
-	a->vals[a->n++] = v;
+	a->vals[a->n] = v;
+	a->slot[j] = ++a->n;
 }
 
 static char **sort_keys;
@@ -124,6 +155,7 @@ static void agg_print(FILE *out, struct agg *a, const char *metric, const char *
 		free(a->keys[i]);
 	free(a->keys);
 	free(a->vals);
+	free(a->slot);
 	free(idx);
 	memset(a, 0, sizeof *a);
 }
@@ -289,6 +321,7 @@ static void print_peers(const struct mx_state *st, FILE *out)
 		free(tot.keys[i]);
 	free(tot.keys);
 	free(tot.vals);
+	free(tot.slot);
 }
 
 static void print_listeners(const struct mx_state *st, FILE *out)
@@ -354,7 +387,7 @@ static void print_process(const struct mx_state *st, FILE *out)
 			if (!json_object_get(p->sum_find, code))
 				agg_add(&f, p->comm, code, NULL, (double)json_integer_value(v));
 		agg_add(&d, p->comm, NULL, NULL, (double)maxl(p->dropped_warn, p->dropped_sum));
-		agg_add(&pr, p->comm, p->exited ? "exited" : "running", NULL, 1);
+		agg_add(&pr, p->comm, p->exited ? "exited" : "running", NULL, p->retired ? (double)p->retired : 1);
 		agg_add(&pr, p->comm, p->exited ? "running" : "exited", NULL, 0);
 	}
 	head(out, "sockaudit_findings_total", "counter",
