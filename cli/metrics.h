@@ -103,6 +103,12 @@ int mx_http_listen(const char *hostport);
 void mx_http_serve(int lfd, const char *body, size_t len);
 
 int cli_metrics(int argc, char **argv);
+/* metrics_model.c's pieces metrics_retire.c uses. */
+void mx_proc_free(struct mx_proc *p);
+struct mx_plst *mx_plst_get(struct mx_proc *p, const char *local);
+/* metrics_retire.c: P (its summary read) added to its program's
+ * accumulator and freed. */
+void mx_retire(struct mx_state *st, struct mx_proc *p);
 /* metrics_scan.c: 1 when LINE (modified in place: strings end with NUL)
  * is a plain JSON object whose accept/connect fields are in *ev; 0 to
  * parse it with jansson. */
