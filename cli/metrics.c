@@ -196,6 +196,13 @@ static int read_file(struct mx_state *st, struct mx_file *f, int quiet)
 		f->npart = 0;
 	}
 	for (;;) {
+		struct pollfd pf = { .fd = f->fd, .events = POLLIN };
+
+		/* A pipe on stdin is read only as far as it has data: a follower
+		 * never waits there past its interval (its mode is not ours to
+		 * make non-blocking). A file or EOF polls readable. */
+		if (f->is_stdin && poll(&pf, 1, 0) <= 0)
+			break;
 		r = f->is_stdin ? read(f->fd, buf, sizeof buf) : pread(f->fd, buf, sizeof buf, f->off);
 		if (r < 0 && errno == EINTR)
 			continue;
