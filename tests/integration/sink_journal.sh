@@ -112,6 +112,21 @@ check "fork + threads + close-all: listen entries per process as in a file ($wan
 check "the child's entries carry the child's pid (journald's _PID)" \
   test "$(jq_journal SOCKAUDIT_EVENT=listen _PID=$CP | jq -s 'all(.[]; (.SOCKAUDIT_JSON|fromjson).pid == ('$CP'))')" = true
 
+# Socket calls from a signal handler firing every 200 us while the main
+# thread writes trace lines to the journal: the host runs as plain (a
+# lock or malloc on the sink path would deadlock it: a timeout).
+if [ -x "$PROGS/sighandler" ]; then
+	"$PROGS/sighandler" 800 >"$T/sig.plain" 2>/dev/null
+	SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=journal timeout -k 2 30 env LD_PRELOAD="$(preload_value)" \
+		"$PROGS/sighandler" 800 >"$T/sig.out" 2>"$T/sig.err"; rc=$?
+	wait_entries 1 SOCKAUDIT_EVENT=summary _COMM=sighandler
+	spid=$(jq_journal SOCKAUDIT_EVENT=summary _COMM=sighandler | tail -1 | jq -r ._PID)
+	check "signal handler making socket calls: host unchanged, its summary in the journal (rc $rc)" \
+		bash -c "[ $rc = 0 ] && cmp -s '$T/sig.plain' '$T/sig.out' && [ -n '$spid' ] && [ '$spid' != null ]"
+else
+	fail "signal handler program built" "$PROGS/sighandler missing"
+fi
+
 # A process that writes nothing opens nothing.
 plain=$($PY -c 'import os; print(sorted(os.listdir("/proc/self/fd")))')
 under=$(SOCKAUDIT_LOG=journal preload $PY -c 'import os; print(sorted(os.listdir("/proc/self/fd")))')
