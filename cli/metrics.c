@@ -37,7 +37,15 @@ struct mx_file {
 	size_t npart, cappart;
 	int overlong;             /* the partial line passed MX_LINE_MAX: skipped to its end */
 	int is_stdin;
+	int opened;               /* dev, ino and off describe a file read before */
+	int idle;                 /* passes in a row that found nothing new */
 };
+
+/* A file that gave nothing for this many passes is closed (offset kept)
+ * and looked at with stat() alone until its name shows more: a follower
+ * of a fork-per-connection server's %p files holds an fd per active
+ * file, not one per file ever seen. */
+#define MX_IDLE_CLOSE 4
 
 struct mx_src {                   /* what the user named: a file, a glob or a directory */
 	const char *arg;
@@ -179,17 +187,25 @@ static int read_file(struct mx_state *st, struct mx_file *f, int quiet)
 	ssize_t r;
 
 	if (f->fd < 0) {
+		/* Closed while idle: nothing to do while the name is the same
+		 * file, no longer than what was read. */
+		if (f->opened && stat(f->path, &sb) == 0 && sb.st_dev == f->dev && sb.st_ino == f->ino &&
+		    sb.st_size == f->off)
+			return 0;
 		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
 		if (f->fd < 0) {
 			if (!quiet)
 				fprintf(stderr, "sockaudit metrics: %s: %s\n", f->path, strerror(errno));
 			return -1;
 		}
-		if (fstat(f->fd, &sb) == 0) {
-			f->dev = sb.st_dev;
+		if (fstat(f->fd, &sb) == 0 && (!f->opened || sb.st_dev != f->dev || sb.st_ino != f->ino)) {
+			f->dev = sb.st_dev;      /* a new file at the name: from its start */
 			f->ino = sb.st_ino;
+			f->off = 0;
+			f->npart = 0;
 		}
-		f->off = 0;
+		f->opened = 1;
+		f->idle = 0;
 	}
 	if (!f->is_stdin && fstat(f->fd, &sb) == 0 && sb.st_size < f->off) {
 		f->off = 0;              /* cut shorter (copytruncate): from the start */
@@ -208,6 +224,7 @@ static int read_file(struct mx_state *st, struct mx_file *f, int quiet)
 			continue;
 		if (r <= 0)
 			break;
+		f->idle = -1;
 		f->off += r;
 		feed_block(st, f, buf, (size_t)r);
 	}
@@ -219,7 +236,12 @@ static int read_file(struct mx_state *st, struct mx_file *f, int quiet)
 		f->npart = 0;
 		close(f->fd);
 		f->fd = -1;
+		f->opened = 0;
 		return read_file(st, f, quiet);
+	}
+	if (!f->is_stdin && ++f->idle >= MX_IDLE_CLOSE) {
+		close(f->fd);
+		f->fd = -1;
 	}
 	return 0;
 }

@@ -131,6 +131,13 @@ GPID=$!
 check "--follow: a running process's listener_stats are read as its log grows" \
 	bash -c "$(declare -f wait_acc val); T='$T' wait_acc $((2 * K + 8)) && kill -0 $GPID"
 wait $GPID
+# Four passes with nothing new: every log closed again (stat() alone
+# watches them), so a follower of thousands of %p files holds no fd each.
+sleep 1
+nfd=$(for l in /proc/$FPID/fd/*; do readlink "$l"; done | grep -c "^$T/flog/")
+check "--follow: idle logs are closed ($nfd of them open)" test "$nfd" = 0
+run "$T/flog" 16 >/dev/null
+check "--follow: a closed log's directory still yields the next file ($((3 * K + 8)) accepts)" wait_acc $((3 * K + 8))
 kill $FPID; wait $FPID 2>/dev/null
 check "--follow ends cleanly on SIGTERM, with nothing on stderr" test ! -s "$T/follow.err"
 finish
