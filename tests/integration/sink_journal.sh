@@ -20,6 +20,10 @@ start_journald() {
 }
 start_journald
 on_exit 'kill -CONT $JPID 2>/dev/null; kill $JPID 2>/dev/null; wait $JPID 2>/dev/null'
+# The launcher under make SANITIZE=...: the sanitizer runtime handed to it
+# in LD_PRELOAD, which it keeps first (as tests/integration/cli.sh does).
+san_rt=$(preload_value); san_rt=${san_rt%"$LIB"}; san_rt=${san_rt%:}
+launch() { if [ -n "$san_rt" ]; then LD_PRELOAD=$san_rt "$@"; else "$@"; fi; }
 jq_journal() { journalctl -q -D /run/log/journal "$@" -o json 2>/dev/null; }
 # Entries for FIELD=VALUE, waited for (journald writes them as they come).
 wait_entries() {
@@ -136,7 +140,7 @@ check "no line, no fd: the journal socket is opened at the first line" test "$pl
 # lines not taken are counted and said on stderr as the program ends.
 kill -STOP $JPID
 t0=$(date +%s%N)
-timeout 20 "$TOP/sockaudit" -o journal -- $PY -c '
+launch timeout 20 "$TOP/sockaudit" -o journal -- $PY -c '
 import socket
 for i in range(1500):
     s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(100000); s.close()
@@ -151,7 +155,7 @@ check "journald stopped: the loss is said on stderr" grep -q "^sockaudit: [0-9]*
 kill $JPID; wait $JPID 2>/dev/null
 rm -f /run/systemd/journal/socket
 plain=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(100000); print("up")'; echo "rc=$?")
-under=$("$TOP/sockaudit" -o journal -- $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(100000); print("up")' 2>"$T/none.err"; echo "rc=$?")
+under=$(launch "$TOP/sockaudit" -o journal -- $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(100000); print("up")' 2>"$T/none.err"; echo "rc=$?")
 check "no journald: the program runs as plain" test "$plain" = "$under"
 check "no journald: stderr says no line reached the journal, and why" \
   grep -q "^sockaudit: no line was written to journal: the journal cannot be reached (no /run/systemd/journal/socket) ([0-9]* lines dropped)" "$T/none.err"
