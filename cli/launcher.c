@@ -25,6 +25,8 @@ void cli_usage(FILE *out)
 	fputs(
 "usage: sockaudit [-o FILE|-] [-l warn|info|trace] [--comm NAME,...] [--] COMMAND [ARGS...]\n"
 "       sockaudit report [--color=auto|always|never] [FILE...]\n"
+"       sockaudit metrics [--textfile FILE.prom] [--follow] [--interval S]\n"
+"                         [--listen HOST:PORT] [--top-peers N] [LOG...|-]\n"
 "\n"
 "Runs COMMAND with libsockaudit preloaded; COMMAND's exit status is sockaudit's.\n"
 "Every socket call is audited and written as one JSON object per line.\n"
@@ -32,8 +34,8 @@ void cli_usage(FILE *out)
 "  -o, --output FILE   write the JSON lines to FILE (%p becomes the pid);\n"
 "                      '-' writes them to standard output itself (a daemon\n"
 "                      that detaches from it logs nothing there: use FILE);\n"
-"                      also accepts the SOCKAUDIT_LOG values stderr, syslog\n"
-"                      and fd:N.\n"
+"                      also accepts the SOCKAUDIT_LOG values stderr, syslog,\n"
+"                      journal (native journald entries) and fd:N.\n"
 "                      Default: standard error.\n"
 "  -l, --level LEVEL   warn (findings and summaries), info (+ every setsockopt\n"
 "                      and listen), trace (+ every accept and connect).\n"
@@ -45,6 +47,9 @@ void cli_usage(FILE *out)
 "  report [FILE...]    read JSON lines (standard input when no FILE) and print\n"
 "                      per process, per listener, option read-back, connect\n"
 "                      and finding summaries for people.\n"
+"  metrics [LOG...]    the same lines as Prometheus metrics (text format 0.0.4):\n"
+"                      printed, written atomically to a node_exporter textfile,\n"
+"                      or served on GET /metrics; see 'sockaudit metrics --help'.\n"
 "\n"
 "Before running COMMAND, says on stderr when LD_PRELOAD cannot work for it\n"
 "(statically linked, setuid/setgid/setcap, another ELF class); as COMMAND ends,\n"
@@ -138,7 +143,7 @@ static char *build_preload(const char *lib)
 }
 
 /* The SOCKAUDIT_LOG value for -o ARG. Paths become absolute for the same
- * reason as the library path; stderr, syslog and fd:N pass through. */
+ * reason as the library path; stderr, syslog, journal and fd:N pass through. */
 static int log_value(const char *arg, char *out, size_t cap)
 {
 	char cwd[PATH_MAX];
@@ -162,7 +167,7 @@ static int log_value(const char *arg, char *out, size_t cap)
 		return -1;
 	}
 	if (arg[0] == '/' || strcmp(arg, "stderr") == 0 || strcmp(arg, "syslog") == 0 ||
-	    strncmp(arg, "fd:", 3) == 0) {
+	    strcmp(arg, "journal") == 0 || strncmp(arg, "fd:", 3) == 0) {
 		if ((size_t)snprintf(out, cap, "%s", arg) >= cap)
 			goto toolong;
 		return 0;

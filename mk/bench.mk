@@ -82,3 +82,14 @@ bench-report: all
 	@/usr/bin/time -f 'text: %e s wall, %M kB max RSS' ./sockaudit report $(BUILD)/bench/report-1m.jsonl >/dev/null
 	@/usr/bin/time -f 'html: %e s wall, %M kB max RSS' ./sockaudit report --html $(BUILD)/bench/report-1m.html $(BUILD)/bench/report-1m.jsonl
 	@stat -c 'html: %s bytes' $(BUILD)/bench/report-1m.html
+
+# make bench-follow: what `sockaudit metrics --follow` costs on a trace log
+# growing at 100,000 lines a second (bench/follow_cost.sh; the lines are
+# the same real nginx trace log as bench-report's), at the default
+# interval and at 1 s.
+.PHONY: bench-follow
+bench-follow: all
+	@scripts/ensure-deps.sh build bench
+	@mkdir -p $(BUILD)/bench
+	@bench/follow_cost.sh 100000 20
+	@INTERVAL=1 bench/follow_cost.sh 100000 20

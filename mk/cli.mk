@@ -15,3 +15,9 @@ CLI_LIB_OBJ := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 $(BUILD)/tests/unit/test_report: tests/unit/test_report.c $(CLI_LIB_OBJ) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -o $@ $< $(CLI_LIB_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
+
+# tests/unit/test_metrics.c tests `sockaudit metrics`' scanner and model the
+# same way.
+$(BUILD)/tests/unit/test_metrics: tests/unit/test_metrics.c $(CLI_LIB_OBJ) $(wildcard cli/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(SA_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm

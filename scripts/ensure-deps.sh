@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages a make target needs, saying what it installs.
-# Usage: scripts/ensure-deps.sh build|test|daemons|demo|bench|fuzz|musl|deb|oldlibc ...
+# Usage: scripts/ensure-deps.sh build|test|daemons|fleet|demo|bench|fuzz|musl|deb|oldlibc ...
 # (test includes daemons: the real programs tests/integration/daemon_*.sh run.)
 # Runs as root on a fresh Debian 12 machine with only Debian's registry reachable.
 set -u
@@ -11,15 +11,18 @@ pkgs=""
 # programs (musl-tools) the old-libc and packaging tests run.
 debpkg="dpkg-dev debhelper build-essential fakeroot lintian"
 oldlibc="debootstrap musl-tools"
+# The engines fleets run that our outputs feed (metrics, journal, imfile tests).
+fleet="prometheus prometheus-node-exporter rsyslog systemd"
 daemons="haproxy redis-server redis-tools memcached apache2 apache2-utils lighttpd openssh-server openssh-client socat"
 for group in "$@"; do
 	case "$group" in
 	build) pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev" ;;
-	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils libcap2-bin strace clang libclang-rt-14-dev chromium fonts-dejavu-core musl-tools dpkg-dev $daemons $debpkg $oldlibc" ;;
+	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils libcap2-bin strace clang libclang-rt-14-dev chromium fonts-dejavu-core musl-tools dpkg-dev $daemons $debpkg $oldlibc $fleet" ;;
 	# make musl: musl-gcc, and dpkg-source to unpack jansson's source package.
 	musl)  pkgs="$pkgs gcc make musl-tools dpkg-dev binutils linux-libc-dev" ;;
 	deb)   pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev $debpkg" ;;
 	oldlibc) pkgs="$pkgs $oldlibc" ;;
+	fleet) pkgs="$pkgs $fleet" ;;
 	daemons) pkgs="$pkgs $daemons" ;;
 	peer)  pkgs="$pkgs python3" ;;
 	demo)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev jq python3 curl iproute2 nginx-light procps" ;;

@@ -207,7 +207,9 @@ static inline double sa_round(double x)
 
 enum sa_level { SA_LEVEL_WARN = 0, SA_LEVEL_INFO = 1, SA_LEVEL_TRACE = 2 };
 
-enum sa_sink_kind { SA_SINK_STDERR, SA_SINK_PATH, SA_SINK_FD, SA_SINK_SYSLOG };
+enum sa_sink_kind { SA_SINK_STDERR, SA_SINK_PATH, SA_SINK_FD, SA_SINK_SYSLOG, SA_SINK_JOURNAL };
+/* The sinks that write through an fd of the shim's own, opened at the first line. */
+#define SA_SINK_OWNS_FD(k) ((k) == SA_SINK_PATH || (k) == SA_SINK_SYSLOG || (k) == SA_SINK_JOURNAL)
 
 #define SA_MAX_WARNINGS 16
 struct sa_config_warning {

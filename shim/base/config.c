@@ -211,6 +211,10 @@ static void log_var(struct sa_config *c, sa_getenv_fn get, pid_t pid)
 		c->sink = SA_SINK_SYSLOG;
 		return;
 	}
+	if (!strcmp(v, "journal")) {
+		c->sink = SA_SINK_JOURNAL;
+		return;
+	}
 	if (!strncmp(v, "fd:", 3)) {
 		/* Digits only: strtol would also take "fd: 2" and "fd:+2". */
 		if (v[3] >= '0' && v[3] <= '9' && parse_int(v + 3, 0, INT_MAX, &n) == 0) {

@@ -116,7 +116,7 @@ static void emit_init_once(double ts)
 		if (cfg->sink == SA_SINK_FD)
 			snprintf(value, sizeof value, "fd:%d", cfg->sink_fd);
 		else
-			snprintf(value, sizeof value, "%s", cfg->sink == SA_SINK_SYSLOG ? "syslog" : "stderr");
+			snprintf(value, sizeof value, "%s", cfg->sink == SA_SINK_SYSLOG ? "syslog" : cfg->sink == SA_SINK_JOURNAL ? "journal" : "stderr");
 		write_warning(SOCKAUDIT_ENV_LOG, cfg->sink == SA_SINK_PATH ? cfg->path : value, why);
 	}
 	sa_signals_release(&old);

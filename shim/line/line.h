@@ -243,6 +243,15 @@ int sa_sinkio_open_syslog(void) SA_HIDDEN;          /* high, close-on-exec, or -
 int sa_sinkio_write_syslog(int fd, const char *line, size_t len) SA_HIDDEN;
 int sa_sinkio_syslog_slot(int *slot) SA_HIDDEN;
 
+/* ---- journal.c: the journald sink (sink.c's, for SOCKAUDIT_LOG=journal) -- */
+
+int sa_journal_open(void) SA_HIDDEN;                  /* an unconnected datagram socket, or -errno */
+/* 1 sent as one native entry; 0 dropped (counted, with a reason). */
+int sa_journal_write(int fd, const char *line, size_t len) SA_HIDDEN;
+/* The entry's fields before SOCKAUDIT_JSON's value (which is the line
+ * itself) into buf; the length, or -1 when it cannot fit. Pure. */
+long sa_journal_entry(const char *line, size_t len, char *buf, size_t cap) SA_HIDDEN;
+
 /* ---- line.c: an event line built field by field, no allocation ---------- */
 
 /*   struct sa_line L;

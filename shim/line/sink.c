@@ -1,6 +1,6 @@
 /*
- * sink.c: where our JSON lines go: stderr (the default), fd:N, a path, or
- * syslog.
+ * sink.c: where our JSON lines go: stderr (the default), fd:N, a path,
+ * syslog or the journal (journal.c).
  *
  * The host's rules, and how each is kept:
  * - Never block or stop the host: no lock anywhere on this path; a pipe or
@@ -203,7 +203,6 @@ static int open_path(void)
 	return fd;
 }
 
-
 /* ---- a forked child's own file (%p) ---------------------------------------- */
 
 /* The child's own file is open: the parent's copy goes (not closed when
@@ -257,7 +256,7 @@ static int own(void)
 	}
 	if (sa_sink_own_failed && now == __atomic_load_n(&own_retry, __ATOMIC_RELAXED))
 		return -sa_sink_own_failed;
-	nfd = kind == SA_SINK_SYSLOG ? sa_sinkio_open_syslog() : open_path();
+	nfd = kind == SA_SINK_SYSLOG ? sa_sinkio_open_syslog() : kind == SA_SINK_JOURNAL ? sa_journal_open() : open_path();
 	if (nfd < 0 && kind == SA_SINK_PATH && (fd = keep_inherited()) >= 0)
 		return fd;
 	if (nfd < 0) {
@@ -296,7 +295,8 @@ int sa_sink_open(const struct sa_config *c)
 		snprintf(describe, sizeof describe, "%s", path);
 		return 0;
 	case SA_SINK_SYSLOG:
-		snprintf(describe, sizeof describe, "syslog");
+	case SA_SINK_JOURNAL:
+		snprintf(describe, sizeof describe, "%s", kind == SA_SINK_SYSLOG ? "syslog" : "journal");
 		return 0;
 	case SA_SINK_FD:
 		fl = fcntl(c->sink_fd, F_GETFL);
@@ -320,7 +320,7 @@ int sa_sink_ready(void)
 {
 	int fd;
 
-	if (kind != SA_SINK_PATH && kind != SA_SINK_SYSLOG)
+	if (!SA_SINK_OWNS_FD(kind))
 		return 0;
 	fd = own();
 	if (fd >= 0)
@@ -339,15 +339,17 @@ static __attribute__((noinline)) int write_slow(const char *line, size_t len)
 {
 	int saved = errno, ok, fd;
 
-	if (kind == SA_SINK_PATH || kind == SA_SINK_SYSLOG) {
+	if (SA_SINK_OWNS_FD(kind)) {
 		fd = own();
 		if (fd < 0) {
 			sa_sinkio_drop(kind == SA_SINK_SYSLOG ? "syslog cannot be reached" :
+				       kind == SA_SINK_JOURNAL ? "no journal socket" :
 				       fd == -EPERM && path_refused ? "the file at the log path is not ours (refused)" :
 				       "the log file cannot be opened");
 			ok = 0;
 		} else {
-			ok = kind == SA_SINK_SYSLOG ? sa_sinkio_write_syslog(fd, line, len) : sa_sinkio_write_file(fd, line, len);
+			ok = kind == SA_SINK_SYSLOG ? sa_sinkio_write_syslog(fd, line, len) :
+			     kind == SA_SINK_JOURNAL ? sa_journal_write(fd, line, len) : sa_sinkio_write_file(fd, line, len);
 		}
 	} else {
 		ok = write_host(line, len);
@@ -382,7 +384,7 @@ static inline int fast_fd(void)
 		fd = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE);
 		return fd >= 0 && now == __atomic_load_n(&own_checked, __ATOMIC_RELAXED) ? fd : -1;
 	}
-	if (kind != SA_SINK_SYSLOG && __atomic_load_n(&cls, __ATOMIC_ACQUIRE) == CL_FILE &&
+	if (!SA_SINK_OWNS_FD(kind) && __atomic_load_n(&cls, __ATOMIC_ACQUIRE) == CL_FILE &&
 	    now == __atomic_load_n(&cls_checked, __ATOMIC_RELAXED))
 		return host_fd;
 	return -1;
@@ -472,8 +474,7 @@ void sa_sink_before_close_range(unsigned int first, unsigned int last)
 
 int sa_sink_fd(void)
 {
-	return kind == SA_SINK_PATH || kind == SA_SINK_SYSLOG ? __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE)
-							       : host_fd;
+	return SA_SINK_OWNS_FD(kind) ? __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE) : host_fd;
 }
 
 const char *sa_sink_refused(void)

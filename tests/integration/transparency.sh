@@ -60,6 +60,8 @@ run fdsink SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=fd:2
 same fdsink
 run syslog SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=syslog
 same syslog logfd
+run journal SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=journal
+same journal logfd
 run stats SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/stats.jsonl" SOCKAUDIT_STATS_INTERVAL=1
 same stats logfd
 # A low RLIMIT_NOFILE: the host's fd numbers must still be its own (the
