@@ -54,6 +54,7 @@ static void read_stream(struct rp_state *st, FILE *f)
 			if (!nl)
 				break;
 			if (overlong) {
+				st->cur_line++;
 				st->lines++;
 				st->skipped++;
 				st->too_long++;
@@ -67,6 +68,7 @@ static void read_stream(struct rp_state *st, FILE *f)
 	}
 	/* A last line without its newline (a log cut off mid-write). */
 	if (overlong) {
+		st->cur_line++;
 		st->lines++;
 		st->skipped++;
 		st->too_long++;
@@ -136,6 +138,9 @@ int cli_report(int argc, char **argv)
 		colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
 
 	rp_state_init(&st);
+	st.files = (const char *const *)argv;
+	st.nfiles = argc;
+	st.cur_file = -1;
 	if (!files)
 		read_stream(&st, stdin);
 	for (i = 1, opts_done = 0; i < argc; i++) {
@@ -147,6 +152,8 @@ int cli_report(int argc, char **argv)
 			i += strcmp(a, "--html") == 0;
 			continue;
 		}
+		st.cur_file = strcmp(a, "-") == 0 ? -1 : i;
+		st.cur_line = 0;
 		if (strcmp(a, "-") == 0) {
 			read_stdin = 1;
 			read_stream(&st, stdin);

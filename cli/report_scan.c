@@ -228,6 +228,10 @@ static int member(struct scan *s, const char *k, size_t klen)
 	else if (KEY("errno")) sp = &ev->err;
 	else if (KEY("outcome")) sp = &ev->outcome;
 	else if (KEY("peer")) sp = &ev->peer;
+	else if (KEY("local")) sp = &ev->local;
+	else if (KEY("queue_ms")) { dp = &ev->queue_ms; hp = &ev->have_queue_ms; }
+	else if (KEY("queue_len")) { dp = &ev->queue_len; hp = &ev->have_queue_len; }
+	else if (KEY("queue_capacity")) { dp = &ev->queue_capacity; hp = &ev->have_queue_capacity; }
 	else if (KEY("schema")) { dp = &ev->schema; hp = &ev->have_schema; }
 	else if (KEY("pid")) { dp = &ev->pid; hp = &ev->have_pid; }
 	else if (KEY("ts")) { dp = &ev->ts; hp = &ev->have_ts; }
