@@ -240,6 +240,7 @@ void rp_json(const struct rp_state *st, FILE *out);
 /* report_join.c: recording while reading, causes after the last line. */
 void rp_join_connect(struct rp_state *st, const struct rp_ev *ev, long pid);
 void rp_join_busy(struct rp_state *st, size_t lst, int kind, double t0, double t1, long n);
+void rp_join_overflows(struct rp_state *st, struct rp_listener *l, const json_t *obj, double ts);
 void rp_join_finish(struct rp_state *st);
 void rp_join_free(struct rp_state *st);
 const char *rp_loc_file(const struct rp_state *st, const struct rp_loc *loc);

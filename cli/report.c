@@ -305,27 +305,6 @@ static void on_connect(struct rp_state *st, const struct rp_ev *ev)
 	rp_model_connect(st, ev);
 }
 
-/* ListenOverflows rising between a listener's two listener_stats lines:
- * the namespace's kernel dropped SYNs or handshake ACKs in that window. */
-static void on_overflows(struct rp_state *st, struct rp_listener *l, const json_t *obj, double ts)
-{
-	long v;
-	json_t *f = json_object_get(obj, "findings"), *x;
-	size_t i;
-
-	RP_ARRAY_EACH(f, i, x)
-		if (json_is_string(x) && strcmp(json_string_value(x), "listen_overflows") == 0)
-			l->overflow_lines++;
-	if (!rp_long(json_object_get(obj, "netns_counters"), "ListenOverflows", &v))
-		return;
-	if (v > l->last_overflows && ts > 1e9) {
-		double t0 = l->last_stats_ts > 0 ? l->last_stats_ts : l->have_listen_loc ? l->listen_ts : ts;
-
-		rp_join_busy(st, (size_t)(l - st->lsts), RP_BUSY_OVERFLOW, t0, ts, v - l->last_overflows);
-	}
-	l->last_overflows = v;
-	l->last_stats_ts = ts;
-}
 
 /* A listener_stats-shaped object, from its own line or a summary's list.
  * The summary's entries carry only a few counters: they stand in for a
@@ -343,7 +322,7 @@ static void on_listener_stats(struct rp_state *st, json_t *obj, long pid, const 
 	l = lst_get(st, pid, fd, comm, rp_str(obj, "local"));
 	if (!from_summary) {
 		rp_model_stats(l, obj, ts);
-		on_overflows(st, l, obj, ts);
+		rp_join_overflows(st, l, obj, ts);
 	}
 	if (from_summary && l->stats && !l->stats_from_summary)
 		return;

@@ -16,11 +16,9 @@
  * RP_CONNS_MAX connect lines and RP_BUSY_MAX listener samples are kept.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 
@@ -29,25 +27,6 @@
  * imprecision, and a resend timer fires up to a few ms late. */
 #define JOIN_SLACK_S 0.25
 #define MAX_GROUPS 64
-
-const char *rp_clock(double ts, char buf[24])
-{
-	time_t t = (time_t)floor(ts);
-	struct tm tm;
-	int ms = (int)((ts - floor(ts)) * 1000);
-
-	if (ts <= 0 || !gmtime_r(&t, &tm)) {
-		snprintf(buf, 24, "?");
-		return buf;
-	}
-	snprintf(buf, 24, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec, ms > 999 ? 999 : ms);
-	return buf;
-}
-
-const char *rp_loc_file(const struct rp_state *st, const struct rp_loc *loc)
-{
-	return loc->file >= 0 && loc->file < st->nfiles ? st->files[loc->file] : "(stdin)";
-}
 
 const struct rp_proc *rp_proc_find(const struct rp_state *st, long pid)
 {
@@ -183,6 +162,28 @@ void rp_join_busy(struct rp_state *st, size_t lst, int kind, double t0, double t
 	b->loc.line = st->cur_line;
 }
 
+/* ListenOverflows rising between a listener's two listener_stats lines:
+ * the namespace's kernel dropped SYNs or handshake ACKs in that window. */
+void rp_join_overflows(struct rp_state *st, struct rp_listener *l, const json_t *obj, double ts)
+{
+	long v;
+	json_t *f = json_object_get(obj, "findings"), *x;
+	size_t i;
+
+	RP_ARRAY_EACH(f, i, x)
+		if (json_is_string(x) && strcmp(json_string_value(x), "listen_overflows") == 0)
+			l->overflow_lines++;
+	if (!rp_long(json_object_get(obj, "netns_counters"), "ListenOverflows", &v))
+		return;
+	if (v > l->last_overflows && ts > 1e9) {
+		double t0 = l->last_stats_ts > 0 ? l->last_stats_ts : l->have_listen_loc ? l->listen_ts : ts;
+
+		rp_join_busy(st, (size_t)(l - st->lsts), RP_BUSY_OVERFLOW, t0, ts, v - l->last_overflows);
+	}
+	l->last_overflows = v;
+	l->last_stats_ts = ts;
+}
+
 /* ---- places: (netns, nodename, boot_id) ------------------------------------- */
 
 struct places {
@@ -264,7 +265,7 @@ static int busy_in(const struct rp_cause *cz, const struct rp_busy *b)
 /* Whether C waited on the listeners of CZ: a SYN it sent went unanswered
  * while one of them showed trouble, or (no resend known) its wait overlaps
  * such a time. Marks the samples and the drop times it used. */
-static int conn_matches(struct rp_state *st, struct rp_cause *cz, const struct rp_conn *c,
+static int conn_matches(struct rp_state *st, const unsigned char *mine, const struct rp_conn *c,
 			const double *sched, int nsched, unsigned char *used, double *first_drop)
 {
 	double t[16];
@@ -275,7 +276,7 @@ static int conn_matches(struct rp_state *st, struct rp_cause *cz, const struct r
 		const struct rp_busy *b = &st->join.busy[i];
 		int m = 0;
 
-		if (!busy_in(cz, b))
+		if (!mine[i])
 			continue;
 		for (k = 0; k < nd; k++)
 			if (t[k] >= b->t0 - JOIN_SLACK_S && t[k] <= b->t1 + JOIN_SLACK_S) {
@@ -291,259 +292,6 @@ static int conn_matches(struct rp_state *st, struct rp_cause *cz, const struct r
 		}
 	}
 	return hit;
-}
-
-/* ---- causes -------------------------------------------------------------------- */
-
-static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s = NULL;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0 || !s) {
-		fputs("sockaudit report: out of memory\n", stderr);
-		exit(1);
-	}
-	return s;
-}
-
-static void evid_add(struct rp_cause *cz, const struct rp_loc *loc, char *what)
-{
-	if (cz->nevid >= RP_EVID_MAX) {
-		free(what);
-		return;
-	}
-	cz->evid[cz->nevid] = *loc;
-	cz->evid_what[cz->nevid++] = what;
-}
-
-static void conn_add(struct rp_cause *cz, const struct rp_conn *c)
-{
-	long i;
-
-	cz->n++;
-	cz->secs += c->ms / 1000.0;
-	if (c->retr > 0)
-		cz->resent++;
-	if (c->retr >= 0 && (cz->retr_min < 0 || c->retr < cz->retr_min))
-		cz->retr_min = c->retr;
-	if (c->retr > cz->retr_max)
-		cz->retr_max = c->retr;
-	if (cz->t0 == 0 || c->start < cz->t0)
-		cz->t0 = c->start;
-	if (c->end > cz->t1)
-		cz->t1 = c->end;
-	for (i = 0; i < cz->npids && i < RP_CAUSE_PIDS; i++)
-		if (cz->pids[i] == c->pid)
-			return;
-	if (i < RP_CAUSE_PIDS)
-		cz->pids[i] = c->pid;
-	cz->npids++;
-}
-
-/* "python3[12]", "python3[12,13,14,15 and 4 more]". */
-static char *who(const struct rp_cause *cz)
-{
-	char buf[160];
-	size_t n = 0;
-	long i;
-
-	n += (size_t)snprintf(buf, sizeof buf, "%s[", cz->comm ? cz->comm : "?");
-	for (i = 0; i < cz->npids && i < RP_CAUSE_PIDS && n < sizeof buf; i++)
-		n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%ld", i ? "," : "", cz->pids[i]);
-	if (cz->npids > RP_CAUSE_PIDS && n < sizeof buf)
-		n += (size_t)snprintf(buf + n, sizeof buf - n, " and %ld more", cz->npids - RP_CAUSE_PIDS);
-	if (n < sizeof buf)
-		snprintf(buf + n, sizeof buf - n, "]");
-	return rp_xstrdup(buf);
-}
-
-static char *resends(const struct rp_cause *cz)
-{
-	if (!cz->resent)
-		return rp_xstrdup("no SYN resent");
-	if (cz->resent < cz->n)
-		return xprintf("%ld of them with SYN resends", cz->resent);
-	if (cz->retr_min == cz->retr_max)
-		return xprintf("%ld SYN resend%s each", cz->retr_max, cz->retr_max == 1 ? "" : "s");
-	return xprintf("%ld to %ld SYN resends each", cz->retr_min, cz->retr_max);
-}
-
-static void conn_evidence(const struct rp_state *st, struct rp_cause *cz, int ci, int max)
-{
-	const struct rp_conn *c = &st->join.conns[ci];
-	char a[24];
-
-	(void)max;
-	evid_add(cz, &c->loc, xprintf("connect by pid %ld, started %s: %.1f ms, %d SYN resend%s",
-				      c->pid, rp_clock(c->start, a), c->ms, c->retr < 0 ? 0 : c->retr,
-				      c->retr == 1 ? "" : "s"));
-}
-
-static void busy_evidence(const struct rp_state *st, struct rp_cause *cz, const struct rp_busy *b)
-{
-	const struct rp_listener *l = &st->lsts[b->lst];
-	char a[24], z[24];
-
-	if (b->kind == RP_BUSY_FULL)
-		evid_add(cz, &b->loc, xprintf("accept by %s[%ld] at %s found the queue full (%ld waiting); "
-					      "that connection had waited %.0f ms unaccepted",
-					      l->comm, l->pid, rp_clock(b->t1, a), b->n, (b->t1 - b->t0) * 1000));
-	else if (b->kind == RP_BUSY_NOACCEPT && b->n == 1)
-		evid_add(cz, &b->loc, xprintf("accept by %s[%ld] at %s, the first since %s (every accept is "
-					      "logged at trace)", l->comm, l->pid, rp_clock(b->t1, a), rp_clock(b->t0, z)));
-	else if (b->kind == RP_BUSY_NOACCEPT)
-		evid_add(cz, &b->loc, xprintf("accept by %s[%ld] at %s: the connection had waited %.0f ms "
-					      "unaccepted (since %s)", l->comm, l->pid, rp_clock(b->t1, a),
-					      (b->t1 - b->t0) * 1000, rp_clock(b->t0, z)));
-	else
-		evid_add(cz, &b->loc, xprintf("listener_stats of %s[%ld] at %s: ListenOverflows +%ld since %s "
-					      "(namespace-wide)", l->comm, l->pid, rp_clock(b->t1, a), b->n,
-					      rp_clock(b->t0, z)));
-}
-
-/* The listener side of a joined cause, from the samples its connects used. */
-static void listener_side(struct rp_state *st, struct rp_cause *cz, const unsigned char *used,
-			  double first_drop)
-{
-	const struct rp_listener *l = &st->lsts[cz->lst];
-	long peak = 0;
-	size_t i;
-	int quoted = 0;
-
-	for (i = 0; i < st->join.nbusy; i++) {
-		const struct rp_busy *b = &st->join.busy[i];
-
-		if (!used[i])
-			continue;
-		if (b->kind == RP_BUSY_FULL) {
-			if (!cz->have_full || b->t1 < cz->full_t0)
-				cz->full_t0 = b->t1;
-			if (b->t1 > cz->full_t1)
-				cz->full_t1 = b->t1;
-			cz->have_full = 1;
-			if (b->n > peak)
-				peak = b->n;
-		} else if (b->kind == RP_BUSY_NOACCEPT) {
-			if (b->t1 - b->t0 > cz->gap_s) {
-				cz->gap_exact = b->n == 1;
-				cz->gap_s = b->t1 - b->t0;
-				cz->gap_t0 = b->t0;
-				cz->gap_t1 = b->t1;
-			}
-			cz->have_gap = 1;
-		} else {
-			if (!cz->have_overflow || b->t0 < cz->ov_t0)
-				cz->ov_t0 = b->t0;
-			if (b->t1 > cz->ov_t1)
-				cz->ov_t1 = b->t1;
-			cz->overflows += b->n;
-			cz->have_overflow = 1;
-		}
-	}
-	/* The queue was full from the first SYN it dropped. */
-	if (cz->have_full && first_drop > 0 && first_drop < cz->full_t0)
-		cz->full_t0 = first_drop;
-	cz->backlog = l->have_backlog_eff ? l->backlog_effective : -1;
-	if (cz->backlog < 0)
-		rp_long(l->stats, "backlog", &cz->backlog);
-	cz->room = l->queue_capacity > 0 ? l->queue_capacity : cz->backlog >= 0 ? cz->backlog + 1 : -1;
-	/* Room for what waited plus the connects that found no room at once
-	 * (the shim's own rule, 2 x peak, as a floor). */
-	if (cz->room > 0) {
-		long w = peak > cz->room ? peak : cz->room;
-
-		cz->need = 2 * w;
-		if (w + cz->resent - 1 > cz->need)
-			cz->need = w + cz->resent - 1;
-	}
-	if (l->have_listen_loc)
-		evid_add(cz, &l->listen_loc, xprintf("listen by %s[%ld] on %s: backlog %ld, room %ld", l->comm,
-						     l->pid, l->local ? l->local : "?", cz->backlog, cz->room));
-	for (i = 0; i < st->join.nbusy && quoted < 4; i++)
-		if (used[i] && st->join.busy[i].kind != RP_BUSY_OVERFLOW) {
-			busy_evidence(st, cz, &st->join.busy[i]);
-			quoted++;
-		}
-	for (i = 0; i < st->join.nbusy; i++)
-		if (used[i] && st->join.busy[i].kind == RP_BUSY_OVERFLOW) {
-			busy_evidence(st, cz, &st->join.busy[i]);
-			break;
-		}
-}
-
-static void sentence_joined(const struct rp_state *st, struct rp_cause *cz)
-{
-	const struct rp_listener *l = &st->lsts[cz->lst];
-	char *w = who(cz), *r = resends(cz), *full = NULL, *gap = NULL, *ov = NULL;
-	char a[24], b[24], nb[80] = "";
-	const char *addr = st->join.addrs[cz->addr];
-
-	if (cz->have_full)
-		full = xprintf("was full from %s to %s UTC", rp_clock(cz->full_t0, a), rp_clock(cz->full_t1, b));
-	if (cz->have_gap)
-		gap = xprintf("%s for %.2f s (%s to %s UTC)",
-			      cz->gap_exact ? "did not accept" : "left a connection unaccepted", cz->gap_s,
-			      rp_clock(cz->gap_t0, a), rp_clock(cz->gap_t1, b));
-	if (cz->have_overflow && !full)
-		ov = xprintf("overflowed (ListenOverflows +%ld in its namespace, %s to %s UTC)", cz->overflows,
-			     rp_clock(cz->ov_t0, a), rp_clock(cz->ov_t1, b));
-	if (cz->need > 0)
-		snprintf(nb, sizeof nb, "raise its backlog to at least %ld, or accept faster", cz->need);
-	cz->sentence = xprintf("%ld connect%s from %s to %s took %.1f s in all (%s) while %s[%ld]'s listener at %s "
-			       "(backlog %ld, room %ld) %s%s%s%s%s; %s.",
-			       cz->n, cz->n == 1 ? "" : "s", w, addr, cz->secs, r, l->comm, l->pid,
-			       l->local ? l->local : addr, cz->backlog, cz->room, full ? full : "",
-			       full && gap ? " and " : "", gap ? gap : "", (full || gap) && ov ? " and " : "",
-			       ov ? ov : "", *nb ? nb : "accept faster or raise its backlog");
-	free(w);
-	free(r);
-	free(full);
-	free(gap);
-	free(ov);
-}
-
-static void sentence_unjoined(const struct rp_state *st, struct rp_cause *cz)
-{
-	char *w = who(cz), *r = resends(cz), *why;
-	char a[24], b[24];
-	const char *addr = st->join.addrs[cz->addr];
-
-	if (cz->lst >= 0) {
-		const struct rp_listener *l = &st->lsts[cz->lst];
-
-		why = xprintf("%s[%ld]'s listener at %s is among these logs, but none of its lines shows its queue "
-			      "full, a connection left unaccepted or ListenOverflows rising when these SYNs went "
-			      "unanswered", l->comm, l->pid, l->local ? l->local : addr);
-		cz->decide = xprintf("What would decide it: ListenOverflows and TCPReqQFullDrop where it runs "
-				     "(nstat -az TcpExtListenOverflows TcpExtTCPReqQFullDrop), its accept lines at "
-				     "SOCKAUDIT_LEVEL=trace, or a capture on both ends (SYNs lost on the way).");
-	} else {
-		if (cz->lst_elsewhere)
-			why = xprintf("no listener at %s in the clients' network namespace and host is among these "
-				      "logs (%ld at that address elsewhere, in another namespace or on another host, "
-				      "are not the one these connects reached)", addr, cz->lst_elsewhere);
-		else if (cz->lst_no_identity)
-			why = xprintf("a listener at %s is among these logs, but a log without the init line's netns, "
-				      "nodename and boot_id cannot say it is the one these connects reached", addr);
-		else
-			why = xprintf("the listener at %s is not among these logs", addr);
-		cz->decide = xprintf("What would decide it: audit the program listening at %s (sockaudit -o FILE "
-				     "-- PROGRAM there; its accept and listener_stats lines say whether its queue was "
-				     "full), or check ListenOverflows where it runs (nstat -az TcpExtListenOverflows); "
-				     "SYNs lost on the way leave both quiet.", addr);
-	}
-	cz->sentence = xprintf("%ld connect%s from %s to %s took %.1f s in all (%s), %s to %s UTC; %s.",
-			       cz->n, cz->n == 1 ? "" : "s", w, addr, cz->secs, r, rp_clock(cz->t0, a),
-			       rp_clock(cz->t1, b), why);
-	free(w);
-	free(r);
-	free(why);
 }
 
 /* ---- after the last line -------------------------------------------------------- */
@@ -625,23 +373,27 @@ static void one_group(struct rp_state *st, const struct places *pl, const struct
 	struct rp_cause probe, *cz, *un = NULL;
 	int jidx = -1, uidx = -1;
 	unsigned char *used = calloc(j->nbusy + 1, 1), *hit = calloc(j->nconns + 1, 1);
+	unsigned char *mine = calloc(j->nbusy + 1, 1);
 	double first_drop = 0;
 	size_t i;
 	long nhit = 0, nmiss = 0, quoted = 0;
 
-	if (!used || !hit) {
+	if (!used || !hit || !mine) {
 		fputs("sockaudit report: out of memory\n", stderr);
 		exit(1);
 	}
 	memset(&probe, 0, sizeof(probe));
 	probe.lst = -1;
 	find_listeners(st, pl, g, &probe);
+	/* The samples of those listeners, once, not per connect. */
+	for (i = 0; i < j->nbusy; i++)
+		mine[i] = (unsigned char)busy_in(&probe, &j->busy[i]);
 	for (i = 0; i < j->nconns; i++) {
 		const struct rp_conn *c = &j->conns[i];
 
 		if (!c->slow || c->addr != g->addr || cplace[i] != g->place)
 			continue;
-		hit[i] = probe.nlsts && conn_matches(st, &probe, c, sched, nsched, used, &first_drop);
+		hit[i] = probe.nlsts && conn_matches(st, mine, c, sched, nsched, used, &first_drop);
 		if (hit[i])
 			nhit++;
 		else
@@ -653,20 +405,20 @@ static void one_group(struct rp_state *st, const struct places *pl, const struct
 		jidx = (int)(cz - j->causes);
 		for (i = 0; i < j->nconns; i++)
 			if (hit[i]) {
-				conn_add(cz, &j->conns[i]);
+				rp_cause_add_conn(cz, &j->conns[i]);
 				j->conns[i].cause = (int)(cz - j->causes);
 				j->conns[i].counted = 1;
 				if (!cz->comm)
 					cz->comm = rp_xstrdup(rp_proc_find(st, j->conns[i].pid) ?
 							      rp_proc_find(st, j->conns[i].pid)->comm : "?");
 			}
-		listener_side(st, cz, used, first_drop);
+		rp_cause_listener_side(st, cz, used, first_drop);
 		for (i = 0; i < j->nconns && quoted < 3; i++)
 			if (hit[i]) {
-				conn_evidence(st, cz, (int)i, 3);
+				rp_cause_conn_evidence(st, cz, (int)i, 3);
 				quoted++;
 			}
-		sentence_joined(st, cz);
+		rp_cause_sentence_joined(st, cz);
 	}
 	if (nmiss && (un = cause_new(st, g)) != NULL) {
 		copy_listeners(un, &probe);
@@ -677,15 +429,15 @@ static void one_group(struct rp_state *st, const struct places *pl, const struct
 
 			if (!c->slow || c->addr != g->addr || cplace[i] != g->place || hit[i])
 				continue;
-			conn_add(un, c);
+			rp_cause_add_conn(un, c);
 			c->cause = (int)(un - j->causes);
 			c->counted = 1;
 			if (!un->comm)
 				un->comm = rp_xstrdup(rp_proc_find(st, c->pid) ? rp_proc_find(st, c->pid)->comm : "?");
 			if (quoted++ < 4)
-				conn_evidence(st, un, (int)i, 4);
+				rp_cause_conn_evidence(st, un, (int)i, 4);
 		}
-		sentence_unjoined(st, un);
+		rp_cause_sentence_unjoined(st, un);
 	}
 	/* The group's other connects are drawn beside its cause. */
 	for (i = 0; i < j->nconns; i++)
@@ -694,79 +446,7 @@ static void one_group(struct rp_state *st, const struct places *pl, const struct
 			j->conns[i].cause = jidx >= 0 ? jidx : uidx;
 	free(used);
 	free(hit);
-}
-
-/* A finding every logged line of which a cause took in is not ranked
- * again on its own. */
-static int absorbed(const struct rp_state *st, const struct rp_finding *f)
-{
-	long n = 0;
-	size_t i;
-	int k, c;
-
-	if (!f->logged)
-		return 0;
-	if (!strcmp(f->code, "slow_connect") || !strcmp(f->code, "syn_retransmitted")) {
-		int slow = f->code[0] == 's' && f->code[1] == 'l';
-
-		for (i = 0; i < st->join.nconns; i++)
-			if (st->join.conns[i].counted && (slow ? st->join.conns[i].f_slow : st->join.conns[i].f_synr))
-				n++;
-		return n == f->logged;
-	}
-	if (strcmp(f->code, "accept_queue_full") && strcmp(f->code, "listen_overflows"))
-		return 0;
-	for (i = 0; i < st->nlsts; i++) {
-		int in = 0;
-
-		for (c = 0; c < st->join.ncauses && !in; c++)
-			for (k = 0; k < st->join.causes[c].nlsts && st->join.causes[c].joined; k++)
-				if ((size_t)st->join.causes[c].lsts[k] == i)
-					in = 1;
-		if (in)
-			n += f->code[0] == 'a' ? st->lsts[i].accept_queue_full : st->lsts[i].overflow_lines;
-	}
-	return n == f->logged;
-}
-
-static int item_worse(const struct rp_state *st, const struct rp_item *a, const struct rp_item *b)
-{
-	double sa = a->is_cause ? st->join.causes[a->idx].secs : st->finds[a->idx].secs;
-	double sb = b->is_cause ? st->join.causes[b->idx].secs : st->finds[b->idx].secs;
-	long ca = a->is_cause ? st->join.causes[a->idx].n : st->finds[a->idx].count;
-	long cb = b->is_cause ? st->join.causes[b->idx].n : st->finds[b->idx].count;
-
-	if (sa != sb)
-		return sa > sb;
-	if (a->is_cause != b->is_cause)
-		return a->is_cause;
-	return ca > cb;
-}
-
-static void rank_items(struct rp_state *st)
-{
-	struct rp_item cand;
-	size_t i, j, total = (size_t)st->join.ncauses + st->nfinds;
-
-	st->nitems = 0;
-	for (i = 0; i < total; i++) {
-		size_t at;
-
-		cand.is_cause = i < (size_t)st->join.ncauses;
-		cand.idx = cand.is_cause ? i : i - (size_t)st->join.ncauses;
-		if (!cand.is_cause && (st->finds[cand.idx].count <= 0 || absorbed(st, &st->finds[cand.idx])))
-			continue;
-		at = st->nitems;
-		while (at > 0 && item_worse(st, &cand, &st->items[at - 1]))
-			at--;
-		if (at >= RP_TOP_MAX)
-			continue;
-		if (st->nitems < RP_TOP_MAX)
-			st->nitems++;
-		for (j = st->nitems - 1; j > at; j--)
-			st->items[j] = st->items[j - 1];
-		st->items[at] = cand;
-	}
+	free(mine);
 }
 
 void rp_join_finish(struct rp_state *st)
@@ -812,7 +492,7 @@ void rp_join_finish(struct rp_state *st)
 		one_group(st, &pl, &groups[g], sched, nsched, cplace);
 	free(cplace);
 	places_free(&pl);
-	rank_items(st);
+	rp_rank_items(st);
 }
 
 void rp_join_free(struct rp_state *st)

@@ -92,4 +92,16 @@ struct rp_join {
 	long causes_over;       /* groups beyond RP_CAUSES_MAX, not explained */
 };
 
+/* report_cause.c: a cause's figures and words, and the ranking (the
+ * functions take struct rp_state, declared in cli.h). */
+struct rp_state;
+struct rp_conn;
+void rp_cause_add_conn(struct rp_cause *cz, const struct rp_conn *c);
+void rp_cause_conn_evidence(const struct rp_state *st, struct rp_cause *cz, int ci, int max);
+void rp_cause_listener_side(struct rp_state *st, struct rp_cause *cz, const unsigned char *used,
+			    double first_drop);
+void rp_cause_sentence_joined(const struct rp_state *st, struct rp_cause *cz);
+void rp_cause_sentence_unjoined(const struct rp_state *st, struct rp_cause *cz);
+void rp_rank_items(struct rp_state *st);
+
 #endif
