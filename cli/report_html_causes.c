@@ -232,13 +232,13 @@ static void timeline(const struct rp_state *st, FILE *out, int ci)
 	int nsched = rp_syn_schedule(st, sched, 8, &lin);
 
 	frame_make(st, ci, cz, &f);
-	fprintf(out, "<div class=timeline id=cause-%d style=\"display:flex;flex-wrap:wrap;gap:1em\">"
+	fprintf(out, "<div class=timeline id=cause-%d style=\"display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start\">"
 		"<svg viewBox=\"0 0 %d %d\" width=%d role=img aria-label=\"connects over time\">", ci, TL_W, TL_H,
 		TL_W * 7 / 8);
 	shades(st, out, cz, &f);
 	axes(out, &f);
 	marks(st, out, ci, &f, sched, nsched);
-	fputs("</svg><div>", out);
+	fputs("</svg><div style=\"max-height:280px;overflow:auto\">", out);
 	table(st, out, ci, cz);
 	fputs("</div></div>\n<p class=dim>Circle: a connect at its start, as high as it took (log scale); filled "
 	      "when its SYN was resent, each resend an &times; where the kernel sent it, the line running to "
