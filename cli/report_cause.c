@@ -130,7 +130,12 @@ static void busy_evidence(const struct rp_state *st, struct rp_cause *cz, const 
 	const struct rp_listener *l = &st->lsts[b->lst];
 	char a[24], z[24];
 
-	if (b->kind == RP_BUSY_FULL)
+	if (b->merged && b->kind != RP_BUSY_OVERFLOW)
+		evid_add(cz, &b->loc, xprintf("the first of the accepts by %s[%ld] from %s to %s that %s",
+					      l->comm, l->pid, rp_clock(b->t0, z), rp_clock(b->t1, a),
+					      b->kind == RP_BUSY_FULL ? "found the queue full" :
+					      "took connections left waiting unaccepted"));
+	else if (b->kind == RP_BUSY_FULL)
 		evid_add(cz, &b->loc, xprintf("accept by %s[%ld] at %s found the queue full (%ld waiting); "
 					      "that connection had waited %.0f ms unaccepted",
 					      l->comm, l->pid, rp_clock(b->t1, a), b->n, (b->t1 - b->t0) * 1000));
@@ -193,14 +198,14 @@ void rp_cause_listener_side(struct rp_state *st, struct rp_cause *cz, const unsi
 	if (cz->backlog < 0)
 		rp_long(l->stats, "backlog", &cz->backlog);
 	cz->room = l->queue_capacity > 0 ? l->queue_capacity : cz->backlog >= 0 ? cz->backlog + 1 : -1;
-	/* Room for what waited plus the connects that found no room at once
-	 * (the shim's own rule, 2 x peak, as a floor). */
+	/* Room for what waited plus the most connects that found no room at
+	 * one moment (the shim's own rule, 2 x peak, as a floor). */
 	if (cz->room > 0) {
 		long w = peak > cz->room ? peak : cz->room;
 
 		cz->need = 2 * w;
-		if (w + cz->resent - 1 > cz->need)
-			cz->need = w + cz->resent - 1;
+		if (w + cz->at_once - 1 > cz->need)
+			cz->need = w + cz->at_once - 1;
 	}
 	if (l->have_listen_loc)
 		evid_add(cz, &l->listen_loc, xprintf("listen by %s[%ld] on %s: backlog %ld, room %ld", l->comm,
@@ -228,7 +233,7 @@ void rp_cause_sentence_joined(const struct rp_state *st, struct rp_cause *cz)
 		full = xprintf("was full from %s to %s UTC", rp_clock(cz->full_t0, a), rp_clock(cz->full_t1, b));
 	if (cz->have_gap)
 		gap = xprintf("%s for %.2f s (%s to %s UTC)",
-			      cz->gap_exact ? "did not accept" : "left a connection unaccepted", cz->gap_s,
+			      cz->gap_exact ? "did not accept" : "let connections wait unaccepted", cz->gap_s,
 			      rp_clock(cz->gap_t0, a), rp_clock(cz->gap_t1, b));
 	if (cz->have_overflow && !full)
 		ov = xprintf("overflowed (ListenOverflows +%ld in its namespace, %s to %s UTC)", cz->overflows,
@@ -257,9 +262,10 @@ void rp_cause_sentence_unjoined(const struct rp_state *st, struct rp_cause *cz)
 	if (cz->lst >= 0) {
 		const struct rp_listener *l = &st->lsts[cz->lst];
 
-		why = xprintf("%s[%ld]'s listener at %s is among these logs, but none of its lines shows its queue "
+		why = xprintf("%s[%ld]'s listener at %s is among these logs, but none of its lines %sshows its queue "
 			      "full, a connection left unaccepted or ListenOverflows rising when these SYNs went "
-			      "unanswered", l->comm, l->pid, l->local ? l->local : addr);
+			      "unanswered", l->comm, l->pid, l->local ? l->local : addr,
+			      st->join.busy_over ? "the report kept (it keeps the first 4096 signs of trouble) " : "");
 		cz->decide = xprintf("What would decide it: ListenOverflows and TCPReqQFullDrop where it runs "
 				     "(nstat -az TcpExtListenOverflows TcpExtTCPReqQFullDrop), its accept lines at "
 				     "SOCKAUDIT_LEVEL=trace, or a capture on both ends (SYNs lost on the way).");

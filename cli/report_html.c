@@ -127,7 +127,11 @@ static void top_section(const struct rp_state *st, FILE *out)
 		}
 		fputs("</li>\n", out);
 	}
-	fputs("</ol></section>\n", out);
+	fputs("</ol>", out);
+	if (st->join.conns_over)
+		fprintf(out, "<p class=dim>%ld timed connect lines beyond the first %d were not joined: their "
+			"findings are ranked on their own.</p>", st->join.conns_over, RP_CONNS_MAX);
+	fputs("</section>\n", out);
 }
 
 static void options_section(const struct rp_state *st, FILE *out)

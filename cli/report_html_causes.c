@@ -136,7 +136,7 @@ static void shades(const struct rp_state *st, FILE *out, const struct rp_cause *
 			continue;
 		a = fx(f, b->t0 > f->t0 ? b->t0 : f->t0);
 		z = fx(f, b->t1 < f->t1 ? b->t1 : f->t1);
-		if (b->kind == RP_BUSY_FULL) {
+		if (b->kind == RP_BUSY_FULL && !b->merged) {
 			/* A point sample: a band a few pixels wide at the moment the
 			 * accept found the queue full, over the no-accept shade. */
 			a = z - 3;

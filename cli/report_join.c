@@ -146,14 +146,32 @@ void rp_join_busy(struct rp_state *st, size_t lst, int kind, double t0, double t
 {
 	struct rp_join *j = &st->join;
 	struct rp_busy *b;
+	size_t i;
 
+	if (t0 > t1)
+		t0 = t1;
+	/* Half full: a sample that overlaps (queue waits) or nearly touches
+	 * (queue-full points) a recent one of the same listener and kind
+	 * widens it, so a listener in trouble for minutes stays covered. */
+	for (i = j->nbusy; j->nbusy >= RP_BUSY_MAX / 2 && i-- > 0 && i + 16 >= j->nbusy;) {
+		b = &j->busy[i];
+		if (b->lst != lst || b->kind != kind ||
+		    t0 > b->t1 + (kind == RP_BUSY_NOACCEPT ? 0 : JOIN_SLACK_S) || t1 < b->t0)
+			continue;
+		b->t0 = t0 < b->t0 ? t0 : b->t0;
+		b->t1 = t1 > b->t1 ? t1 : b->t1;
+		b->n = kind == RP_BUSY_OVERFLOW ? b->n + n : kind == RP_BUSY_FULL ? (n > b->n ? n : b->n) : 0;
+		b->merged = 1;
+		return;
+	}
 	if (j->nbusy >= RP_BUSY_MAX) {
 		j->busy_over++;
 		return;
 	}
 	j->busy = rp_grow(j->busy, &j->capbusy, j->nbusy, sizeof(*j->busy));
 	b = &j->busy[j->nbusy++];
-	b->t0 = t0 < t1 ? t0 : t1;
+	b->merged = 0;
+	b->t0 = t0;
 	b->t1 = t1;
 	b->kind = kind;
 	b->n = n;
@@ -182,6 +200,47 @@ void rp_join_overflows(struct rp_state *st, struct rp_listener *l, const json_t 
 	}
 	l->last_overflows = v;
 	l->last_stats_ts = ts;
+}
+
+/* The most connects of a cause waiting at one moment: how many the
+ * queue would have had to hold at once. */
+struct edge {
+	double t;
+	int d;
+};
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->d - y->d;     /* an end before a start at the same moment */
+}
+
+static long most_at_once(const struct rp_join *j, const unsigned char *hit)
+{
+	struct edge *e = malloc(2 * (j->nconns + 1) * sizeof(*e));
+	size_t i, n = 0;
+	long cur = 0, best = 0;
+
+	if (!e)
+		return 0;
+	for (i = 0; i < j->nconns; i++)
+		if (hit[i] && j->conns[i].retr > 0) {
+			e[n].t = j->conns[i].start;
+			e[n++].d = 1;
+			e[n].t = j->conns[i].end;
+			e[n++].d = -1;
+		}
+	qsort(e, n, sizeof(*e), edge_cmp);
+	for (i = 0; i < n; i++) {
+		cur += e[i].d;
+		if (cur > best)
+			best = cur;
+	}
+	free(e);
+	return best;
 }
 
 /* ---- places: (netns, nodename, boot_id) ------------------------------------- */
@@ -412,6 +471,7 @@ static void one_group(struct rp_state *st, const struct places *pl, const struct
 					cz->comm = rp_xstrdup(rp_proc_find(st, j->conns[i].pid) ?
 							      rp_proc_find(st, j->conns[i].pid)->comm : "?");
 			}
+		cz->at_once = most_at_once(j, hit);
 		rp_cause_listener_side(st, cz, used, first_drop);
 		for (i = 0; i < j->nconns && quoted < 3; i++)
 			if (hit[i]) {

@@ -16,6 +16,11 @@ static json_t *str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+static json_t *copy_or_null(json_t *v)
+{
+	return v ? json_incref(v) : json_null();
+}
+
 static json_t *ts_or_null(double ts)
 {
 	return ts > 0 ? json_real(ts) : json_null();
@@ -250,9 +255,9 @@ void rp_json(const struct rp_state *st, FILE *out)
 		SET(o, "first", ts_or_null(p->first_ts));
 		SET(o, "last", ts_or_null(p->last_ts));
 		SET(o, "events", json_integer(p->events));
-		SET(o, "netns", json_incref(json_object_get(p->init, "netns")));
-		SET(o, "nodename", json_incref(json_object_get(p->init, "nodename")));
-		SET(o, "boot_id", json_incref(json_object_get(p->init, "boot_id")));
+		SET(o, "netns", copy_or_null(json_object_get(p->init, "netns")));
+		SET(o, "nodename", copy_or_null(json_object_get(p->init, "nodename")));
+		SET(o, "boot_id", copy_or_null(json_object_get(p->init, "boot_id")));
 		SET(o, "summary", p->summary ? json_incref(p->summary) : json_null());
 		json_array_append_new(procs, o);
 	}

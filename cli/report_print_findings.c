@@ -131,4 +131,7 @@ void tp_top(const struct rp_state *st, FILE *out)
 			fputc('\n', out);
 		}
 	}
+	if (st->join.conns_over)
+		fprintf(out, "  %s(%ld timed connect lines beyond the first %d were not joined: their findings "
+			"are ranked on their own)%s\n", tp_S.dim, st->join.conns_over, RP_CONNS_MAX, tp_S.off);
 }
