@@ -246,6 +246,7 @@ void rp_join_free(struct rp_state *st);
 const char *rp_loc_file(const struct rp_state *st, const struct rp_loc *loc);
 /* The process of PID (NULL when none) and its identity from its init line. */
 const struct rp_proc *rp_proc_find(const struct rp_state *st, long pid);
+int rp_place(const struct rp_state *st, long pid, char *buf, size_t len);
 /* "HH:MM:SS.mmm" (UTC) into buf[24]. */
 const char *rp_clock(double ts, char buf[24]);
 int rp_addr_wildcard(const char *addr);   /* 0.0.0.0:port or [::]:port */

@@ -38,6 +38,20 @@ const struct rp_proc *rp_proc_find(const struct rp_state *st, long pid)
 	return NULL;
 }
 
+/* "netns 4026531840 on web1": where the process of PID ran, from its
+ * init line; 0 when the line does not say. */
+int rp_place(const struct rp_state *st, long pid, char *buf, size_t len)
+{
+	const struct rp_proc *p = rp_proc_find(st, pid);
+	const char *node = p ? rp_str(p->init, "nodename") : NULL;
+	double ns;
+
+	if (!p || !node || !rp_num(p->init, "netns", &ns))
+		return 0;
+	snprintf(buf, len, "netns %.0f on %s", ns, node);
+	return 1;
+}
+
 /* ---- addresses ------------------------------------------------------------ */
 
 static int addr_port(const char *a)

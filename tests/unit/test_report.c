@@ -296,7 +296,8 @@ static void test_top_ranked(void **unused)
 #define INIT(pid, ns) "{\"ts\":1700000000,\"event\":\"init\",\"pid\":" #pid ",\"comm\":\"p\",\"level\":\"info\"," \
 	"\"kernel\":\"6.8\",\"tcp_syn_linear_timeouts\":4,\"netns\":" #ns ",\"nodename\":\"h\"," \
 	"\"boot_id\":\"00000000-0000-0000-0000-000000000001\"}"
-static struct rp_state *join_case(struct rp_state *st, const char *addr, int client_ns, double accept_ts)
+static struct rp_state *join_case(struct rp_state *st, const char *addr, int client_ns, double accept_ts,
+				  int client_boot)
 {
 	char line[600];
 
@@ -309,8 +310,8 @@ static struct rp_state *join_case(struct rp_state *st, const char *addr, int cli
 		 "\"queue_ms\":900,\"queue_len\":1,\"queue_capacity\":2,\"findings\":[\"accept_queue_full\"]}", accept_ts);
 	feed(st, line);
 	snprintf(line, sizeof line, "{\"ts\":1700000000,\"event\":\"init\",\"pid\":20,\"comm\":\"cli\",\"level\":\"info\","
-		 "\"kernel\":\"6.8\",\"netns\":%d,\"nodename\":\"h\",\"boot_id\":\"00000000-0000-0000-0000-000000000001\"}",
-		 client_ns);
+		 "\"kernel\":\"6.8\",\"netns\":%d,\"nodename\":\"h\",\"boot_id\":\"00000000-0000-0000-0000-00000000000%d\"}",
+		 client_ns, client_boot);
 	feed(st, line);
 	/* Started at 1700000001.0, its first SYN dropped then, resent at +1 s. */
 	snprintf(line, sizeof line, "{\"ts\":1700000002.01,\"event\":\"connect\",\"pid\":20,\"comm\":\"cli\","
@@ -327,7 +328,7 @@ static void test_join(void **unused)
 	const struct rp_cause *c;
 
 	/* Same namespace, the queue full while the first SYN was sent. */
-	c = &join_case(&st, "127.0.0.1:18400", 111, 1700000001.5)->join.causes[0];
+	c = &join_case(&st, "127.0.0.1:18400", 111, 1700000001.5, 1)->join.causes[0];
 	assert_int_equal(st.join.ncauses, 1);
 	assert_true(c->joined);
 	assert_int_equal(st.lsts[c->lst].pid, 10);
@@ -337,19 +338,24 @@ static void test_join(void **unused)
 	assert_int_equal(st.nitems, 1);  /* the four findings are that one cause */
 	rp_state_free(&st);
 	/* Same namespace, but the listener's trouble came seconds later. */
-	c = &join_case(&st, "127.0.0.1:18400", 111, 1700000009)->join.causes[0];
+	c = &join_case(&st, "127.0.0.1:18400", 111, 1700000009, 1)->join.causes[0];
 	assert_false(c->joined);
 	assert_non_null(strstr(c->sentence, "none of its lines shows its queue full"));
 	rp_state_free(&st);
 	/* Another namespace, loopback: never that listener. */
-	c = &join_case(&st, "127.0.0.1:18400", 222, 1700000001.5)->join.causes[0];
+	c = &join_case(&st, "127.0.0.1:18400", 222, 1700000001.5, 1)->join.causes[0];
 	assert_false(c->joined);
 	assert_int_equal(c->lst, -1);
 	assert_int_equal(c->lst_elsewhere, 1);
 	assert_null(strstr(c->sentence, "srv[10]"));
 	rp_state_free(&st);
+	/* The same namespace inode on another boot (or host): another place. */
+	c = &join_case(&st, "127.0.0.1:18400", 111, 1700000001.5, 2)->join.causes[0];
+	assert_false(c->joined);
+	assert_int_equal(c->lst_elsewhere, 1);
+	rp_state_free(&st);
 	/* Another namespace, the exact address: joined, as across hosts. */
-	c = &join_case(&st, "10.1.2.3:80", 222, 1700000001.5)->join.causes[0];
+	c = &join_case(&st, "10.1.2.3:80", 222, 1700000001.5, 1)->join.causes[0];
 	assert_true(c->joined);
 	rp_state_free(&st);
 }
