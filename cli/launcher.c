@@ -24,7 +24,7 @@ void cli_usage(FILE *out)
 {
 	fputs(
 "usage: sockaudit [-o FILE|-] [-l warn|info|trace] [--comm NAME,...] [--] COMMAND [ARGS...]\n"
-"       sockaudit report [--color=auto|always|never] [FILE...]\n"
+"       sockaudit report [--color=auto|always|never] [--html OUT.html] [--json] [FILE...]\n"
 "\n"
 "Runs COMMAND with libsockaudit preloaded; COMMAND's exit status is sockaudit's.\n"
 "Every socket call is audited and written as one JSON object per line.\n"

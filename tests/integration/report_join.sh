@@ -156,6 +156,10 @@ check "clients alone: it says what would decide it" grep -q 'What would decide i
 check "clients and the other namespace's idle listener: not joined, the listener not named" \
 	eval 'grep -q "1 at that address elsewhere" "$D/idle.txt" && ! sed -n "/^== Fix first/,/^== /p" "$D/idle.txt" | grep -q "$IPID"'
 
+"$SA" report --help >"$T/help.txt"
+check "report --help names --json" grep -q -- '--json' "$T/help.txt"
+check "the man page names --json" grep -qF '.B \-\-json' "$TOP/docs/man/sockaudit.1"
+
 # ---- across namespaces on the exact address, as across hosts ------------------------
 scenario veth $NA $NC 10.213.7.1 10.213.7.1
 D=$T/veth
