@@ -272,8 +272,9 @@ void rp_cause_sentence_unjoined(const struct rp_state *st, struct rp_cause *cz)
 	} else {
 		if (cz->lst_elsewhere)
 			why = xprintf("no listener at %s in the clients' network namespace and host is among these "
-				      "logs (%ld at that address elsewhere, in another namespace or on another host, "
-				      "are not the one these connects reached)", addr, cz->lst_elsewhere);
+				      "logs (the %ld listener%s at that address in another namespace or on another "
+				      "host %s not the one these connects reached)", addr, cz->lst_elsewhere,
+				      cz->lst_elsewhere == 1 ? "" : "s", cz->lst_elsewhere == 1 ? "is" : "are");
 		else if (cz->lst_no_identity)
 			why = xprintf("a listener at %s is among these logs, but a log without the init line's netns, "
 				      "nodename and boot_id cannot say it is the one these connects reached", addr);

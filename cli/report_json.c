@@ -243,6 +243,21 @@ void rp_json(const struct rp_state *st, FILE *out)
 		json_array_append_new(opts, o);
 	}
 	SET(doc, "options", opts);
+	opts = json_array();
+	for (i = 0; i < st->ndiffs; i++) {
+		const struct rp_optdiff *d = &st->diffs[i];
+		json_t *o = json_object();
+
+		SET(o, "comm", json_string(d->comm));
+		SET(o, "sol", json_string(d->sol));
+		SET(o, "opt", json_string(d->opt));
+		SET(o, "requested", copy_or_null(d->requested));
+		SET(o, "effective", copy_or_null(d->effective));
+		SET(o, "findings", copy_or_null(d->findings));
+		SET(o, "count", json_integer(d->count));
+		json_array_append_new(opts, o);
+	}
+	SET(doc, "option_differences", opts);
 	for (i = 0; i < st->nfinds; i++)
 		json_array_append_new(finds, finding_json(&st->finds[i]));
 	SET(doc, "findings", finds);

@@ -154,7 +154,7 @@ check "clients alone: the cause says the listener is not among the logs" \
 check "clients alone: it says what would decide it" grep -q 'What would decide it: audit the program listening at' "$D/alone.top"
 "$SA" report --color=never "$D/cli.jsonl" "$D/idle.jsonl" >"$D/idle.txt"
 check "clients and the other namespace's idle listener: not joined, the listener not named" \
-	eval 'grep -q "1 at that address elsewhere" "$D/idle.txt" && ! sed -n "/^== Fix first/,/^== /p" "$D/idle.txt" | grep -q "$IPID"'
+	eval 'grep -q "the 1 listener at that address in another namespace or on another host is not the one" "$D/idle.txt" && ! sed -n "/^== Fix first/,/^== /p" "$D/idle.txt" | grep -q "$IPID"'
 
 "$SA" report --help >"$T/help.txt"
 check "report --help names --json" grep -q -- '--json' "$T/help.txt"
