@@ -240,7 +240,10 @@ static void on_accept(struct rp_state *st, const struct rp_ev *ev, const struct 
 		l->empty_syncookie++;
 	if (has_finding(ev, "accept_queue_full"))
 		l->accept_queue_full++;
-	if (ev->local && (!l->accept_local) && l->local && rp_addr_wildcard(l->local))
+	/* The address the connection reached: a wildcard listener's real one,
+	 * and the only one of a worker that accepts on an inherited listener
+	 * before its first listener_stats line. */
+	if (ev->local && !l->accept_local && (!l->local || rp_addr_wildcard(l->local)))
 		l->accept_local = rp_xstrdup(ev->local);
 	/* The listener's side of a join: a connection that sat unaccepted
 	 * for queue_ms, and an accept that found the queue full. */

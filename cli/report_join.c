@@ -73,22 +73,23 @@ static int addr_loopback(const char *a)
 }
 
 /* Whether a connect to PEER reached listener L. SAME: the two are in one
- * namespace of one host. A wildcard listener there takes loopback peers
- * on its port and the address its accepts were made on. */
+ * namespace of one host. The address its accepts were made on, its own
+ * address, and in one namespace, a wildcard listener's loopback peers on
+ * its port. */
 static int addr_reaches(const char *peer, const struct rp_listener *l, int same)
 {
 	const char *la = l->local;
 
-	if (!peer || !la || !*la)
+	if (!peer || (!same && addr_loopback(peer)))
 		return 0;
-	if (!same && addr_loopback(peer))
+	if (l->accept_local && strcmp(peer, l->accept_local) == 0)
+		return 1;
+	if (!la || !*la)
 		return 0;
 	if (strcmp(peer, la) == 0)
 		return 1;
 	if (!rp_addr_wildcard(la) || addr_port(peer) != addr_port(la))
 		return 0;
-	if (l->accept_local && strcmp(peer, l->accept_local) == 0)
-		return 1;
 	/* 0.0.0.0 takes IPv4 only; [::] takes both unless IPV6_V6ONLY. */
 	if (same && addr_loopback(peer))
 		return la[0] == '[' || peer[0] != '[';
