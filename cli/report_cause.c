@@ -52,8 +52,18 @@ static char *xprintf(const char *fmt, ...)
 	return s;
 }
 
+/* One entry per line: a later word on the same line (an accept that
+ * found the queue full, after the wait it measured) replaces the earlier. */
 static void evid_add(struct rp_cause *cz, const struct rp_loc *loc, char *what)
 {
+	int k;
+
+	for (k = 0; k < cz->nevid; k++)
+		if (cz->evid[k].file == loc->file && cz->evid[k].line == loc->line) {
+			free(cz->evid_what[k]);
+			cz->evid_what[k] = what;
+			return;
+		}
 	if (cz->nevid >= RP_EVID_MAX) {
 		free(what);
 		return;

@@ -167,4 +167,5 @@ SPID=$(cat "$D/srv.pid")
 "$SA" report --json "$D/cli.jsonl" "$D/srv.jsonl" >"$D/report.json"
 check_jq "another namespace, the exact listen address 10.213.7.1:$PORT: joined to pid $SPID" "$D/report.json" \
 	".[0] | .causes[0] | .kind == \"joined\" and .listener.pid == $SPID and .peer == \"10.213.7.1:$PORT\""
+[ -n "${JOIN_KEEP:-}" ] && cp -r "$T/same" "$JOIN_KEEP"
 finish
