@@ -5,9 +5,9 @@
 #    python clients connecting to it, all under the shim at the default
 #    level, in one namespace; an idle listener at the same 127.0.0.1 address
 #    and port in a second namespace, also audited;
-#  - the same listener reached over a veth from a third namespace at its
-#    10.x address (two namespaces join as two hosts do: on the exact,
-#    non-loopback address);
+#  - the same listener reached over a veth at its 10.x address by clients in
+#    a third namespace with a hostname of their own (another host, as the
+#    init lines tell it): joined on the exact, non-loopback address;
 #  - the clients' log alone: the cause says the listener is not in the logs
 #    and what would decide it.
 # Checked: the first ranked cause names the listener's pid, address and
@@ -70,8 +70,10 @@ time.sleep(8)' "$PORT" "$d/idle.pid" &
 		/usr/bin/python3 "$T/srv.py" "$saddr" "$PORT" "$d/srv.pid" "$d/go" & pids+=($!)
 	for i in $(seq 200); do [ -f "$d/srv.pid" ] && break; sleep 0.05; done
 	for i in 1 2 3 4 5 6 7 8; do
-		ip netns exec "$cns" env SOCKAUDIT_LOG="$d/cli.jsonl" LD_PRELOAD="$(preload_value)" \
-			timeout 30 /usr/bin/python3 "$T/cli.py" "$caddr" "$PORT" & pids+=($!)
+		ip netns exec "$cns" ${CLIENT_HOST:+unshare --uts} env SOCKAUDIT_LOG="$d/cli.jsonl" \
+			LD_PRELOAD="$(preload_value)" CLIENT_HOST="${CLIENT_HOST:-}" /bin/bash -c \
+			'[ -n "$CLIENT_HOST" ] && hostname "$CLIENT_HOST"; exec timeout 30 /usr/bin/python3 "$@"' \
+			_ "$T/cli.py" "$caddr" "$PORT" & pids+=($!)
 	done
 	# Two connections fill the queue (room 2); wait until the others'
 	# SYNs went unanswered (SYN-SENT), so each resends at least once.
@@ -160,12 +162,14 @@ check "clients and the other namespace's idle listener: not joined, the listener
 check "report --help names --json" grep -q -- '--json' "$T/help.txt"
 check "the man page names --json" grep -qF '.B \-\-json' "$TOP/docs/man/sockaudit.1"
 
-# ---- across namespaces on the exact address, as across hosts ------------------------
-scenario veth $NA $NC 10.213.7.1 10.213.7.1
+# ---- another host (its own namespace and hostname), the exact address ---------------
+CLIENT_HOST=sa-join-client scenario veth $NA $NC 10.213.7.1 10.213.7.1
 D=$T/veth
 SPID=$(cat "$D/srv.pid")
 "$SA" report --json "$D/cli.jsonl" "$D/srv.jsonl" >"$D/report.json"
-check_jq "another namespace, the exact listen address 10.213.7.1:$PORT: joined to pid $SPID" "$D/report.json" \
+check_jq "the clients' init lines name their own host (a UTS namespace)" "$D/cli.jsonl" \
+	'map(select(.event == "init")) | length >= 1 and all(.nodename == "sa-join-client")'
+check_jq "another host and namespace, the exact listen address 10.213.7.1:$PORT: joined to pid $SPID" "$D/report.json" \
 	".[0] | .causes[0] | .kind == \"joined\" and .listener.pid == $SPID and .peer == \"10.213.7.1:$PORT\""
 [ -n "${JOIN_KEEP:-}" ] && cp -r "$T/same" "$JOIN_KEEP"
 finish
