@@ -177,12 +177,13 @@ static void marks(const struct rp_state *st, FILE *out, int ci, const struct fra
 
 static void table(const struct rp_state *st, FILE *out, int ci, const struct rp_cause *cz)
 {
-	static const char *const kind[] = { "no accept", "queue full", "ListenOverflows rose" };
+	static const char *const kind[] = { "no accept", "queue found full at \"to\"", "ListenOverflows rose" };
 	char a[24], z[24];
 	size_t i;
 	long rows = 0, more = 0;
 
-	fputs("<details open><summary>The numbers as a table</summary><table class=sort><thead><tr>"
+	fputs("<details open><summary>The numbers as a table</summary>"
+	      "<div style=\"max-height:220px;overflow:auto\"><table class=sort><thead><tr>"
 	      "<th>connect started (UTC)</th><th class=n>connect ms</th><th class=n>SYN resends</th>"
 	      "<th class=n>pid</th></tr></thead><tbody>\n", out);
 	for (i = 0; i < st->join.nconns; i++) {
@@ -202,7 +203,7 @@ static void table(const struct rp_state *st, FILE *out, int ci, const struct rp_
 			fputs("?", out);
 		fprintf(out, "</td><td class=n>%ld</td></tr>\n", c->pid);
 	}
-	fputs("</tbody></table>", out);
+	fputs("</tbody></table></div>", out);
 	if (more)
 		fprintf(out, "<p class=dim>... %ld more connects</p>", more);
 	if (cz->joined) {
@@ -238,7 +239,7 @@ static void timeline(const struct rp_state *st, FILE *out, int ci)
 	shades(st, out, cz, &f);
 	axes(out, &f);
 	marks(st, out, ci, &f, sched, nsched);
-	fputs("</svg><div style=\"max-height:280px;overflow:auto\">", out);
+	fputs("</svg><div>", out);
 	table(st, out, ci, cz);
 	fputs("</div></div>\n<p class=dim>Circle: a connect at its start, as high as it took (log scale); filled "
 	      "when its SYN was resent, each resend an &times; where the kernel sent it, the line running to "
