@@ -28,74 +28,6 @@
 #define JOIN_SLACK_S 0.25
 #define MAX_GROUPS 64
 
-const struct rp_proc *rp_proc_find(const struct rp_state *st, long pid)
-{
-	size_t i;
-
-	for (i = st->nprocs; i-- > 0;)
-		if (st->procs[i].pid == pid)
-			return &st->procs[i];
-	return NULL;
-}
-
-/* "netns 4026531840 on web1": where the process of PID ran, from its
- * init line; 0 when the line does not say. */
-int rp_place(const struct rp_state *st, long pid, char *buf, size_t len)
-{
-	const struct rp_proc *p = rp_proc_find(st, pid);
-	const char *node = p ? rp_str(p->init, "nodename") : NULL;
-	double ns;
-
-	if (!p || !node || !rp_num(p->init, "netns", &ns))
-		return 0;
-	snprintf(buf, len, "netns %.0f on %s", ns, node);
-	return 1;
-}
-
-/* ---- addresses ------------------------------------------------------------ */
-
-static int addr_port(const char *a)
-{
-	const char *c = a ? strrchr(a, ':') : NULL;
-
-	return c && c[1] ? atoi(c + 1) : -1;
-}
-
-int rp_addr_wildcard(const char *a)
-{
-	return a && (strncmp(a, "0.0.0.0:", 8) == 0 || strncmp(a, "[::]:", 5) == 0);
-}
-
-static int addr_loopback(const char *a)
-{
-	return a && (strncmp(a, "127.", 4) == 0 || strncmp(a, "[::1]:", 6) == 0 ||
-		     strncmp(a, "[::ffff:127.", 12) == 0);
-}
-
-/* Whether a connect to PEER reached listener L. SAME: the two are in one
- * namespace of one host. The address its accepts were made on, its own
- * address, and in one namespace, a wildcard listener's loopback peers on
- * its port. */
-static int addr_reaches(const char *peer, const struct rp_listener *l, int same)
-{
-	const char *la = l->local;
-
-	if (!peer || (!same && addr_loopback(peer)))
-		return 0;
-	if (l->accept_local && strcmp(peer, l->accept_local) == 0)
-		return 1;
-	if (!la || !*la)
-		return 0;
-	if (strcmp(peer, la) == 0)
-		return 1;
-	if (!rp_addr_wildcard(la) || addr_port(peer) != addr_port(la))
-		return 0;
-	/* 0.0.0.0 takes IPv4 only; [::] takes both unless IPV6_V6ONLY. */
-	if (same && addr_loopback(peer))
-		return la[0] == '[' || peer[0] != '[';
-	return 0;
-}
-
 /* ---- while reading ----------------------------------------------------------- */
 
 static int addr_intern(struct rp_join *j, const char *a)
@@ -258,61 +190,6 @@ static long most_at_once(const struct rp_join *j, const unsigned char *hit)
 	return best;
 }
 
-/* ---- places: (netns, nodename, boot_id) ------------------------------------- */
-
-struct places {
-	int *of_proc;           /* per st->procs index: place id, -1 unknown */
-	char **key;             /* per place */
-	int n;
-};
-
-static void places_make(const struct rp_state *st, struct places *pl)
-{
-	size_t i;
-	int k;
-
-	pl->of_proc = calloc(st->nprocs + 1, sizeof(int));
-	pl->key = calloc(st->nprocs + 1, sizeof(char *));
-	pl->n = 0;
-	if (!pl->of_proc || !pl->key) {
-		fputs("sockaudit report: out of memory\n", stderr);
-		exit(1);
-	}
-	for (i = 0; i < st->nprocs; i++) {
-		const json_t *in = st->procs[i].init;
-		const char *node = rp_str(in, "nodename"), *boot = rp_str(in, "boot_id");
-		double ns;
-		char buf[400];
-
-		pl->of_proc[i] = -1;
-		if (!node || !boot || !rp_num(in, "netns", &ns))
-			continue;
-		snprintf(buf, sizeof buf, "%.0f %s %s", ns, boot, node);
-		for (k = 0; k < pl->n && strcmp(pl->key[k], buf) != 0; k++)
-			;
-		if (k == pl->n)
-			pl->key[pl->n++] = rp_xstrdup(buf);
-		pl->of_proc[i] = k;
-	}
-}
-
-static int place_of(const struct rp_state *st, const struct places *pl, long pid)
-{
-	const struct rp_proc *p = rp_proc_find(st, pid);
-
-	return p ? pl->of_proc[p - st->procs] : -1;
-}
-
-static void places_free(struct places *pl)
-{
-	int k;
-
-	for (k = 0; k < pl->n; k++)
-		free(pl->key[k]);
-	free(pl->key);
-	free(pl->of_proc);
-}
-
 /* ---- matching in time ---------------------------------------------------------- */
 
 /* The moments this connect's unanswered SYNs were sent: the first at its
@@ -401,7 +278,7 @@ static struct rp_cause *cause_new(struct rp_state *st, const struct group *g)
 
 /* The listeners at the group's address in its place, and how many at
  * that address are elsewhere. */
-static void find_listeners(struct rp_state *st, const struct places *pl, const struct group *g,
+static void find_listeners(struct rp_state *st, const struct rp_places *pl, const struct group *g,
 			   struct rp_cause *cz)
 {
 	const char *peer = st->join.addrs[g->addr];
@@ -409,17 +286,17 @@ static void find_listeners(struct rp_state *st, const struct places *pl, const s
 
 	for (i = 0; i < st->nlsts; i++) {
 		const struct rp_listener *l = &st->lsts[i];
-		int lp = place_of(st, pl, l->pid), same = g->place >= 0 && lp == g->place;
+		int lp = rp_place_of(st, pl, l->pid), same = g->place >= 0 && lp == g->place;
 
 		if (g->place < 0 || lp < 0) {
-			if (addr_reaches(peer, l, 1))
+			if (rp_addr_reaches(peer, l, 1))
 				cz->lst_no_identity++;
 			continue;
 		}
-		if (addr_reaches(peer, l, same)) {
+		if (rp_addr_reaches(peer, l, same)) {
 			if (cz->nlsts < RP_CAUSE_LSTS)
 				cz->lsts[cz->nlsts++] = (long)i;
-		} else if (!same && addr_reaches(peer, l, 1)) {
+		} else if (!same && rp_addr_reaches(peer, l, 1)) {
 			cz->lst_elsewhere++;
 		}
 	}
@@ -440,7 +317,7 @@ static void copy_listeners(struct rp_cause *to, const struct rp_cause *from)
 	to->lst_no_identity = from->lst_no_identity;
 }
 
-static void one_group(struct rp_state *st, const struct places *pl, const struct group *g,
+static void one_group(struct rp_state *st, const struct rp_places *pl, const struct group *g,
 		      const double *sched, int nsched, int *cplace)
 {
 	struct rp_join *j = &st->join;
@@ -527,7 +404,7 @@ static void one_group(struct rp_state *st, const struct places *pl, const struct
 void rp_join_finish(struct rp_state *st)
 {
 	struct rp_join *j = &st->join;
-	struct places pl;
+	struct rp_places pl;
 	struct group groups[MAX_GROUPS];
 	int ng = 0, g, nsched, *cplace = calloc(j->nconns + 1, sizeof(int));
 	double sched[8];
@@ -538,7 +415,7 @@ void rp_join_finish(struct rp_state *st)
 		fputs("sockaudit report: out of memory\n", stderr);
 		exit(1);
 	}
-	places_make(st, &pl);
+	rp_places_make(st, &pl);
 	nsched = rp_syn_schedule(st, sched, 8, &lin);
 	if (!nsched)
 		for (nsched = 0; nsched < 8; nsched++)
@@ -546,7 +423,7 @@ void rp_join_finish(struct rp_state *st)
 	for (i = 0; i < j->nconns; i++) {
 		const struct rp_conn *c = &j->conns[i];
 
-		cplace[i] = place_of(st, &pl, c->pid);
+		cplace[i] = rp_place_of(st, &pl, c->pid);
 		if (!c->slow)
 			continue;
 		for (g = 0; g < ng && !(groups[g].addr == c->addr && groups[g].place == cplace[i]); g++)
@@ -566,7 +443,7 @@ void rp_join_finish(struct rp_state *st)
 	for (g = 0; g < ng; g++)
 		one_group(st, &pl, &groups[g], sched, nsched, cplace);
 	free(cplace);
-	places_free(&pl);
+	rp_places_free(&pl);
 	rp_rank_items(st);
 }
 

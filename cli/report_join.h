@@ -106,4 +106,17 @@ void rp_cause_sentence_joined(const struct rp_state *st, struct rp_cause *cz);
 void rp_cause_sentence_unjoined(const struct rp_state *st, struct rp_cause *cz);
 void rp_rank_items(struct rp_state *st);
 
+/* report_place.c: each process's place (netns, nodename, boot_id), and
+ * whether a connect to PEER reached listener L (SAME: one place). */
+struct rp_places {
+	int *of_proc;           /* per st->procs index: place id, -1 unknown */
+	char **key;             /* per place */
+	int n;
+};
+struct rp_listener;
+void rp_places_make(const struct rp_state *st, struct rp_places *pl);
+int rp_place_of(const struct rp_state *st, const struct rp_places *pl, long pid);
+void rp_places_free(struct rp_places *pl);
+int rp_addr_reaches(const char *peer, const struct rp_listener *l, int same);
+
 #endif
