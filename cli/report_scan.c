@@ -88,14 +88,23 @@ static int num(struct scan *s, double *out)
 		return 0;
 	if (!real && digits > 18)
 		return 0;
-	if (out) {
+	if (out && !real) {
+		/* At most 18 digits: exact in a long long, and the common case
+		 * (pids, fds, queue lengths) costs no strtoll. */
+		const char *d = b + (*b == '-');
+		long long v = 0;
+
+		for (; d < q; d++)
+			v = v * 10 + (*d - '0');
+		*out = (double)(*b == '-' ? -v : v);
+	} else if (out) {
 		char save = q < s->end ? *q : 0, *e;
 
 		/* strtod needs a terminator; the byte after a number is never
 		 * part of it, so borrow it. */
 		if (q < s->end)
 			*q = '\0';
-		*out = real ? strtod(b, &e) : (double)strtoll(b, &e, 10);
+		*out = strtod(b, &e);
 		if (q < s->end)
 			*q = save;
 		if (!isfinite(*out))    /* jansson calls it an overflow */
