@@ -70,6 +70,7 @@ struct rp_pct {
 #include "connect_buckets.h"   /* the library's own connect-time buckets */
 #include "finding_text.h"      /* each finding code's own explanation */
 #include "syn_schedule.h"      /* when this kernel resends a SYN (as the shim says) */
+#include "report_join.h"       /* causes: slow connects joined to their listener */
 
 struct rp_proc {
 	long pid;
@@ -77,6 +78,7 @@ struct rp_proc {
 	double first_ts, last_ts;
 	long events;
 	json_t *init;           /* the last init event, or NULL */
+	int trace;              /* its init line says level trace: every accept is logged */
 	json_t *summary;        /* the last summary event, or NULL */
 	json_t *finding_counts; /* code -> count seen in this process's events */
 };
@@ -86,6 +88,7 @@ struct rp_point {
 	double ts;
 	long accepts, peak_waiting, queue_full, empty;
 	double wait_p99, queue_p99;
+	long overflows;         /* the namespace's ListenOverflows delta, -1 unknown */
 };
 #define RP_SERIES_MAX 240
 
@@ -137,6 +140,15 @@ struct rp_listener {
 	struct rp_point *series;
 	size_t nseries;
 	unsigned stride, skip;
+	/* for the join: when and where it listened, an address it accepted on */
+	double listen_ts;
+	struct rp_loc listen_loc;
+	int have_listen_loc;
+	char *accept_local;     /* a wildcard listener's address as its accepts saw it */
+	long overflow_lines;    /* listener_stats lines with listen_overflows */
+	long last_overflows;    /* ListenOverflows at its previous listener_stats line */
+	double last_stats_ts;
+	double last_accept_ts;
 };
 
 struct rp_optdiff {
@@ -174,8 +186,13 @@ struct rp_finding {
 	double secs;            /* connect time (connect_ms) of those events, in s */
 };
 
-/* The top of the report: what to fix first, by seconds lost then count. */
+/* The top of the report: what to fix first, by seconds lost then count:
+ * causes (report_join.c) and the findings no cause took in. */
 #define RP_TOP_MAX 5
+struct rp_item {
+	int is_cause;
+	size_t idx;             /* into join.causes or finds */
+};
 
 struct rp_state {
 	long lines, events, skipped, too_long, not_object;
@@ -185,6 +202,11 @@ struct rp_state {
 	long diffs_over;        /* differences beyond the distinct ones kept */
 	struct rp_finding *finds; size_t nfinds, capfinds;
 	size_t top[RP_TOP_MAX], ntop; /* indices into finds, ranked */
+	struct rp_item items[RP_TOP_MAX]; size_t nitems; /* causes and findings, ranked */
+	struct rp_join join;
+	const char *const *files; int nfiles; /* the input names, for evidence */
+	int cur_file;           /* -1: standard input */
+	long cur_line;          /* the physical line being read */
 	struct rp_peer *peers; size_t npeers, cappeers;
 	struct rp_peer other_peers;   /* connects to peers beyond RP_PEERS_MAX */
 	struct rp_opt *opts; size_t nopts, capopts;
@@ -209,9 +231,11 @@ struct rp_state {
  * or not a number. */
 #define RP_EV_FINDINGS 16
 struct rp_ev {
-	const char *name, *comm, *msg, *err, *outcome, *peer;
+	const char *name, *comm, *msg, *err, *outcome, *peer, *local;
 	double pid, ts, listen_fd, ret, connect_ms, syn_retrans, schema;
+	double queue_ms, queue_len, queue_capacity;
 	int have_pid, have_ts, have_listen_fd, have_ret, have_connect_ms, have_syn_retrans;
+	int have_queue_ms, have_queue_len, have_queue_capacity;
 	int have_schema;
 	int have_findings;       /* "findings" is an array */
 	size_t nfindings_all;    /* its elements, strings or not */
@@ -233,6 +257,22 @@ void rp_finish(struct rp_state *st);
 void rp_print(const struct rp_state *st, FILE *out, int colour);
 /* report_html.c: the same state as one self-contained HTML page. */
 void rp_html(const struct rp_state *st, FILE *out);
+/* report_json.c: the same state as one JSON document. */
+void rp_json(const struct rp_state *st, FILE *out);
+
+/* report_join.c: recording while reading, causes after the last line. */
+void rp_join_connect(struct rp_state *st, const struct rp_ev *ev, long pid);
+void rp_join_busy(struct rp_state *st, size_t lst, int kind, double t0, double t1, long n);
+void rp_join_overflows(struct rp_state *st, struct rp_listener *l, const json_t *obj, double ts);
+void rp_join_finish(struct rp_state *st);
+void rp_join_free(struct rp_state *st);
+const char *rp_loc_file(const struct rp_state *st, const struct rp_loc *loc);
+/* The process of PID (NULL when none) and its identity from its init line. */
+const struct rp_proc *rp_proc_find(const struct rp_state *st, long pid);
+int rp_place(const struct rp_state *st, long pid, char *buf, size_t len);
+/* "HH:MM:SS.mmm" (UTC) into buf[24]. */
+const char *rp_clock(double ts, char buf[24]);
+int rp_addr_wildcard(const char *addr);   /* 0.0.0.0:port or [::]:port */
 
 /* Loops over a JSON array / object; NULL or the wrong type loops zero
  * times. Plain functions, so cppcheck (which does not see jansson.h in

@@ -24,7 +24,7 @@ void cli_usage(FILE *out)
 {
 	fputs(
 "usage: sockaudit [-o FILE|-] [-l warn|info|trace] [--comm NAME,...] [--] COMMAND [ARGS...]\n"
-"       sockaudit report [--color=auto|always|never] [FILE...]\n"
+"       sockaudit report [--color=auto|always|never] [--html OUT.html] [--json] [FILE...]\n"
 "       sockaudit metrics [--textfile FILE.prom] [--follow] [--interval S]\n"
 "                         [--listen HOST:PORT] [--top-peers N] [LOG...|-]\n"
 "\n"

@@ -141,7 +141,7 @@ static int has_finding(const struct rp_ev *ev, const char *code)
 	return 0;
 }
 
-static void on_listen(struct rp_state *st, json_t *ev, long pid, const char *comm)
+static void on_listen(struct rp_state *st, json_t *ev, long pid, const char *comm, double ts)
 {
 	long fd = -1, v;
 	double d;
@@ -153,6 +153,12 @@ static void on_listen(struct rp_state *st, json_t *ev, long pid, const char *com
 	l = lst_get(st, pid, fd, comm, rp_str(ev, "local"));
 	l->have_listen = 1;
 	l->listens++;
+	if (!l->have_listen_loc || ts < l->listen_ts) {
+		l->listen_ts = ts;
+		l->listen_loc.file = st->cur_file;
+		l->listen_loc.line = st->cur_line;
+		l->have_listen_loc = 1;
+	}
 	if (rp_long(ev, "backlog_requested", &v)) { l->backlog_requested = v; l->have_backlog_req = 1; }
 	if (rp_long(ev, "backlog_effective", &v)) { l->backlog_effective = v; l->have_backlog_eff = 1; }
 	if (rp_long(ev, "somaxconn", &v)) { l->somaxconn = v; l->have_somaxconn = 1; }
@@ -217,8 +223,10 @@ static void on_setsockopt(struct rp_state *st, json_t *ev, long pid, const char 
 	d->count = 1;
 }
 
-static void on_accept(struct rp_state *st, const struct rp_ev *ev, long pid, const char *comm)
+static void on_accept(struct rp_state *st, const struct rp_ev *ev, const struct rp_proc *p)
 {
+	long pid = p->pid;
+	const char *comm = p->comm;
 	long lfd = -1;
 	struct rp_listener *l;
 
@@ -232,6 +240,35 @@ static void on_accept(struct rp_state *st, const struct rp_ev *ev, long pid, con
 		l->empty_syncookie++;
 	if (has_finding(ev, "accept_queue_full"))
 		l->accept_queue_full++;
+	/* The address the connection reached: a wildcard listener's real one,
+	 * and the only one of a worker that accepts on an inherited listener
+	 * before its first listener_stats line. */
+	if (ev->local && !l->accept_local && (!l->local || rp_addr_wildcard(l->local)))
+		l->accept_local = rp_xstrdup(ev->local);
+	/* The listener's side of a join: a connection that sat unaccepted
+	 * for queue_ms, and an accept that found the queue full. */
+	if (ev->have_ts && ev->ts > 1e9) {
+		double q = ev->have_queue_ms && ev->queue_ms > 0 && ev->queue_ms < 1e9 ? ev->queue_ms / 1000 : 0;
+		int full = has_finding(ev, "accept_queue_full") ||
+			(ev->have_queue_len && ev->have_queue_capacity && ev->queue_capacity > 0 &&
+			 ev->queue_len + 1 >= ev->queue_capacity);
+
+		if (q >= 0.1)
+			rp_join_busy(st, (size_t)(l - st->lsts), RP_BUSY_NOACCEPT, ev->ts - q, ev->ts, 0);
+		/* At trace every accept is logged: when the process that called
+		 * listen() is the one accepting, the time since its previous
+		 * accept is a time it did not accept at all. */
+		if (p->trace && l->have_listen_loc) {
+			double last = l->last_accept_ts > 0 ? l->last_accept_ts : l->listen_ts;
+
+			if (last > 0 && ev->ts - last >= 0.1 && ev->ts - last > q)
+				rp_join_busy(st, (size_t)(l - st->lsts), RP_BUSY_NOACCEPT, last, ev->ts, 1);
+			l->last_accept_ts = ev->ts;
+		}
+		if (full)
+			rp_join_busy(st, (size_t)(l - st->lsts), RP_BUSY_FULL, ev->ts - q, ev->ts,
+				     ev->have_queue_len ? (long)ev->queue_len + 1 : 0);
+	}
 }
 
 static void on_connect(struct rp_state *st, const struct rp_ev *ev)
@@ -271,6 +308,7 @@ static void on_connect(struct rp_state *st, const struct rp_ev *ev)
 	rp_model_connect(st, ev);
 }
 
+
 /* A listener_stats-shaped object, from its own line or a summary's list.
  * The summary's entries carry only a few counters: they stand in for a
  * listener that never had a listener_stats line, never replace one. */
@@ -285,8 +323,10 @@ static void on_listener_stats(struct rp_state *st, json_t *obj, long pid, const 
 	if (!rp_long(obj, "listen_fd", &fd) && !rp_long(obj, "fd", &fd) && !rp_str(obj, "local"))
 		return;
 	l = lst_get(st, pid, fd, comm, rp_str(obj, "local"));
-	if (!from_summary)
+	if (!from_summary) {
 		rp_model_stats(l, obj, ts);
+		rp_join_overflows(st, l, obj, ts);
+	}
 	if (from_summary && l->stats && !l->stats_from_summary)
 		return;
 	/* The latest line holds the running totals. */
@@ -339,6 +379,10 @@ static void ev_from_json(json_t *o, struct rp_ev *ev)
 	ev->err = rp_str(o, "errno");
 	ev->outcome = rp_str(o, "outcome");
 	ev->peer = rp_str(o, "peer");
+	ev->local = rp_str(o, "local");
+	ev->have_queue_ms = rp_num(o, "queue_ms", &ev->queue_ms);
+	ev->have_queue_len = rp_num(o, "queue_len", &ev->queue_len);
+	ev->have_queue_capacity = rp_num(o, "queue_capacity", &ev->queue_capacity);
 	ev->have_schema = rp_num(o, "schema", &ev->schema);
 	ev->have_pid = rp_num(o, "pid", &ev->pid);
 	ev->have_ts = rp_num(o, "ts", &ev->ts);
@@ -381,6 +425,7 @@ static void on_event(struct rp_state *st, json_t *o)
 	} else if (strcmp(name, "init") == 0) {
 		json_decref(p->init);
 		p->init = json_incref(o);
+		p->trace = rp_str(o, "level") && strcmp(rp_str(o, "level"), "trace") == 0;
 	} else if (strcmp(name, "summary") == 0) {
 		json_t *arr = json_object_get(o, "listeners"), *v;
 		size_t i;
@@ -390,13 +435,14 @@ static void on_event(struct rp_state *st, json_t *o)
 		RP_ARRAY_EACH(arr, i, v)
 			on_listener_stats(st, v, pid, comm, ts, 1);
 	} else if (strcmp(name, "listen") == 0) {
-		on_listen(st, o, pid, comm);
+		on_listen(st, o, pid, comm, ts);
 	} else if (strcmp(name, "setsockopt") == 0) {
 		on_setsockopt(st, o, pid, comm);
 	} else if (strcmp(name, "accept") == 0) {
-		on_accept(st, &ev, pid, comm);
+		on_accept(st, &ev, p);
 	} else if (strcmp(name, "connect") == 0) {
 		on_connect(st, &ev);
+		rp_join_connect(st, &ev, pid);
 	} else if (strcmp(name, "warning") == 0) {
 		/* A bad SOCKAUDIT_* value or an unusable sink: few, and worth showing. */
 		const char *msg = rp_str(o, "msg");
@@ -420,12 +466,13 @@ static int on_scanned(struct rp_state *st, const struct rp_ev *ev)
 		return 0;
 	if (strcmp(ev->name, "accept") == 0) {
 		p = on_common(st, ev, &pid);
-		on_accept(st, ev, pid, p->comm);
+		on_accept(st, ev, p);
 		return 1;
 	}
 	if (strcmp(ev->name, "connect") == 0) {
 		on_common(st, ev, &pid);
 		on_connect(st, ev);
+		rp_join_connect(st, ev, pid);
 		return 1;
 	}
 	return 0;
@@ -437,6 +484,7 @@ void rp_feed_line(struct rp_state *st, const char *line, size_t len)
 	json_error_t jerr;
 	struct rp_ev sev;
 
+	st->cur_line++;
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
 	while (len && (*line == ' ' || *line == '\t')) {

@@ -85,14 +85,26 @@ static void top_section(const struct rp_state *st, FILE *out)
 		fputs("<p>Nothing to report.</p></section>\n", out);
 		return;
 	}
-	if (!st->ntop) {
+	if (!st->nitems) {
 		fprintf(out, "<p>Nothing flagged: no finding in %ld events.</p></section>\n",
 			st->events);
 		return;
 	}
 	fputs("<ol class=top>\n", out);
-	for (i = 0; i < st->ntop; i++) {
-		const struct rp_finding *f = &st->finds[st->top[i]];
+	for (i = 0; i < st->nitems; i++) {
+		const struct rp_finding *f;
+
+		if (st->items[i].is_cause) {
+			const struct rp_cause *cz = &st->join.causes[st->items[i].idx];
+
+			fprintf(out, "<li data-code=cause data-kind=%s data-count=%ld><b><a href=\"#cause-%zu\">%s</a></b>: ",
+				cz->joined ? "joined" : "not-joined", cz->n, st->items[i].idx,
+				cz->joined ? "connects waited on a listener" : "slow connects, listener not joined");
+			h_esc(out, cz->sentence);
+			fputs("</li>\n", out);
+			continue;
+		}
+		f = &st->finds[st->items[i].idx];
 
 		fputs("<li data-code=\"", out);
 		h_esc(out, f->code);
@@ -115,7 +127,11 @@ static void top_section(const struct rp_state *st, FILE *out)
 		}
 		fputs("</li>\n", out);
 	}
-	fputs("</ol></section>\n", out);
+	fputs("</ol>", out);
+	if (st->join.conns_over)
+		fprintf(out, "<p class=dim>%ld timed connect lines beyond the first %d were not joined: their "
+			"findings are ranked on their own.</p>", st->join.conns_over, RP_CONNS_MAX);
+	fputs("</section>\n", out);
 }
 
 static void options_section(const struct rp_state *st, FILE *out)
@@ -276,6 +292,7 @@ void rp_html(const struct rp_state *st, FILE *out)
 		"</head><body>\n<h1>sockaudit report</h1>\n", css);
 	input_notes(st, out);
 	top_section(st, out);
+	h_causes(st, out);
 	h_listeners(st, out);
 	h_connects(st, out);
 	options_section(st, out);

@@ -12,5 +12,6 @@ void h_esc(FILE *out, const char *s);   /* text and attribute values */
 void h_num(FILE *out, double v);
 void h_listeners(const struct rp_state *st, FILE *out);
 void h_connects(const struct rp_state *st, FILE *out);
+void h_causes(const struct rp_state *st, FILE *out);   /* report_html_causes.c */
 
 #endif

@@ -54,6 +54,7 @@ static void read_stream(struct rp_state *st, FILE *f)
 			if (!nl)
 				break;
 			if (overlong) {
+				st->cur_line++;
 				st->lines++;
 				st->skipped++;
 				st->too_long++;
@@ -67,6 +68,7 @@ static void read_stream(struct rp_state *st, FILE *f)
 	}
 	/* A last line without its newline (a log cut off mid-write). */
 	if (overlong) {
+		st->cur_line++;
 		st->lines++;
 		st->skipped++;
 		st->too_long++;
@@ -79,11 +81,15 @@ static void read_stream(struct rp_state *st, FILE *f)
 
 static void report_usage(FILE *out)
 {
-	fputs("usage: sockaudit report [--color=auto|always|never] [--html OUT.html] [FILE...]\n"
+	fputs("usage: sockaudit report [--color=auto|always|never] [--html OUT.html] [--json] [FILE...]\n"
 	      "Reads libsockaudit JSON lines (standard input when no FILE, or '-')\n"
 	      "and prints a report for people. Lines that are not JSON are counted and skipped.\n"
+	      "Slow connects are joined to the listener that made them wait when both sides'\n"
+	      "logs are given (same network namespace and host, or the exact address).\n"
 	      "--html OUT.html writes the same report as one self-contained page instead\n"
-	      "(OUT '-' is standard output).\n",
+	      "(OUT '-' is standard output).\n"
+	      "--json prints the report's model (causes, evidence, listeners, connects,\n"
+	      "option read-back, findings) as one JSON document instead of the text.\n",
 	      out);
 }
 
@@ -92,6 +98,7 @@ int cli_report(int argc, char **argv)
 	struct rp_state st;
 	int i, colour = -1, files = 0, status = 0, opts_done = 0, nread = 0, read_stdin = 0;
 	const char *html = NULL;
+	int json = 0;
 	FILE *hf = NULL;
 
 	/* Options first, so a missing file is reported before any output. */
@@ -114,7 +121,9 @@ int cli_report(int argc, char **argv)
 			html = a + 7;
 			continue;
 		}
-		if (strcmp(a, "--") == 0) {
+		if (strcmp(a, "--json") == 0) {
+			json = 1;
+		} else if (strcmp(a, "--") == 0) {
 			opts_done = 1;
 		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			report_usage(stdout);
@@ -136,6 +145,9 @@ int cli_report(int argc, char **argv)
 		colour = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
 
 	rp_state_init(&st);
+	st.files = (const char *const *)argv;
+	st.nfiles = argc;
+	st.cur_file = -1;
 	if (!files)
 		read_stream(&st, stdin);
 	for (i = 1, opts_done = 0; i < argc; i++) {
@@ -147,6 +159,8 @@ int cli_report(int argc, char **argv)
 			i += strcmp(a, "--html") == 0;
 			continue;
 		}
+		st.cur_file = strcmp(a, "-") == 0 ? -1 : i;
+		st.cur_line = 0;
 		if (strcmp(a, "-") == 0) {
 			read_stdin = 1;
 			read_stream(&st, stdin);
@@ -199,12 +213,17 @@ int cli_report(int argc, char **argv)
 			fprintf(stderr, "sockaudit report: %s: write error\n", html);
 			status = 1;
 		}
+		if (json && hf != stdout)
+			rp_json(&st, stdout);
 		rp_state_free(&st);
 		if (fflush(stdout) != 0)
 			status = 1;
 		return status;
 	}
-	rp_print(&st, stdout, colour);
+	if (json)
+		rp_json(&st, stdout);
+	else
+		rp_print(&st, stdout, colour);
 	rp_state_free(&st);
 	if (fflush(stdout) != 0)
 		status = 1;

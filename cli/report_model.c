@@ -179,6 +179,7 @@ void rp_finish(struct rp_state *st)
 	if (st->nfinds > 1)
 		qsort(st->finds, st->nfinds, sizeof(*st->finds), finding_cmp);
 	rank_top(st);
+	rp_join_finish(st);
 }
 
 /* ---- state ------------------------------------------------------------------- */
@@ -225,7 +226,9 @@ void rp_state_free(struct rp_state *st)
 		json_decref(st->procs[i].finding_counts);
 	}
 	rp_model_free(st);
+	rp_join_free(st);
 	for (i = 0; i < st->nlsts; i++) {
+		free(st->lsts[i].accept_local);
 		free(st->lsts[i].series);
 		free(st->lsts[i].comm);
 		free(st->lsts[i].local);
@@ -342,6 +345,8 @@ void rp_model_stats(struct rp_listener *l, const json_t *obj, double ts)
 	rp_long(obj, "peak_waiting", &pt->peak_waiting);
 	rp_long(obj, "queue_full_seen", &pt->queue_full);
 	rp_long(obj, "empty_accepts", &pt->empty);
+	if (!rp_long(json_object_get(obj, "netns_counters"), "ListenOverflows", &pt->overflows))
+		pt->overflows = -1;
 	if (rp_pct_get(obj, "wait_ms", &pct))
 		pt->wait_p99 = pct.p99;
 	if (rp_pct_get(obj, "queue_ms", &pct))

@@ -37,7 +37,7 @@ static void print_empty(const struct rp_listener *l, FILE *out)
 	fputc('\n', out);
 }
 
-static void print_listener(const struct rp_listener *l, FILE *out)
+static void print_listener(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
 {
 	const json_t *st = l->stats, *fs, *adv, *v;
 	struct rp_pct pct;
@@ -49,6 +49,15 @@ static void print_listener(const struct rp_listener *l, FILE *out)
 	tp_safe(out, l->comm, 32);
 	fprintf(out, "[%ld] fd %ld%s  ", l->pid, l->fd, tp_S.off);
 	tp_safe(out, l->local && *l->local ? l->local : "(address unknown)", 60);
+	{
+		char where[160];
+
+		if (rp_place(rs, l->pid, where, sizeof where)) {
+			fprintf(out, "  %s", tp_S.dim);
+			tp_safe(out, where, 160);
+			fputs(tp_S.off, out);
+		}
+	}
 	fputc('\n', out);
 	if (l->have_backlog_req || l->have_backlog_eff) {
 		int clamped = l->have_backlog_req && l->have_backlog_eff &&
@@ -168,7 +177,7 @@ void tp_listeners(const struct rp_state *st, FILE *out)
 			tp_heading(out, "Listeners");
 		if (shown >= MAX_ROWS)
 			continue;
-		print_listener(l, out);
+		print_listener(st, l, out);
 		shown++;
 	}
 	if (total > shown)

@@ -88,14 +88,23 @@ static int num(struct scan *s, double *out)
 		return 0;
 	if (!real && digits > 18)
 		return 0;
-	if (out) {
+	if (out && !real) {
+		/* At most 18 digits: exact in a long long, and the common case
+		 * (pids, fds, queue lengths) costs no strtoll. */
+		const char *d = b + (*b == '-');
+		long long v = 0;
+
+		for (; d < q; d++)
+			v = v * 10 + (*d - '0');
+		*out = (double)(*b == '-' ? -v : v);
+	} else if (out) {
 		char save = q < s->end ? *q : 0, *e;
 
 		/* strtod needs a terminator; the byte after a number is never
 		 * part of it, so borrow it. */
 		if (q < s->end)
 			*q = '\0';
-		*out = real ? strtod(b, &e) : (double)strtoll(b, &e, 10);
+		*out = strtod(b, &e);
 		if (q < s->end)
 			*q = save;
 		if (!isfinite(*out))    /* jansson calls it an overflow */
@@ -228,6 +237,10 @@ static int member(struct scan *s, const char *k, size_t klen)
 	else if (KEY("errno")) sp = &ev->err;
 	else if (KEY("outcome")) sp = &ev->outcome;
 	else if (KEY("peer")) sp = &ev->peer;
+	else if (KEY("local")) sp = &ev->local;
+	else if (KEY("queue_ms")) { dp = &ev->queue_ms; hp = &ev->have_queue_ms; }
+	else if (KEY("queue_len")) { dp = &ev->queue_len; hp = &ev->have_queue_len; }
+	else if (KEY("queue_capacity")) { dp = &ev->queue_capacity; hp = &ev->have_queue_capacity; }
 	else if (KEY("schema")) { dp = &ev->schema; hp = &ev->have_schema; }
 	else if (KEY("pid")) { dp = &ev->pid; hp = &ev->have_pid; }
 	else if (KEY("ts")) { dp = &ev->ts; hp = &ev->have_ts; }

@@ -79,7 +79,7 @@ static void series_chart(FILE *out, const char *title, const struct rp_listener 
 	fputs("</svg>\n", out);
 }
 
-static void listener_panel(const struct rp_listener *l, FILE *out)
+static void listener_panel(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
 {
 	const json_t *st = l->stats;
 	double y[RP_SERIES_MAX], cap = (double)l->queue_capacity;
@@ -94,6 +94,15 @@ static void listener_panel(const struct rp_listener *l, FILE *out)
 	h_esc(out, l->comm);
 	fprintf(out, "[%ld] fd %ld &nbsp;", l->pid, l->fd);
 	h_esc(out, l->local && *l->local ? l->local : "(address unknown)");
+	{
+		char where[160];
+
+		if (rp_place(rs, l->pid, where, sizeof where)) {
+			fputs(" <span class=dim>", out);
+			h_esc(out, where);
+			fputs("</span>", out);
+		}
+	}
 	fputs("</h3>\n<table><tr><th>backlog requested</th><th>effective</th><th>somaxconn</th>"
 	      "<th>queue holds</th><th>deferral requested</th><th>effective</th></tr><tr>", out);
 	if (!cap && rp_long(st, "backlog", &n))
@@ -216,7 +225,7 @@ void h_listeners(const struct rp_state *st, FILE *out)
 		if (!total++)
 			fputs("<section id=listeners><h2>Listeners</h2>\n", out);
 		if (total <= 60)
-			listener_panel(l, out);
+			listener_panel(st, l, out);
 	}
 	if (total > 60)
 		fprintf(out, "<p>%zu more listeners not drawn.</p>\n", total - 60);

@@ -14,10 +14,12 @@ say "nginx proxies to a small application server (listen backlog $UBACKLOG) whil
     "connect() itself, with the SYN retransmissions that explain it."
 need_built || verdict "$NAME"
 netns_new upstream || { fail "could not create a network namespace (root needed)"; verdict "$NAME"; }
-LOG=$LOGS/05-nginx-upstream.jsonl
-rm -f "$LOG"
+LOG=$LOGS/05-nginx-upstream.jsonl ALOG=$LOGS/05-upstream-app.jsonl
+rm -f "$LOG" "$ALOG"
 ULOG=$W/upstream.log
-ip netns exec "$NS" "$PY" "$TOP/demo/upstream.py" $UPORT $UBACKLOG "$ULOG" >"$W/upstream.out" 2>&1 &
+# The application server is audited too: its listener's side is what the
+# report joins nginx's slow connects to.
+ip netns exec "$NS" env $(shim_env "$ALOG") "$PY" "$TOP/demo/upstream.py" $UPORT $UBACKLOG "$ULOG" >"$W/upstream.out" 2>&1 &
 UP=$!; track $UP
 nginx_start "$NS" "$LOG" "
 	log_format lab '\$msec \$request_id \$status uct=\$upstream_connect_time urt=\$upstream_response_time rt=\$request_time';
@@ -75,16 +77,23 @@ sub "Upstream connects by duration, shim (connect_ms) beside nginx's own \$upstr
 		printf '%-16s %-30s %s\n' "about $s s" "${a:-0}" "${b:-0}"
 	done
 } | show
+sub "Both sides audited: sockaudit report joins nginx's slow connects to the server's listener:"
+"$TOP/sockaudit" report --color=never "$LOG" "$ALOG" | sed -n '/^== Fix first/,/^== /p' | sed -n '2,3p' |
+	fold -s -w 86 | show
+"$TOP/sockaudit" report --json "$LOG" "$ALOG" >"$W/report.json"
 # The page outlives the demo's log folder: build/demo/ is kept.
 sub "The same log as one page (sockaudit report --html), open it in a browser:"
 PAGE=$BUILD/demo/05-nginx-upstream.html
-mkdir -p "$BUILD/demo" && "$TOP/sockaudit" report --html "$PAGE" "$LOG" && echo "$PAGE" | show
+mkdir -p "$BUILD/demo" && "$TOP/sockaudit" report --html "$PAGE" "$LOG" "$ALOG" && echo "$PAGE" | show
 sub "Checks"
 expect "the shim flagged upstream connects with syn_retransmitted" \
 	jtrue 'any(.[]; .event == "connect" and found("syn_retransmitted"))' "$LOG"
 expect "flagged connects took about 1 s and about 2 s or more (connect_ms, syn_retrans >= 1)" \
 	jtrue '[.[] | select(.event == "connect" and found("syn_retransmitted") and .syn_retrans >= 1)
 	       | (.connect_ms / 1000 | round)] | (index(1) != null) and any(.[]; . >= 2)' "$LOG"
+expect "the report's first item joins them: the application server's listener at 127.0.0.1:$UPORT (backlog $UBACKLOG)" \
+	jq -e ".fix_first[0].cause as \$c | .causes[\$c] | .kind == \"joined\" and .listener.local == \"127.0.0.1:$UPORT\"
+	       and .listener.backlog == $UBACKLOG" "$W/report.json"
 # Median and 95%, not every request: on a busy 2-core machine a Python
 # process that loses the CPU mid-request logs a few milliseconds.
 if [ -s "$ULOG" ] && sort -k3,3g "$ULOG" | awk '{ms[++n] = $3; if ($3 < 1) fast++}

@@ -56,6 +56,14 @@ expect "the slow connects carry syn_retransmitted with the kernel's schedule" \
 	jtrue 'any(.[]; .event == "connect" and found("syn_retransmitted") and (.msg | test("tcp_syn_linear_timeouts=")))' "$CL"
 expect "SO_LINGER: requested {1, 1} and read back {1, 1}" \
 	jtrue 'any(.[]; .event == "setsockopt" and .opt == "SO_LINGER" and .requested == {"onoff":1,"linger":1} and .effective == {"onoff":1,"linger":1})' "$CL"
+sub "Both sides audited: sockaudit report joins the client's slow connects to the server's listener:"
+"$TOP/sockaudit" report --color=never "$CL" "$SL" | sed -n '/^== Fix first/,/^== /p' | sed -n '2,3p' |
+	fold -s -w 86 | show
+"$TOP/sockaudit" report --json "$CL" "$SL" >"$W/report.json"
+spid=$(js_raw '[.[] | select(.event == "listen")][0].pid' "$SL")
+expect "the report's first item is the joined cause: slow_accept_server[$spid]'s listener at 127.0.0.1:$PORT" \
+	jq -e ".fix_first[0].cause as \$c | .causes[\$c] | .kind == \"joined\" and .listener.pid == $spid
+	       and .listener.local == \"127.0.0.1:$PORT\"" "$W/report.json"
 say "SO_LINGER did not make the delays go away here: the drops come from the full queue, and" \
     "a close() that lingers 1 s only waits for the FIN to be acknowledged, which the kernel" \
     "does at once. (In the study it slowed the loop enough for the old race not to happen.)"

@@ -97,6 +97,7 @@ static void emit_init_once(double ts)
 	json_object_set_new(ev, "tcp_synack_retries", sysctl_json("/proc/sys/net/ipv4/tcp_synack_retries"));
 	json_object_set_new(ev, "tcp_syn_linear_timeouts",
 			    sysctl_json("/proc/sys/net/ipv4/tcp_syn_linear_timeouts"));
+	sa_identity_fields(ev);
 	sa_event_count("init");
 	d0 = sa_sink_dropped();
 	sa_event_write(ev);

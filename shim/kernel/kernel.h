@@ -45,6 +45,12 @@ struct sa_tcpinfo {
 int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti) SA_HIDDEN;
 /* Reads a /proc/sys integer; returns -errno when absent. */
 int sa_read_sysctl(const char *path, long *out) SA_HIDDEN;
+
+/* identity.c: the init line's netns, nodename and boot_id (where a report
+ * may join this process's connects to a listener). */
+unsigned long long sa_netns_inode(void) SA_HIDDEN;
+int sa_boot_id(char out[37]) SA_HIDDEN;
+void sa_identity_fields(json_t *ev) SA_HIDDEN;
 /* This kernel's SYN/SYN-ACK retransmission settings, read from /proc/sys
  * once per process on first use (only when a message needs them). */
 struct sa_syn_sched;

@@ -275,13 +275,88 @@ static void test_top_ranked(void **unused)
 	r = print_all(&st);
 	assert_int_equal(st.ntop, 2);
 	assert_string_equal(st.finds[st.top[0]].code, "syn_retransmitted");
-	a = strstr(r, "1. syn_retransmitted: 1 time(s), 3.1 s");
+	/* The slow connect is a cause (its listener is not in the log), and
+	 * its finding is not ranked again beside it. */
+	assert_int_equal(st.nitems, 2);
+	assert_true(st.items[0].is_cause);
+	a = strstr(r, "1. slow connects, listener not joined: 1 connect to (peer unknown), 3.1 s");
 	b = strstr(r, "2. option_adjusted: 10 time(s)");
+	assert_null(strstr(r, ". syn_retransmitted: 1 time(s)"));
 	assert_non_null(a);
 	assert_non_null(b);
 	assert_true(a < b);
 	assert_true(strstr(r, "== Fix first") < strstr(r, "== Processes"));
 	free(r);
+	rp_state_free(&st);
+}
+
+/* A listener at the peer address: joined in the clients' namespace only
+ * when the times match; never across namespaces on a loopback address;
+ * across namespaces (or hosts) on the exact non-loopback address. */
+#define INIT(pid, ns) "{\"ts\":1700000000,\"event\":\"init\",\"pid\":" #pid ",\"comm\":\"p\",\"level\":\"info\"," \
+	"\"kernel\":\"6.8\",\"tcp_syn_linear_timeouts\":4,\"netns\":" #ns ",\"nodename\":\"h\"," \
+	"\"boot_id\":\"00000000-0000-0000-0000-000000000001\"}"
+static struct rp_state *join_case(struct rp_state *st, const char *addr, int client_ns, double accept_ts,
+				  int client_boot)
+{
+	char line[600];
+
+	rp_state_init(st);
+	feed(st, INIT(10, 111));
+	snprintf(line, sizeof line, "{\"ts\":1700000000.5,\"event\":\"listen\",\"pid\":10,\"comm\":\"srv\","
+		 "\"fd\":3,\"local\":\"%s\",\"backlog_requested\":1,\"backlog_effective\":1,\"queue_capacity\":2}", addr);
+	feed(st, line);
+	snprintf(line, sizeof line, "{\"ts\":%.3f,\"event\":\"accept\",\"pid\":10,\"comm\":\"srv\",\"listen_fd\":3,"
+		 "\"queue_ms\":900,\"queue_len\":1,\"queue_capacity\":2,\"findings\":[\"accept_queue_full\"]}", accept_ts);
+	feed(st, line);
+	snprintf(line, sizeof line, "{\"ts\":1700000000,\"event\":\"init\",\"pid\":20,\"comm\":\"cli\",\"level\":\"info\","
+		 "\"kernel\":\"6.8\",\"netns\":%d,\"nodename\":\"h\",\"boot_id\":\"00000000-0000-0000-0000-00000000000%d\"}",
+		 client_ns, client_boot);
+	feed(st, line);
+	/* Started at 1700000001.0, its first SYN dropped then, resent at +1 s. */
+	snprintf(line, sizeof line, "{\"ts\":1700000002.01,\"event\":\"connect\",\"pid\":20,\"comm\":\"cli\","
+		 "\"peer\":\"%s\",\"ret\":0,\"connect_ms\":1010,\"syn_retrans\":1,"
+		 "\"findings\":[\"syn_retransmitted\",\"slow_connect\"]}", addr);
+	feed(st, line);
+	rp_finish(st);
+	return st;
+}
+
+static void test_join(void **unused)
+{
+	struct rp_state st;
+	const struct rp_cause *c;
+
+	/* Same namespace, the queue full while the first SYN was sent. */
+	c = &join_case(&st, "127.0.0.1:18400", 111, 1700000001.5, 1)->join.causes[0];
+	assert_int_equal(st.join.ncauses, 1);
+	assert_true(c->joined);
+	assert_int_equal(st.lsts[c->lst].pid, 10);
+	assert_non_null(strstr(c->sentence, "srv[10]'s listener at 127.0.0.1:18400 (backlog 1, room 2) was full"));
+	assert_non_null(strstr(c->sentence, "raise its backlog to at least 4"));
+	assert_true(st.items[0].is_cause);
+	assert_int_equal(st.nitems, 1);  /* the four findings are that one cause */
+	rp_state_free(&st);
+	/* Same namespace, but the listener's trouble came seconds later. */
+	c = &join_case(&st, "127.0.0.1:18400", 111, 1700000009, 1)->join.causes[0];
+	assert_false(c->joined);
+	assert_non_null(strstr(c->sentence, "none of its lines shows its queue full"));
+	rp_state_free(&st);
+	/* Another namespace, loopback: never that listener. */
+	c = &join_case(&st, "127.0.0.1:18400", 222, 1700000001.5, 1)->join.causes[0];
+	assert_false(c->joined);
+	assert_int_equal(c->lst, -1);
+	assert_int_equal(c->lst_elsewhere, 1);
+	assert_null(strstr(c->sentence, "srv[10]"));
+	rp_state_free(&st);
+	/* The same namespace inode on another boot (or host): another place. */
+	c = &join_case(&st, "127.0.0.1:18400", 111, 1700000001.5, 2)->join.causes[0];
+	assert_false(c->joined);
+	assert_int_equal(c->lst_elsewhere, 1);
+	rp_state_free(&st);
+	/* Another namespace, the exact address: joined, as across hosts. */
+	c = &join_case(&st, "10.1.2.3:80", 222, 1700000001.5, 1)->join.causes[0];
+	assert_true(c->joined);
 	rp_state_free(&st);
 }
 
@@ -377,6 +452,7 @@ int main(void)
 		cmocka_unit_test(test_scan_same_as_jansson),
 		cmocka_unit_test(test_explanation_own),
 		cmocka_unit_test(test_top_ranked),
+		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_no_empty_sections),
 		cmocka_unit_test(test_netns_capped),
 		cmocka_unit_test(test_logb_and_schedule),

@@ -1,0 +1,72 @@
+/*
+ * identity.c: where a process runs, for its init line: the network
+ * namespace (the inode of /proc/self/ns/net), the host's nodename and the
+ * boot id (/proc/sys/kernel/random/boot_id, new at every boot).
+ *
+ * `sockaudit report` joins a client's connects to a listener at the same
+ * address only when both sides say they are in the same namespace of the
+ * same boot of the same host: 127.0.0.1:80 in two containers are two
+ * different listeners. Read once per process, when its init line is
+ * written; never on the per-call path. readlink, open, read and close
+ * only (no stat: its symbol moved to a newer glibc version).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "kernel/kernel.h"
+
+/* "net:[4026531840]" -> 4026531840; 0 when unreadable. */
+unsigned long long sa_netns_inode(void)
+{
+	char buf[64], *p;
+	ssize_t n = readlink("/proc/self/ns/net", buf, sizeof buf - 1);
+	unsigned long long ino = 0;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strchr(buf, '[');
+	/* Digits by hand: strtoull may bind to a newer glibc symbol
+	 * (__isoc23_strtoull) when built against glibc 2.38 or later. */
+	for (p = p ? p + 1 : buf + n; *p >= '0' && *p <= '9' && ino < (1ULL << 60); p++)
+		ino = ino * 10 + (unsigned long long)(*p - '0');
+	return *p == ']' ? ino : 0;
+}
+
+/* The 36-character boot id into out[37]; 0 or -errno. */
+int sa_boot_id(char out[37])
+{
+	char buf[64];
+	ssize_t n;
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC), i;
+
+	if (fd < 0)
+		return -errno;
+	n = sa_real.read(fd, buf, sizeof buf - 1);
+	sa_real.close(fd);
+	if (n < 36)
+		return -EIO;
+	for (i = 0; i < 36; i++) {
+		char c = buf[i];
+
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == '-'))
+			return -EINVAL;
+		out[i] = c;
+	}
+	out[36] = '\0';
+	return 0;
+}
+
+void sa_identity_fields(json_t *ev)
+{
+	unsigned long long ino = sa_netns_inode();
+	struct utsname u;
+	char boot[37];
+
+	json_object_set_new(ev, "netns", ino ? json_integer((json_int_t)ino) : json_null());
+	json_object_set_new(ev, "nodename", uname(&u) == 0 ? sa_json_str(u.nodename) : json_null());
+	json_object_set_new(ev, "boot_id", sa_boot_id(boot) == 0 ? json_string(boot) : json_null());
+}
