@@ -132,9 +132,8 @@ int sa_optval_write(struct sa_out *o, enum sa_optkind k, const void *buf, sockle
 #define sa_line_opt(L, key, kind, buf, len) sa_line_opt_k((L), SA_LINE_K(key), (kind), (buf), (len))
 void sa_line_opt_k(struct sa_line *L, const char *k, size_t kn, enum sa_optkind kind,
 		   const void *buf, socklen_t len) SA_HIDDEN;
-/* TCP_DEFER_ACCEPT: seconds -> rounds, rounds -> seconds (kernel's own
- * secs_to_retrans / retrans_to_secs with 1 s initial and 120 s max). */
-int sa_defer_rounds(int seconds) SA_HIDDEN;
-int sa_defer_secs(int rounds) SA_HIDDEN;
+/* ---- readback.c: what the kernel keeps of a value, and why ---------------
+ * (common/readback.h: shared with `sockaudit explain`). */
+#include "readback.h"
 
 #endif

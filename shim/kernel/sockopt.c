@@ -1,6 +1,6 @@
 /*
  * sockopt.c: the table of socket options we know: names, value kinds,
- * decoders, and the TCP_DEFER_ACCEPT seconds <-> rounds conversion.
+ * decoders (the rules for what the kernel keeps are in readback.c).
  *
  * No syscalls; no state but a cache of lookups. Decoders read at most len bytes of a buffer that the
  * caller has already seen the kernel accept or fill.
@@ -172,46 +172,6 @@ int sa_optval_write(struct sa_out *o, enum sa_optkind k, const void *buf, sockle
 	default:
 		return sa_out_put(o, "{\"bytes\":", 9) || sa_out_u64(o, len) || sa_out_put(o, "}", 1);
 	}
-}
-
-/* Kernel's secs_to_retrans(seconds, TCP_TIMEOUT_INIT/HZ = 1, TCP_RTO_MAX/HZ = 120). */
-int sa_defer_rounds(int seconds)
-{
-	int res = 0, timeout = 1, period;
-
-	if (seconds > 0) {
-		period = timeout;
-		res = 1;
-		while (seconds > period && res < 255) {
-			res++;
-			timeout <<= 1;
-			if (timeout > 120)
-				timeout = 120;
-			period += timeout;
-		}
-	}
-	return res;
-}
-
-/* Kernel's retrans_to_secs(). */
-int sa_defer_secs(int rounds)
-{
-	int period = 0, timeout = 1;
-
-	/* The kernel keeps rounds in a u8 (icsk_accept_queue.rskq_defer_accept),
-	 * so never more than 255; past that the loop would overflow period. */
-	if (rounds > 255)
-		rounds = 255;
-	if (rounds > 0) {
-		period = timeout;
-		while (--rounds) {
-			timeout <<= 1;
-			if (timeout > 120)
-				timeout = 120;
-			period += timeout;
-		}
-	}
-	return period;
 }
 
 void sa_line_opt_k(struct sa_line *L, const char *k, size_t kn, enum sa_optkind kind,
