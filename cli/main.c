@@ -2,9 +2,12 @@
  * main.c: the `sockaudit` command picks its subcommand.
  *
  *   sockaudit report [FILE...]        turn JSON lines into a report
+ *   sockaudit explain QUERY...        what this kernel does with a value
+ *   sockaudit top LOG...              a live view of logs being written
  *   sockaudit [options] [--] CMD ...  run CMD under libsockaudit
  *
- * A program that happens to be called "report" runs as `sockaudit -- report`.
+ * A program that happens to be called "report" (or "explain", "top") runs as
+ * `sockaudit -- report`.
  */
 #include <string.h>
 
@@ -14,5 +17,9 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "report") == 0)
 		return cli_report(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "explain") == 0)
+		return cli_explain(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "top") == 0)
+		return cli_top(argc - 1, argv + 1);
 	return cli_launch(argc, argv);
 }
