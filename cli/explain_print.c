@@ -6,6 +6,7 @@
  * applies.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -36,18 +37,25 @@ static const char *errno_name(int e)
 	}
 }
 
-/* "  code: sentence", wrapped at 78 columns under a 4-space indent. */
-static void print_finding(FILE *out, const char *code, const char *text)
+/* A paragraph: "  " then the words, wrapped at 78 columns under a
+ * 4-space indent (2 when flat). */
+static void para(FILE *out, int flat, const char *fmt, ...)
 {
-	size_t col = (size_t)fprintf(out, "  %s:", code);
+	char text[2048];
 	const char *p = text;
+	size_t col = 1;
+	va_list ap;
 
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	fputc(' ', out);
 	while (*p) {
 		size_t w = strcspn(p, " ");
 
 		if (col + 1 + w > 78 && col > 4) {
-			fputs("\n   ", out);
-			col = 3;
+			fputs(flat ? "\n " : "\n   ", out);
+			col = flat ? 1 : 3;
 		}
 		fprintf(out, " %.*s", (int)w, p);
 		col += 1 + w;
@@ -56,6 +64,12 @@ static void print_finding(FILE *out, const char *code, const char *text)
 			p++;
 	}
 	fputc('\n', out);
+}
+
+/* "  code: sentence", wrapped. */
+static void print_finding(FILE *out, const char *code, const char *text)
+{
+	para(out, 0, "%s: %s", code, text);
 }
 
 static int is_defer(const struct ex_answer *a)
@@ -131,20 +145,15 @@ static void print_defer(const struct ex_answer *a, FILE *out)
 	char win[24];
 
 	if (a->rounds == 0) {
-		fprintf(out, "  %d turns deferral off: accept() returns each connection as soon as its handshake completes.\n", a->req_i);
+		para(out, 1, "%d turns deferral off: accept() returns each connection as soon as its handshake completes.", a->req_i);
 		return;
 	}
 	sa_secs_str(win, sizeof win, a->facts.defer_real_ms);
-	fprintf(out, "  kept as %d SYN-ACK %s: getsockopt says %d s; a silent client waits %s s\n",
+	para(out, 1, "Kept as %d SYN-ACK %s: getsockopt says %d s; a silent client waits %s s.",
 		a->rounds, sa_plural((unsigned long long)a->rounds, "round", "rounds"), sa_defer_secs(a->rounds), win);
 	defer_table(a, out);
-	fprintf(out, "  a silent client: its handshake completes, but tcp_check_req() drops its bare ACK while the\n"
-		     "  listener defers (TcpExtTCPDeferAcceptDrop) and the connection waits in the SYN queue, where\n"
-		     "  neither accept() nor ss -lt's Recv-Q sees it. At %s s the kernel resends its SYN-ACK (round %d),\n"
-		     "  the client's ACK to it makes the connection, and accept() returns it with no data\n"
-		     "  (empty_accept_defer_expired). A client that sends its request sooner is accepted at once,\n"
-		     "  request waiting. A SYN cookie (SYN queue full) or a Fast Open cookie skips the deferral.\n",
-		win, a->rounds);
+	para(out, 1, "A silent client: its handshake completes, but tcp_check_req() drops its bare ACK while the listener defers (TcpExtTCPDeferAcceptDrop) and the connection waits in the SYN queue, where neither accept() nor ss -lt's Recv-Q sees it. At %s s the kernel resends its SYN-ACK (round %d), the client's ACK to it makes the connection, and accept() returns it with no data (empty_accept_defer_expired). A client that sends its request sooner is accepted at once, request waiting. A SYN cookie (SYN queue full) or a Fast Open cookie skips the deferral.",
+	     win, a->rounds);
 }
 
 static void print_option(const struct ex_answer *a, FILE *out)
@@ -192,22 +201,18 @@ static void print_backlog(const struct ex_answer *a, FILE *out)
 		fprintf(out, "  refused: listen(%d) fails with %s (%s)\n", a->req_i, errno_name(a->err), strerror(a->err));
 		return;
 	}
-	fprintf(out, "  listen(%d) gets a backlog of %d (%s on a listening\n  socket in this network namespace)\n", a->req_i,
-		a->effective, strcmp(a->source, "tcp_info") ? "computed from somaxconn" : "read back with TCP_INFO");
-	fprintf(out, "  net.core.somaxconn = %ld here: listen() lowers a larger backlog, and -1, to it (each network\n"
-		     "  namespace has its own; a new one starts at 4096)\n", a->somaxconn);
-	fprintf(out, "  room: %d connections wait for accept() (backlog + 1: sk_acceptq_is_full() tests >), and as many\n"
-		     "  half-open ones in the SYN queue", a->effective + 1);
-	if (a->syncookies >= 0)
-		fprintf(out, ";\n  beyond that, net.ipv4.tcp_syncookies = %ld: %s", a->syncookies,
-			a->syncookies == 0 ? "new SYNs are dropped" :
-			a->syncookies == 1 ? "the kernel answers with SYN cookies" : "every SYN gets a cookie anyway");
-	fputs("\n", out);
+	para(out, 1, "listen(%d) gets a backlog of %d (%s on a listening socket in this network namespace).",
+	     a->req_i, a->effective, strcmp(a->source, "tcp_info") ? "computed from somaxconn" : "read back with TCP_INFO");
+	para(out, 1, "net.core.somaxconn = %ld here: listen() lowers a larger backlog, and -1, to it (each network namespace has its own; a new one starts at 4096).",
+	     a->somaxconn);
+	para(out, 1, "Room: %d connections wait for accept() (backlog + 1: sk_acceptq_is_full() tests >), and as many half-open ones in the SYN queue%s%s.",
+	     a->effective + 1, a->syncookies < 0 ? "" : a->syncookies == 0 ? "; beyond that, new SYNs are dropped (net.ipv4.tcp_syncookies = 0)" :
+	     a->syncookies == 1 ? "; beyond that, the kernel answers with SYN cookies (net.ipv4.tcp_syncookies = 1)" :
+	     "; every SYN gets a cookie anyway (net.ipv4.tcp_syncookies = 2)", "");
 	sa_syn_schedule_str(syn, sizeof syn, 3, a->sched.linear, a->sched.rto_max_ms);
-	fprintf(out, "  when it is full: new SYNs are dropped (TcpExtListenOverflows), so a client resends at %s ...;\n"
-		     "  a final ACK is %s (net.ipv4.tcp_abort_on_overflow = %ld)\n", syn,
-		a->abort_on_overflow == 1 ? "answered with a reset" : "ignored and the SYN-ACK resent later",
-		a->abort_on_overflow);
+	para(out, 1, "When the accept queue is full, new SYNs are dropped (TcpExtListenOverflows), so a client resends at %s ...; a final ACK is %s (net.ipv4.tcp_abort_on_overflow = %ld).",
+	     syn, a->abort_on_overflow == 1 ? "answered with a reset" : "ignored and the SYN-ACK resent later",
+	     a->abort_on_overflow);
 	for (i = 0; i < a->nfind; i++)
 		print_finding(out, a->find[i].code, a->find[i].text);
 }
@@ -219,16 +224,16 @@ static void print_syn(const struct ex_answer *a, FILE *out)
 	char sched[256], s[24];
 
 	sa_syn_schedule_str(sched, sizeof sched, n, k->linear, k->rto_max_ms);
-	fprintf(out, "syn\n  net.ipv4.tcp_syn_retries = %ld, tcp_syn_linear_timeouts = %ld, tcp_rto_max_ms = %ld\n",
-		k->syn_retries, k->linear, k->rto_max_ms);
-	fprintf(out, "  a connect() nobody answers resends its SYN at %s (%d %s)\n  and fails with ETIMEDOUT at %s s\n",
-		sched, n, sa_plural((unsigned long long)n, "resend", "resends"),
-		sa_secs_str(s, sizeof s, sa_syn_give_up_ms(k->linear, k->syn_retries, k->rto_max_ms)));
+	fprintf(out, "syn\n");
+	para(out, 1, "net.ipv4.tcp_syn_retries = %ld, tcp_syn_linear_timeouts = %ld, tcp_rto_max_ms = %ld.",
+	     k->syn_retries, k->linear, k->rto_max_ms);
+	para(out, 1, "A connect() nobody answers resends its SYN at %s (%d %s) and fails with ETIMEDOUT at %s s.",
+	     sched, n, sa_plural((unsigned long long)n, "resend", "resends"),
+	     sa_secs_str(s, sizeof s, sa_syn_give_up_ms(k->linear, k->syn_retries, k->rto_max_ms)));
 	if (k->linear > 0)
-		fprintf(out, "  the first %ld resends come 1 s apart (tcp_syn_linear_timeouts), then the wait doubles up to %s s\n",
-			k->linear, sa_secs_str(s, sizeof s, k->rto_max_ms));
-	fprintf(out, "  so a connect that took about 1, 2 or 3 s lost its first 1, 2 or 3 SYNs (the connect line's\n"
-		     "  syn_retrans); per socket, TCP_SYNCNT replaces tcp_syn_retries\n");
+		para(out, 1, "The first %ld resends come 1 s apart (tcp_syn_linear_timeouts), then the wait doubles up to %s s.",
+		     k->linear, sa_secs_str(s, sizeof s, k->rto_max_ms));
+	para(out, 1, "So a connect that took about 1, 2 or 3 s lost its first 1, 2 or 3 SYNs (the connect line's syn_retrans); per socket, TCP_SYNCNT replaces tcp_syn_retries.");
 }
 
 static void print_synack(const struct ex_answer *a, FILE *out)
@@ -237,12 +242,12 @@ static void print_synack(const struct ex_answer *a, FILE *out)
 	char sched[256], s[24];
 
 	synack_str(sched, sizeof sched, (int)k->synack_retries, SA_RTO_MAX_DEFAULT_MS);
-	fprintf(out, "synack\n  net.ipv4.tcp_synack_retries = %ld\n", k->synack_retries);
-	fprintf(out, "  a handshake whose final ACK never comes: the server resends its SYN-ACK at %s\n"
-		     "  and drops the half-open request at %s s\n", sched,
-		sa_secs_str(s, sizeof s, sa_synack_retrans_at_ms((int)k->synack_retries + 1, SA_RTO_MAX_DEFAULT_MS)));
-	fprintf(out, "  TCP_DEFER_ACCEPT counts its rounds on the same timer (1, 3, 7, 15, 31 s ...)%s\n",
-		k->synack_capped ? "; on this kernel a listener's TCP_RTO_MAX_MS caps each wait" : "");
+	fprintf(out, "synack\n");
+	para(out, 1, "net.ipv4.tcp_synack_retries = %ld.", k->synack_retries);
+	para(out, 1, "A handshake whose final ACK never comes: the server resends its SYN-ACK at %s and drops the half-open request at %s s.",
+	     sched, sa_secs_str(s, sizeof s, sa_synack_retrans_at_ms((int)k->synack_retries + 1, SA_RTO_MAX_DEFAULT_MS)));
+	para(out, 1, "TCP_DEFER_ACCEPT counts its rounds on the same timer (1, 3, 7, 15, 31 s ...)%s.",
+	     k->synack_capped ? "; on this kernel a listener's TCP_RTO_MAX_MS caps each wait" : "");
 }
 
 void ex_print_text(const struct ex_answer *a, FILE *out)

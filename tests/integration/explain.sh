@@ -40,7 +40,9 @@ check "TCP_DEFER_ACCEPT=10 reads back 15 s, 4 rounds, defer_rounded" \
 "$SA" explain TCP_DEFER_ACCEPT=10 >"$T/defer.txt"
 check "text: the table marks 8-15 and says what a silent client gets" \
 	grep -q "8-15 .*4 .*15 s .*<- this value" "$T/defer.txt"
-check "text: silent client accepted empty at 15 s" grep -q "At 15 s the kernel resends its SYN-ACK (round 4)" "$T/defer.txt"
+tr '\n' ' ' <"$T/defer.txt" | tr -s ' ' >"$T/defer.flat"
+check "text: silent client accepted empty at 15 s" grep -q "At 15 s the kernel resends its SYN-ACK (round 4)" "$T/defer.flat"
+check "text: fits 80 columns" awk 'length($0) > 80 { bad = 1 } END { exit bad }' "$T/defer.txt"
 
 # --- every option the shim explains, and the shim's own words --------------------
 rmx=$(sys net/core/rmem_max) wmx=$(sys net/core/wmem_max)
@@ -86,7 +88,7 @@ if ip netns add $NS; then
 	ip netns exec $NS sysctl -qw net.core.somaxconn=300 net.ipv4.tcp_syn_retries=2
 	ip netns exec $NS sysctl -qw net.ipv4.tcp_syn_linear_timeouts=1 2>/dev/null
 	check "netns: backlog=511 clamped to its somaxconn 300" \
-		sh -c "ip netns exec $NS '$SA' explain backlog=511 | grep -q 'listen(511) gets a backlog of 300'"
+		sh -c "ip netns exec $NS '$SA' explain backlog=511 | tr '\n' ' ' | tr -s ' ' | grep -q 'listen(511) gets a backlog of 300'"
 	ip netns exec $NS "$SA" explain --json backlog=511 syn >"$T/ns1.json"
 	check "netns: 300 and the syn schedule of tcp_syn_retries=2" \
 		jqf '.[0].backlog_effective == 300 and .[0].findings[0].code == "backlog_clamped" and
