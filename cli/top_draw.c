@@ -112,7 +112,7 @@ static void listeners(struct screen *s, const struct tp_model *m, enum tp_sort s
 		line(s, NULL, "  (no listen, accept or listener_stats line yet)");
 	for (i = 0; i < m->nlst; i++) {
 		const struct tp_listener *l = v[i];
-		char a[16], b[16], c[16], d[16], room[24];
+		char a[16], b[16], c[16], d[16], room[24], defer[32];
 		int hot = l->hot_until > m->now;
 
 		if (room_rows && (int)shown * 2 + 2 > room_rows && i + 1 < m->nlst) {
@@ -125,10 +125,11 @@ static void listeners(struct screen *s, const struct tp_model *m, enum tp_sort s
 			snprintf(room, sizeof room, "-");
 		line(s, hot ? HOT : BOLD, " %-21.21s %7ld %-9.9s %7ld %6s %8.1f %9ld",
 		     l->local[0] ? l->local : "?", l->pid, l->comm, l->backlog, room, l->rate, l->accepts);
-		line(s, hot ? HOT : NULL, "    queue peak %ld full %ld  wait p50/p99 %s/%s ms  age p50/p99 %s/%s ms  empty %ld%s",
+		snprintf(defer, sizeof defer, " defer %lds", l->defer_s);
+		line(s, hot ? HOT : NULL, "    peak %ld full %ld  wait %s/%s  age %s/%s ms (p50/p99)  empty %ld%s",
 		     l->peak, l->full, ms(a, sizeof a, &l->wait, l->wait.p50), ms(b, sizeof b, &l->wait, l->wait.p99),
 		     ms(c, sizeof c, &l->qage, l->qage.p50), ms(d, sizeof d, &l->qage, l->qage.p99), l->empty,
-		     l->defer_s > 0 ? "  deferred" : "");
+		     l->defer_s > 0 ? defer : "");
 		shown++;
 	}
 	free(v);
