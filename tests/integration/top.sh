@@ -12,17 +12,17 @@ command -v tmux >/dev/null || { fail "tmux is installed (scripts/ensure-deps.sh 
 TM="tmux -L sa-top-$$ -f /dev/null"
 on_exit "$TM kill-server"
 
-# The live program: a listener that accepts for 20 s, a client connecting
-# every 25 ms for 10 s; both audited, stats every second, the client at trace so each
+# The live program: a listener that accepts for 30 s, a client connecting
+# every 25 ms for 25 s (both killed when the test ends); both audited, stats every second, the client at trace so each
 # connect has its line.
-SOCKAUDIT_STATS_INTERVAL=1 SOCKAUDIT_LOG="$T/srv-%p.jsonl" preload \
-	"$PROGS/acc_server" -p 0 -n 100000 -T 20000 -m close >"$T/srv.out" 2>/dev/null &
+SOCKAUDIT_STATS_INTERVAL=1 SOCKAUDIT_LOG="$T/srv-%p.jsonl" LD_PRELOAD="$(preload_value)" \
+	"$PROGS/acc_server" -p 0 -n 100000 -T 30000 -m close >"$T/srv.out" 2>/dev/null &
 srv=$!
 on_exit "kill $srv"
 for i in $(seq 100); do grep -q PORT "$T/srv.out" 2>/dev/null && break; sleep 0.05; done
 port=$(awk '/PORT/{print $2}' "$T/srv.out")
-SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/cli-%p.jsonl" preload \
-	"$PROGS/acc_client" -p "$port" -c 400 -G 25 -s 0 -H 12000 2>/dev/null &
+SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG="$T/cli-%p.jsonl" LD_PRELOAD="$(preload_value)" \
+	"$PROGS/acc_client" -p "$port" -c 1000 -G 25 -s 0 -H 27000 2>/dev/null &
 cli=$!
 on_exit "kill $cli"
 
@@ -105,8 +105,8 @@ cat >"$T/pane3.sh" <<EOF
 "$SA" top "$T/rot"
 sleep 60
 EOF
-$TM new-session -d -s top -x 80 -y 24 "bash $T/pane3.sh" 2>/dev/null || $TM new-session -d -s top3 -x 80 -y 24 "bash $T/pane3.sh"
-sess=top3; $TM has-session -t top3 2>/dev/null || sess=top
+$TM new-session -d -s top3 -x 80 -y 24 "bash $T/pane3.sh"
+sess=top3
 pane_has_s() { local i; for i in $(seq 30); do $TM capture-pane -p -t $sess >"$T/screen3"; grep -q -- "$1" "$T/screen3" && return 0; sleep 0.2; done; return 1; }
 pane_has_s "10.0.0.1:1"
 mv "$T/rot/a.jsonl" "$T/rot/a.jsonl.1"
