@@ -15,7 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -174,7 +174,9 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void read_dir(struct tp_tail *t, const char *dir, tp_line_fn fn, void *ctx)
+/* Every regular file of dir (sorted by name) whose name matches the
+ * fnmatch() pattern pat, or every one when pat is NULL. */
+static void read_dir(struct tp_tail *t, const char *dir, const char *pat, tp_line_fn fn, void *ctx)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -184,7 +186,7 @@ static void read_dir(struct tp_tail *t, const char *dir, tp_line_fn fn, void *ct
 	if (!d)
 		return;
 	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
+		if (e->d_name[0] == '.' || (pat && fnmatch(pat, e->d_name, 0) != 0))
 			continue;
 		names = rp_grow(names, &cap, n + 1, sizeof *names);
 		if (asprintf(&names[n], "%s/%s", dir, e->d_name) < 0)
@@ -200,27 +202,38 @@ static void read_dir(struct tp_tail *t, const char *dir, tp_line_fn fn, void *ct
 	free(names);
 }
 
+/* A %p pattern: its directory (no %p there) read for the names that
+ * match the last component, %p standing for any pid. No glob(): its
+ * default version is newer than the launcher's glibc floor. */
+static void read_pattern(struct tp_tail *t, const char *spec, tp_line_fn fn, void *ctx)
+{
+	const char *slash = strrchr(spec, '/');
+	char *dir, *pat;
+
+	if (slash)
+		dir = strndup(spec, slash == spec ? 1 : (size_t)(slash - spec));
+	else
+		dir = strdup(".");
+	pat = pattern(slash ? slash + 1 : spec);
+	if (!dir)
+		abort();
+	read_dir(t, dir, pat, fn, ctx);
+	free(dir);
+	free(pat);
+}
+
 void tp_tail_poll(struct tp_tail *t, tp_line_fn fn, void *ctx)
 {
 	struct stat st;
-	size_t j;
 	int i;
 
 	for (i = 0; i < t->nspecs; i++) {
 		const char *s = t->specs[i];
 
 		if (strstr(s, "%p")) {
-			char *p = pattern(s);
-			glob_t g;
-
-			if (glob(p, 0, NULL, &g) == 0) {
-				for (j = 0; j < g.gl_pathc; j++)
-					read_path(t, g.gl_pathv[j], fn, ctx);
-				globfree(&g);
-			}
-			free(p);
+			read_pattern(t, s, fn, ctx);
 		} else if (stat(s, &st) == 0 && S_ISDIR(st.st_mode)) {
-			read_dir(t, s, fn, ctx);
+			read_dir(t, s, NULL, fn, ctx);
 		} else {
 			read_path(t, s, fn, ctx);
 		}
