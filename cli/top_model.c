@@ -98,6 +98,7 @@ static void observe(struct tp_listener *l, double ts, long accepts)
 static void on_stats(struct tp_model *m, struct tp_listener *l, const json_t *o, double ts)
 {
 	long v, old_full = l->full, old_empty = l->empty;
+	struct rp_pct p;
 
 	if (rp_long(o, "backlog", &v)) {
 		l->backlog = v;
@@ -113,8 +114,11 @@ static void on_stats(struct tp_model *m, struct tp_listener *l, const json_t *o,
 		l->full = v;
 	if (rp_long(o, "empty_accepts", &v) && v > l->empty)
 		l->empty = v;
-	rp_pct_get(o, "wait_ms", &l->wait);
-	rp_pct_get(o, "queue_ms", &l->qage);
+	/* A line without percentiles keeps the last ones seen. */
+	if (rp_pct_get(o, "wait_ms", &p))
+		l->wait = p;
+	if (rp_pct_get(o, "queue_ms", &p))
+		l->qage = p;
 	if (l->full > old_full || l->empty > old_empty)
 		l->hot_until = m->now + TP_HOT_S;
 }

@@ -15,3 +15,9 @@ CLI_LIB_OBJ := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 $(BUILD)/tests/unit/test_report: tests/unit/test_report.c $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(wildcard cli/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
+
+# tests/unit/test_top.c tests `sockaudit top`'s model and log follower,
+# from the cli objects too.
+$(BUILD)/tests/unit/test_top: tests/unit/test_top.c $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(wildcard cli/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(SA_CFLAGS) -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
