@@ -164,17 +164,33 @@ static void peers(struct screen *s, const struct tp_model *m, int room_rows)
 	free(v);
 }
 
+/* Findings by their lines' time; arrival order among equal times. Lines
+ * read in one refresh come file by file, so arrival alone would mix
+ * processes' times. */
+static int cmp_finding(const void *a, const void *b)
+{
+	const struct tp_finding *x = *(const struct tp_finding *const *)a, *y = *(const struct tp_finding *const *)b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
 static void findings(struct screen *s, const struct tp_model *m, int room_rows)
 {
-	size_t n = m->nfind, from = 0, i;
+	const struct tp_finding *v[TP_FIND_MAX];
+	size_t n = m->nfind, from = 0, i, k = 0;
 
 	line(s, HEAD, " FINDINGS %-*ld", s->ansi && s->cols > 10 ? s->cols - 10 : 0, m->findings_total);
 	if (room_rows > 1 && n > (size_t)(room_rows - 1))
 		from = n - (size_t)(room_rows - 1);
 	if (!room_rows && n > 20)
 		from = n - 20;
-	for (i = from; i < n; i++) {
-		const struct tp_finding *f = tp_model_finding(m, i);
+	for (i = from; i < n; i++)
+		v[k++] = tp_model_finding(m, i);
+	qsort(v, k, sizeof *v, cmp_finding);
+	for (i = 0; i < k; i++) {
+		const struct tp_finding *f = v[i];
 		time_t ts = (time_t)f->ts;
 		struct tm tm;
 		char when[16];
