@@ -58,6 +58,8 @@ SHIM_OBJ  := $(patsubst shim/%.S,$(BUILD)/obj/%.o,$(patsubst shim/%.c,$(BUILD)/o
 CORE_OBJ  := $(filter-out $(BUILD)/obj/core/interpose%.o $(BUILD)/obj/core/vfork_%.o $(BUILD)/obj/base/link.o,$(SHIM_OBJ))
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 CLI_OBJ   := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
+# The kernel floor's pure rules, linked into the CLI too (`sockaudit explain`).
+CLI_SHARED_OBJ := $(BUILD)/obj/kernel/readback.o $(BUILD)/obj/kernel/optnames.o
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
 PROG_SRC  := $(sort $(wildcard tests/progs/*.c))
@@ -124,8 +126,8 @@ $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(F
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -DSOCKAUDIT_LIBDIR=\"$(PKGLIBDIR)\" -c -o $@ $<
 
-sockaudit: $(CLI_OBJ)
-	$(CC) -o $@ $(LAUNCHER_START) $(CLI_OBJ) $(SA_LDFLAGS) $(LAUNCHER_LIBS)
+sockaudit: $(CLI_OBJ) $(CLI_SHARED_OBJ)
+	$(CC) -o $@ $(LAUNCHER_START) $(CLI_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(LAUNCHER_LIBS)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJ) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

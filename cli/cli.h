@@ -57,6 +57,9 @@ int cli_is_go_program(int fd);
 
 /* report.c: `sockaudit report [FILE...]`; returns the exit status. */
 int cli_report(int argc, char **argv);
+/* explain.c: `sockaudit explain QUERY...`; top.c: `sockaudit top LOG...`. */
+int cli_explain(int argc, char **argv);
+int cli_top(int argc, char **argv);
 
 /* ---- report internals (report.c reads, report_print.c prints) ---------- */
 

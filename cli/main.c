@@ -3,9 +3,11 @@
  *
  *   sockaudit report [FILE...]        turn JSON lines into a report
  *   sockaudit metrics [LOG...]        the same lines as Prometheus metrics
+ *   sockaudit explain QUERY...        what this kernel does with a value
+ *   sockaudit top LOG...              a live view of logs being written
  *   sockaudit [options] [--] CMD ...  run CMD under libsockaudit
  *
- * A program that happens to be called "report" or "metrics" runs as
+ * A program that happens to be called "report" (or "metrics", "explain", "top") runs as
  * `sockaudit -- report`.
  */
 #include <string.h>
@@ -19,5 +21,9 @@ int main(int argc, char **argv)
 		return cli_report(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "metrics") == 0)
 		return cli_metrics(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "explain") == 0)
+		return cli_explain(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "top") == 0)
+		return cli_top(argc - 1, argv + 1);
 	return cli_launch(argc, argv);
 }

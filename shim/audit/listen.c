@@ -108,25 +108,10 @@ void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f)
 			sa_secs_str(win, sizeof win, real_ms), note);
 }
 
-/* backlog_clamped: the request, what the kernel reports, how it was read,
- * and somaxconn beside it; somaxconn named as the cause only when the
- * effective backlog equals it (__sys_listen_socket() lowers to it). */
-static void backlog_clamped(struct sa_findings *f, int backlog, int effective, const char *source,
-			    long somaxconn)
+/* A judge's finding goes into the line's findings. */
+static void say_finding(void *ctx, const char *code, const char *text)
 {
-	const char *how = !strcmp(source, "tcp_info") ? "read back with TCP_INFO" :
-			  !strcmp(source, "unix_diag") ? "read back with unix_diag" :
-			  "computed from somaxconn, not read back";
-	unsigned room = (unsigned)effective + 1;
-
-	if (somaxconn >= 0 && effective == somaxconn)
-		sa_findings_add(f, "backlog_clamped",
-			"listen(%d) got a backlog of %d (%s), the value of net.core.somaxconn in this network namespace: the kernel lowers a larger backlog to it, so the accept queue holds at most %u %s (backlog + 1) waiting for accept(). Raise it with sysctl -w net.core.somaxconn=%d in this namespace (each namespace has its own; a new one starts at 4096).",
-			backlog, effective, how, room, sa_plural(room, "connection", "connections"), backlog);
-	else
-		sa_findings_add(f, "backlog_clamped",
-			"listen(%d) got a backlog of %d (%s), so the accept queue holds at most %u %s (backlog + 1) waiting for accept(). net.core.somaxconn here is %ld, so it did not set this value; ss -ltn (Send-Q) shows the backlog the kernel uses.",
-			backlog, effective, how, room, sa_plural(room, "connection", "connections"), somaxconn);
+	sa_findings_add(ctx, code, "%s", text);
 }
 
 void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
@@ -156,14 +141,14 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 		}
 		if (effective < 0 && somaxconn >= 0) {
 			/* __sys_listen_socket(): (unsigned)backlog > somaxconn -> somaxconn. */
-			effective = (unsigned)backlog > (unsigned long)somaxconn ? (int)somaxconn : backlog;
+			effective = sa_backlog_effective(backlog, somaxconn);
 			source = "computed";
 		}
 		s->lsn.backlog_effective = effective;
 		if (inet && sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, &dl) == 0)
 			sa_sock_set_defer(s, defer);
-		if (backlog > 0 && effective >= 0 && effective < backlog)
-			backlog_clamped(&f, backlog, effective, source, somaxconn);
+		if (source)
+			sa_backlog_judge(backlog, effective, source, somaxconn, say_finding, &f);
 		sa_listen_defer_checks(fd, s, &f);
 	}
 	if (!sa_level_enabled(SA_LEVEL_INFO) && f.n == 0 && ret == 0) {

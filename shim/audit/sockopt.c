@@ -80,105 +80,38 @@ static int as_int(const void *buf, socklen_t len, int *out)
 	return 1;
 }
 
-static void explain_buf(struct sa_findings *f, struct sa_sock *s, const char *name, int forced,
-			int req, int eff)
+static long long timeval_us(const void *buf)
 {
-	long max = 0;
-	int rcv = strstr(name, "RCV") != NULL;
-	const char *sysctl = rcv ? "net.core.rmem_max" : "net.core.wmem_max";
-	const char *autotune = (rcv && s && s->type == SOCK_STREAM)
-		? " Setting it also turns off the kernel's receive-buffer autotuning on this socket." : "";
+	struct timeval tv;
 
-	sa_read_sysctl(rcv ? "/proc/sys/net/core/rmem_max" : "/proc/sys/net/core/wmem_max", &max);
-	if (req > 0 && (long)eff == 2L * req) {
-		sa_findings_add(f, "option_adjusted",
-			"%s %d reads back as %d: the kernel stores twice the value (sk_setsockopt()) and counts its own per-packet overhead against it, so how much data fits depends on the packet sizes (ss -tm shows the buffer and what is in use).%s",
-			name, req, eff, autotune);
-	} else if (!forced && max > 0 && req > max && (long)eff == 2L * max) {
-		sa_findings_add(f, "option_adjusted",
-			"%s %d was capped by %s=%ld and then doubled to %d: raise %s (or use %sFORCE with CAP_NET_ADMIN) to get the size you asked for.%s",
-			name, req, sysctl, max, eff, sysctl, name, autotune);
-	} else if (eff > 2L * (long)req) {
-		sa_findings_add(f, "option_adjusted",
-			"%s %d is below the kernel's minimum; it reads back as %d.%s", name, req, eff, autotune);
-	} else {
-		sa_findings_add(f, "option_differs", "%s %d reads back as %d.", name, req, eff);
-	}
+	memcpy(&tv, buf, sizeof tv);
+	return (long long)tv.tv_sec * 1000000 + tv.tv_usec;
 }
 
-/* Findings for an int-valued option whose read-back differs. */
+/* A judge's finding goes into the line's findings. */
+static void say_finding(void *ctx, const char *code, const char *text)
+{
+	sa_findings_add(ctx, code, "%s", text);
+}
+
+/* Findings for an int-valued option whose read-back differs: the facts
+ * its rule names (a sysctl, the deferral window) are read only now. */
 static void explain_int(struct sa_findings *f, struct sa_sock *s, int fd, int level, int opt,
 			const char *name, int req, int eff)
 {
-	long v = 0;
+	struct sa_optfacts k = {
+		.level = level, .opt = opt, .name = name, .req = req, .eff = eff,
+		.stream = s && s->type == SOCK_STREAM, .somaxconn = -1,
+	};
+	unsigned need = sa_opt_needs(level, opt);
 
-	if (level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT) {
-		if (req > 0 && eff == sa_defer_secs(sa_defer_rounds(req))) {
-			int rounds = sa_defer_rounds(req);
-			long real_ms, rto_max;
-			char note[300];
-
-			sa_defer_window(fd, eff, &real_ms, &rto_max);
-			sa_findings_add(f, "defer_rounded",
-				"TCP_DEFER_ACCEPT %d s reads back as %d s: the kernel keeps it as %d SYN-ACK retransmission %s (secs_to_retrans(); resent at 1, 3, 7, 15, 31, 63, 127 s, then every 120 s) and reports the seconds those rounds span, not the value written. A connection whose client stays silent is held for those rounds; the accept line's syn_ack_retrans and queue time show it. Write %d to say what the kernel keeps.%s",
-				req, eff, rounds, sa_plural((unsigned long long)rounds, "round", "rounds"), eff,
-				sa_defer_note(note, sizeof note, eff, real_ms, rto_max));
-		}
-		else if (!(req <= 0 && eff == 0))
-			sa_findings_add(f, "option_differs", "TCP_DEFER_ACCEPT %d reads back as %d.", req, eff);
-		return;
-	}
-	if (level == SOL_SOCKET && (opt == SO_RCVBUF || opt == SO_SNDBUF ||
-				    opt == SO_RCVBUFFORCE || opt == SO_SNDBUFFORCE)) {
-		explain_buf(f, s, name, opt == SO_RCVBUFFORCE || opt == SO_SNDBUFFORCE, req, eff);
-		return;
-	}
-	if (level == IPPROTO_TCP && opt == TCP_FASTOPEN && eff < req &&
-	    sa_read_sysctl("/proc/sys/net/core/somaxconn", &v) == 0 && eff == v) {
-		sa_findings_add(f, "option_adjusted",
-			"TCP_FASTOPEN queue %d was capped by net.core.somaxconn=%ld.", req, v);
-		return;
-	}
-	if (level == IPPROTO_TCP && opt == TCP_MAXSEG) {
-		sa_findings_add(f, "option_adjusted",
-			"TCP_MAXSEG %d reads back as %d: on a connected socket getsockopt reports the MSS in use (tcp_getsockopt() returns mss_cache), not the value set, which shapes only a handshake that follows (tcp_connect_init()). ss -ti (mss:) shows the MSS this connection uses.",
-			req, eff);
-		return;
-	}
-	if (level == IPPROTO_IP && opt == IP_TOS && eff == (req & ~3)) {
-		sa_findings_add(f, "option_adjusted",
-			"IP_TOS %d reads back as %d: on TCP sockets the kernel keeps the two ECN bits for itself.", req, eff);
-		return;
-	}
-	if (((level == IPPROTO_IP && opt == IP_TTL) || (level == IPPROTO_IPV6 && opt == IPV6_UNICAST_HOPS)) && req == -1) {
-		sa_findings_add(f, "option_adjusted", "%s -1 means the system default, which is %d.", name, eff);
-		return;
-	}
-	if (level == IPPROTO_TCP && opt == TCP_WINDOW_CLAMP && eff > req) {
-		sa_findings_add(f, "option_adjusted",
-			"TCP_WINDOW_CLAMP %d is below the kernel's minimum; it reads back as %d.", req, eff);
-		return;
-	}
-	sa_findings_add(f, "option_differs", "%s %d reads back as %d: the kernel kept a value other than the one asked for, for a reason the shim does not know.",
-			name, req, eff);
-}
-
-static void explain_timeval(struct sa_findings *f, const char *name, const void *rq, const void *ef)
-{
-	struct timeval a, b;
-	long long ua, ub;
-
-	memcpy(&a, rq, sizeof a);
-	memcpy(&b, ef, sizeof b);
-	ua = (long long)a.tv_sec * 1000000 + a.tv_usec;
-	ub = (long long)b.tv_sec * 1000000 + b.tv_usec;
-	if (ua == ub)
-		return;
-	if (ub > ua && ub - ua < 20000)
-		sa_findings_add(f, "option_adjusted",
-			"%s %lld us reads back as %lld us: the kernel rounds timeouts up to its timer tick.", name, ua, ub);
-	else
-		sa_findings_add(f, "option_differs", "%s %lld us reads back as %lld us.", name, ua, ub);
+	if (need & SA_NEED_BUF_MAX)
+		sa_read_sysctl(sa_buf_max_path(opt), &k.buf_max);
+	if (need & SA_NEED_SOMAXCONN)
+		sa_read_sysctl("/proc/sys/net/core/somaxconn", &k.somaxconn);
+	if ((need & SA_NEED_DEFER) && req > 0 && eff == sa_defer_secs(sa_defer_rounds(req)))
+		sa_defer_window(fd, eff, &k.defer_real_ms, &k.defer_rto_max_ms);
+	sa_opt_judge_int(&k, say_finding, f);
 }
 
 void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
@@ -247,29 +180,24 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 				explain_int(&f, s, fd, level, opt, name, req_i, eff_i);
 			break;
 		case SA_OPT_BOOL:
-			if (!quickack && as_int(val, len, &req_i) && as_int(eff, efflen, &eff_i) &&
-			    (req_i != 0) != (eff_i != 0))
-				sa_findings_add(&f, "option_differs", "%s %d reads back as %d.", name, req_i, eff_i);
+			if (!quickack && as_int(val, len, &req_i) && as_int(eff, efflen, &eff_i))
+				sa_opt_judge_bool(name, req_i, eff_i, say_finding, &f);
 			break;
 		case SA_OPT_LINGER: {
 			struct linger a, b;
 			if (len >= (socklen_t)sizeof a && efflen >= (socklen_t)sizeof b) {
 				memcpy(&a, val, sizeof a);
 				memcpy(&b, eff, sizeof b);
-				if ((a.l_onoff != 0) != (b.l_onoff != 0) || (a.l_onoff && a.l_linger != b.l_linger))
-					sa_findings_add(&f, "option_differs", "SO_LINGER {%d, %d} reads back as {%d, %d}.",
-							a.l_onoff, a.l_linger, b.l_onoff, b.l_linger);
+				sa_opt_judge_linger(a.l_onoff, a.l_linger, b.l_onoff, b.l_linger, say_finding, &f);
 			}
 			break;
 		}
 		case SA_OPT_TIMEVAL:
 			if (len >= (socklen_t)sizeof(struct timeval) && efflen >= (socklen_t)sizeof(struct timeval))
-				explain_timeval(&f, name, val, eff);
+				sa_opt_judge_timeval(name, timeval_us(val), timeval_us(eff), say_finding, &f);
 			break;
 		case SA_OPT_STRING:
-			if (strncmp((const char *)val, (const char *)eff, len < efflen ? len : efflen) != 0 &&
-			    strnlen((const char *)val, len) != 0)
-				sa_findings_add(&f, "option_differs", "%s reads back as a different name.", name);
+			sa_opt_judge_string(name, (const char *)val, len, (const char *)eff, efflen, say_finding, &f);
 			break;
 		default:
 			break;

@@ -12,6 +12,9 @@
 #define SA_KERNEL_H
 
 #include "line/line.h"
+/* optnames.c (the option table) and readback.c (what the kernel keeps of
+ * a value, and why): shared with `sockaudit explain`. */
+#include "readback.h"
 
 /* ---- tcpinfo.c: struct tcp_info across kernels ---------------------------- */
 
@@ -116,20 +119,10 @@ void sa_netns_reset(void) SA_HIDDEN;
 /* Adds netns_counters (since the baseline) to the summary. */
 void sa_netns_summary(json_t *summary) SA_HIDDEN;
 
-/* ---- sockopt.c: known options: names, decoders, adjustments ------------ */
+/* ---- sockopt.c: option value decoders ------------------------------------ */
 
-enum sa_optkind {
-	SA_OPT_INT, SA_OPT_BOOL, SA_OPT_LINGER, SA_OPT_TIMEVAL, SA_OPT_STRING, SA_OPT_OPAQUE
-};
-struct sa_optdesc {
-	int level, opt;
-	const char *name;
-	enum sa_optkind kind;
-};
-/* The descriptor for (level, opt), or NULL when unknown. */
-const struct sa_optdesc *sa_opt_lookup(int level, int opt) SA_HIDDEN;
-/* The protocol level's name: "SOL_SOCKET", "IPPROTO_TCP", ... or NULL. */
-const char *sa_sol_name(int level) SA_HIDDEN;
+/* The option table (struct sa_optdesc, sa_opt_lookup, sa_sol_name) is in
+ * optnames.c, declared in common/readback.h for `sockaudit explain` too. */
 /* An option value of kind k from buf[0..len) (never beyond len), written as
  * JSON: an int, {"onoff","linger"}, {"sec","usec"}, a string, or {"bytes":
  * n} for anything we cannot name; NULL buf or short len -> null. Returns 0,
@@ -138,9 +131,5 @@ int sa_optval_write(struct sa_out *o, enum sa_optkind k, const void *buf, sockle
 #define sa_line_opt(L, key, kind, buf, len) sa_line_opt_k((L), SA_LINE_K(key), (kind), (buf), (len))
 void sa_line_opt_k(struct sa_line *L, const char *k, size_t kn, enum sa_optkind kind,
 		   const void *buf, socklen_t len) SA_HIDDEN;
-/* TCP_DEFER_ACCEPT: seconds -> rounds, rounds -> seconds (kernel's own
- * secs_to_retrans / retrans_to_secs with 1 s initial and 120 s max). */
-int sa_defer_rounds(int seconds) SA_HIDDEN;
-int sa_defer_secs(int rounds) SA_HIDDEN;
 
 #endif

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "kernel/kernel.h"
@@ -103,23 +102,11 @@ int sa_read_sysctl(const char *path, long *out)
 	return end == buf ? -EINVAL : 0;
 }
 
-/* A release at or above major.minor (uname -r). */
-static int kernel_at_least(int major, int minor)
-{
-	struct utsname u;
-	int a = 0, b = 0;
-
-	if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &a, &b) != 2)
-		return 0;
-	return a > major || (a == major && b >= minor);
-}
-
 const struct sa_syn_sched *sa_syn_sched(void)
 {
 	static struct sa_syn_sched k = SA_SYN_SCHED_DEFAULTS;
 	static int state;   /* 0 unread, 1 being read, 2 ready */
 	int expected = 0;
-	long v;
 
 	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 2)
 		return &k;
@@ -128,20 +115,7 @@ const struct sa_syn_sched *sa_syn_sched(void)
 		static const struct sa_syn_sched defaults = SA_SYN_SCHED_DEFAULTS;
 		return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == 2 ? &k : &defaults;
 	}
-	/* Before 6.5 there is no linear phase: every SYN timeout doubles. */
-	k.linear = sa_read_sysctl("/proc/sys/net/ipv4/tcp_syn_linear_timeouts", &v) == 0 ? v : 0;
-	if (sa_read_sysctl("/proc/sys/net/ipv4/tcp_syn_retries", &v) == 0)
-		k.syn_retries = v;
-	if (sa_read_sysctl("/proc/sys/net/ipv4/tcp_synack_retries", &v) == 0)
-		k.synack_retries = v;
-	if (sa_read_sysctl("/proc/sys/net/ipv4/tcp_rto_max_ms", &v) == 0 && v >= 1000)
-		k.rto_max_ms = v;
-	/* "tcp: Apply max RTO to non-TFO SYN+ACK." (6.19): tcp_reqsk_timeout()
-	 * caps by the listener's rto_max; before, the constant 120 s (measured
-	 * on 6.18.44: TCP_DEFER_ACCEPT 7 s with TCP_RTO_MAX_MS=1000 took 7.2 s). */
-	k.synack_capped = kernel_at_least(6, 19);
-	if (sa_read_sysctl("/proc/sys/net/ipv4/tcp_abort_on_overflow", &v) == 0)
-		k.abort_on_overflow = v;
+	sa_syn_sched_fill(&k, sa_read_sysctl);
 	__atomic_store_n(&state, 2, __ATOMIC_RELEASE);
 	return &k;
 }

@@ -1,0 +1,165 @@
+/* Unit tests for `sockaudit top`'s model (cli/top_model.c) and log
+ * follower (cli/top_tail.c): totals and rates from the lines' own
+ * numbers, the connect-time buckets, the findings ring; a partial line
+ * waits for its end, a rotated file is followed, a truncated one re-read. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "../../cli/top.h"
+
+static void feed(struct tp_model *m, const char *line)
+{
+	tp_model_line(m, line, strlen(line));
+}
+
+static void listener_totals_and_rate(void **state)
+{
+	struct tp_model m;
+	const struct tp_listener *l;
+
+	tp_model_init(&m);
+	feed(&m, "{\"ts\":100,\"event\":\"listen\",\"pid\":7,\"comm\":\"web\",\"fd\":3,\"local\":\"127.0.0.1:80\","
+		 "\"backlog_effective\":511,\"queue_capacity\":512,\"defer_accept_s\":1,\"ret\":0}");
+	feed(&m, "{\"ts\":101,\"event\":\"listener_stats\",\"pid\":7,\"comm\":\"web\",\"listen_fd\":3,\"local\":\"127.0.0.1:80\","
+		 "\"backlog\":511,\"accepts\":10,\"queue_full_seen\":0,\"peak_waiting\":2,\"empty_accepts\":1,"
+		 "\"wait_ms\":{\"n\":10,\"p50\":1,\"p95\":2,\"p99\":3,\"max\":4}}");
+	feed(&m, "{\"ts\":103,\"event\":\"listener_stats\",\"pid\":7,\"comm\":\"web\",\"listen_fd\":3,\"local\":\"127.0.0.1:80\","
+		 "\"backlog\":511,\"accepts\":30,\"queue_full_seen\":4,\"peak_waiting\":512,\"empty_accepts\":1}");
+	feed(&m, "{\"ts\":103.5,\"event\":\"accept\",\"pid\":7,\"comm\":\"web\",\"listen_fd\":3,\"local\":\"127.0.0.1:80\","
+		 "\"queue_len\":5,\"queue_capacity\":512,\"ret\":9}");
+	feed(&m, "not json");
+	assert_int_equal(m.nlst, 1);
+	l = &m.lst[0];
+	assert_string_equal(l->local, "127.0.0.1:80");
+	assert_int_equal(l->backlog, 511);
+	assert_int_equal(l->accepts, 30);           /* the stats total runs ahead of accept lines */
+	assert_true(l->rate > 9.99 && l->rate < 10.01);   /* (30 - 10) / (103 - 101) */
+	assert_int_equal(l->full, 4);
+	assert_int_equal(l->peak, 512);
+	assert_int_equal(l->capacity - l->queue_len, 507);
+	assert_int_equal(l->defer_s, 1);
+	assert_true(l->wait.have);
+	assert_int_equal(m.bad_lines, 1);
+	assert_int_equal(m.npids, 1);
+	tp_model_free(&m);
+}
+
+static void peers_and_findings(void **state)
+{
+	struct tp_model m;
+	const struct tp_peer *p;
+	char line[512];
+	int i;
+
+	tp_model_init(&m);
+	feed(&m, "{\"ts\":200.1,\"event\":\"connect\",\"pid\":8,\"comm\":\"c\",\"peer\":\"10.0.0.1:80\",\"outcome\":\"ok\",\"connect_ms\":0.3}");
+	feed(&m, "{\"ts\":200.2,\"event\":\"connect\",\"pid\":8,\"comm\":\"c\",\"peer\":\"10.0.0.1:80\",\"outcome\":\"ok\",\"connect_ms\":1021,"
+		 "\"syn_retrans\":1,\"findings\":[\"syn_retransmitted\"],\"msg\":\"1 SYN was retransmitted\"}");
+	feed(&m, "{\"ts\":200.3,\"event\":\"connect\",\"pid\":8,\"comm\":\"c\",\"peer\":\"10.0.0.1:80\",\"outcome\":\"failed\",\"connect_ms\":3010,\"syn_retrans\":3}");
+	feed(&m, "{\"ts\":201.5,\"event\":\"summary\",\"pid\":8,\"comm\":\"c\"}");
+	assert_int_equal(m.npeers, 1);
+	p = &m.peers[0];
+	assert_int_equal(p->n, 3);
+	assert_int_equal(p->failed, 1);
+	assert_int_equal(p->syn_retrans, 4);
+	assert_int_equal(p->hist[sa_conn_bucket(0.3)], 1);
+	assert_int_equal(p->hist[4], 1);           /* 1-1.5 s: one SYN resent */
+	assert_int_equal(p->hist[6], 1);           /* 2.5-3.5 s */
+	/* 3 connects in the seconds before the newest line's, over 5 s. */
+	assert_true(tp_peer_rate(&m, p) > 0.59 && tp_peer_rate(&m, p) < 0.61);
+	assert_int_equal(m.nfind, 1);
+	assert_string_equal(tp_model_finding(&m, 0)->text, "syn_retransmitted: 1 SYN was retransmitted");
+	for (i = 0; i < TP_FIND_MAX + 5; i++) {
+		snprintf(line, sizeof line, "{\"ts\":300,\"event\":\"warning\",\"pid\":8,\"findings\":[\"f%d\"]}", i);
+		feed(&m, line);
+	}
+	assert_int_equal(m.nfind, TP_FIND_MAX);
+	assert_int_equal(m.findings_total, TP_FIND_MAX + 6);
+	assert_string_equal(tp_model_finding(&m, 0)->text, "f5");
+	assert_string_equal(tp_model_finding(&m, TP_FIND_MAX - 1)->text, "f204");
+	assert_null(tp_model_finding(&m, TP_FIND_MAX));
+	tp_model_free(&m);
+}
+
+struct got {
+	int n;
+	char last[256];
+};
+
+static void collect(void *ctx, const char *line, size_t len)
+{
+	struct got *g = ctx;
+
+	g->n++;
+	snprintf(g->last, sizeof g->last, "%.*s", (int)len, line);
+}
+
+static void append(const char *path, const char *mode, const char *text)
+{
+	FILE *f = fopen(path, mode);
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void tail_follows(void **state)
+{
+	char dir[] = "/tmp/sa-top-unit.XXXXXX", a[256], a1[256], spec[256];
+	struct tp_tail t;
+	struct got g = { 0 };
+	char *specs[1] = { spec };
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof a, "%s/log-1.jsonl", dir);
+	snprintf(a1, sizeof a1, "%s/log-1.jsonl.1", dir);
+	snprintf(spec, sizeof spec, "%s", dir);
+	tp_tail_init(&t, specs, 1);
+	append(a, "w", "one\ntw");
+	tp_tail_poll(&t, collect, &g);
+	assert_int_equal(g.n, 1);
+	append(a, "a", "o\n");
+	tp_tail_poll(&t, collect, &g);
+	assert_int_equal(g.n, 2);
+	assert_string_equal(g.last, "two");
+	/* Rotation: renamed, then a new file at the old name. */
+	assert_int_equal(rename(a, a1), 0);
+	append(a1, "a", "three\n");
+	append(a, "w", "new\n");
+	tp_tail_poll(&t, collect, &g);
+	assert_int_equal(g.n, 4);                /* three and new, nothing read twice */
+	tp_tail_poll(&t, collect, &g);
+	assert_int_equal(g.n, 4);
+	/* Truncated: read again from its start. */
+	append(a, "w", "x\n");
+	tp_tail_poll(&t, collect, &g);
+	assert_int_equal(g.n, 5);
+	assert_string_equal(g.last, "x");
+	tp_tail_free(&t);
+	/* A %p pattern matches the pid's place. */
+	snprintf(spec, sizeof spec, "%s/log-%%p.jsonl", dir);
+	memset(&g, 0, sizeof g);
+	tp_tail_init(&t, specs, 1);
+	tp_tail_poll(&t, collect, &g);
+	assert_int_equal(g.n, 1);                /* log-1.jsonl, not log-1.jsonl.1 */
+	tp_tail_free(&t);
+	unlink(a);
+	unlink(a1);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(listener_totals_and_rate),
+		cmocka_unit_test(peers_and_findings),
+		cmocka_unit_test(tail_follows),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
