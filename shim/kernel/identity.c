@@ -45,8 +45,8 @@ int sa_boot_id(char out[37])
 
 	if (fd < 0)
 		return -errno;
-	n = sa_real.read(fd, buf, sizeof buf - 1);
-	sa_real.close(fd);
+	n = SA_REAL(read)(fd, buf, sizeof buf - 1);
+	SA_REAL(close)(fd);
 	if (n < 36)
 		return -EIO;
 	for (i = 0; i < 36; i++) {

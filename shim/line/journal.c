@@ -38,7 +38,7 @@
 
 int sa_journal_open(void)
 {
-	int fd = sa_real.socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = SA_REAL(socket)(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 	return fd < 0 ? -errno : sa_sinkio_move_high(fd);
 }
