@@ -29,13 +29,6 @@
  * were most of the instructions an accept cost (bench/counts.sh). */
 uint32_t sa_accept_serial SA_PROC_PAGE;
 
-int sa_accept_watch_due(const struct sa_listener *l)
-{
-	uint64_t n = __atomic_load_n(&l->accepts, __ATOMIC_RELAXED);
-
-	return n < SA_WATCH_FIRST || n % SA_WATCH_EVERY == 0;
-}
-
 void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1)
 {
 	sa_accept_count_only(lfd, fd, l, t0, t1, NULL);
