@@ -51,7 +51,7 @@ static struct sa_sock *listener_sock(int lfd)
 			s->lsn.backlog_effective = (int)ti.sacked;
 		l = sizeof v;
 		if (sa_real.getsockopt(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) == 0)
-			s->opt.defer_accept_s = v;   /* not a listener to us until now: SA_F_PLAIN_LSN is not set */
+			s->opt.defer_accept_s = v;   /* not a listener to us until now: SA_F_PLAIN_LISTENER is not set */
 	}
 	__atomic_or_fetch(&s->flags, SA_F_LISTENER, __ATOMIC_RELEASE);
 	return s;
@@ -91,19 +91,19 @@ static void peak(uint32_t *p, uint32_t v)
 static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_t t1)
 {
 	struct sa_findings f = { 0 };
-	struct sa_tcpinfo lti;
+	struct sa_tcpinfo listener_ti;
 	struct rlimit rl;
-	uint64_t nerr = l ? ADD(l->errors, 1) : 1, nlim = 0;
-	int have_q = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == SA_TCP_LISTEN;
+	uint64_t nerr = l ? SA_RELAXED_ADD(l->errors, 1) : 1, nlim = 0;
+	int have_q = sa_tcpinfo_read(lfd, &listener_ti) == 0 && listener_ti.state == SA_TCP_LISTEN;
 	struct sa_line L;
 	char queue[96];
 
 	if (err == EMFILE || err == ENFILE) {
-		nlim = l ? ADD(l->fd_limit, 1) : 1;
+		nlim = l ? SA_RELAXED_ADD(l->fd_limit, 1) : 1;
 		getrlimit(RLIMIT_NOFILE, &rl);
 		if (have_q)
 			snprintf(queue, sizeof queue, "%u waiting, room for %u, when this line was written",
-				 lti.unacked, lti.sacked + 1);
+				 listener_ti.unacked, listener_ti.sacked + 1);
 		else
 			snprintf(queue, sizeof queue, "its length was not read");
 		if (err == EMFILE)
@@ -117,7 +117,7 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
 	}
 	/* Trace shows every failure; otherwise the 1st, 2nd, 4th ... per listener. */
 	if (!sa_level_enabled(SA_LEVEL_TRACE) &&
-	    !(f.n ? worth_reporting(nlim) : worth_reporting(nerr))) {
+	    !(f.n ? sa_nth_worth_a_line(nlim) : sa_nth_worth_a_line(nerr))) {
 		sa_emit_skip("accept", &f);
 		if (!f.n)
 			sa_suppressed_add(1);
@@ -127,8 +127,8 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
 	sa_line_int(&L, "listen_fd", lfd);
 	sa_line_real(&L, "wait_ms", (double)(t1 - t0) / 1e6);
 	if (have_q) {
-		sa_line_int(&L, "queue_len", lti.unacked);
-		sa_line_int(&L, "queue_capacity", (long long)lti.sacked + 1);
+		sa_line_int(&L, "queue_len", listener_ti.unacked);
+		sa_line_int(&L, "queue_capacity", (long long)listener_ti.sacked + 1);
 	}
 	if (l && l->local[0])
 		sa_line_str(&L, "local", l->local);
@@ -142,7 +142,7 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
  * this accept, this child's wait and SYN-ACK resends), what a full queue
  * can do to a client on this kernel, and the counters that tell which
  * happened. Runs only for a full queue; the sysctls are read once. */
-static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *lti, int backlog,
+static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *listener_ti, int backlog,
 			   const struct sa_tcpinfo *ti, int need)
 {
 	const struct sa_syn_sched *k = sa_syn_sched();
@@ -159,12 +159,12 @@ static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *lti, 
 	if (k->abort_on_overflow)
 		sa_findings_add(f, "accept_queue_full",
 			"The accept queue was full when accept() ran: %u %s still waiting after this one, room for %d (backlog %d).%s While it is full the kernel drops new SYNs (their clients resend after 1 s) and, with net.ipv4.tcp_abort_on_overflow=%ld, answers a final handshake ACK with a reset (the client sees ECONNRESET). This line does not see whether any arrived meanwhile: check TcpExtListenOverflows and TcpExtListenDrops with nstat here, TcpExtTCPSynRetrans on the clients. A backlog of at least %d (and net.core.somaxconn to match), or accepting faster, keeps the queue from filling.",
-			lti->unacked, sa_plural(lti->unacked, "connection", "connections"), backlog + 1, backlog,
+			listener_ti->unacked, sa_plural(listener_ti->unacked, "connection", "connections"), backlog + 1, backlog,
 			child, k->abort_on_overflow, need);
 	else
 		sa_findings_add(f, "accept_queue_full",
 			"The accept queue was full when accept() ran: %u %s still waiting after this one, room for %d (backlog %d).%s While it is full the kernel drops new SYNs (their clients resend after 1 s, so connect() takes 1 s or more) and final handshake ACKs (net.ipv4.tcp_abort_on_overflow=0: connect() returns at once, and the handshake completes when the client's data or its ACK to a SYN-ACK resent at 1, 3, 7 s finds room, so the delay goes from milliseconds to seconds). This line does not see whether either happened: check TcpExtListenOverflows with nstat here (drops) and TcpExtTCPSynRetrans on the clients (SYN resends), or the clients' own times. A backlog of at least %d (and net.core.somaxconn to match), or accepting faster, keeps the queue from filling.",
-			lti->unacked, sa_plural(lti->unacked, "connection", "connections"), backlog + 1, backlog,
+			listener_ti->unacked, sa_plural(listener_ti->unacked, "connection", "connections"), backlog + 1, backlog,
 			child, need);
 }
 
@@ -175,11 +175,11 @@ static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *lti, 
  * (sa_sock_set_defer: the value, then the bit cleared) wins. */
 static __attribute__((noinline)) void mark_plain(struct sa_sock *ls)
 {
-	if (__atomic_load_n(&ls->flags, __ATOMIC_ACQUIRE) & SA_F_PLAIN_LSN)
+	if (__atomic_load_n(&ls->flags, __ATOMIC_ACQUIRE) & SA_F_PLAIN_LISTENER)
 		return;
-	__atomic_or_fetch(&ls->flags, SA_F_PLAIN_LSN, __ATOMIC_ACQ_REL);
+	__atomic_or_fetch(&ls->flags, SA_F_PLAIN_LISTENER, __ATOMIC_ACQ_REL);
 	if (__atomic_load_n(&ls->opt.defer_accept_s, __ATOMIC_ACQUIRE) != 0)
-		__atomic_and_fetch(&ls->flags, ~SA_F_PLAIN_LSN, __ATOMIC_ACQ_REL);
+		__atomic_and_fetch(&ls->flags, ~SA_F_PLAIN_LISTENER, __ATOMIC_ACQ_REL);
 }
 
 /* The entry of a connection accepted from ls (listener l). */
@@ -217,7 +217,7 @@ static void trace_plain(int lfd, int ret, const struct sa_sock *ls, struct sa_li
 	if (c)
 		accepted_entry(c, lfd, ls, l);
 	__atomic_store_n(&l->defer_s, 0, __ATOMIC_RELAXED);
-	ADD(l->accepts, 1);
+	SA_RELAXED_ADD(l->accepts, 1);
 	sa_hist_add_ns(&l->wait_ms, t1 - t0);
 	/* Nobody spoke yet that we know of: the first read or write decides. */
 	if (c)
@@ -231,9 +231,9 @@ static void trace_plain(int lfd, int ret, const struct sa_sock *ls, struct sa_li
  * while accept() blocked (another thread closed the listener, and a new
  * one may hold the number now): this accept ran on a socket we can no
  * longer name, so no listener gets it. */
-static struct sa_sock *accept_listener(int lfd, uint32_t lgen, struct sa_listener **lp)
+static struct sa_sock *accept_listener(int lfd, uint32_t listen_gen, struct sa_listener **lp)
 {
-	struct sa_sock *ls = sa_fd_gen(lfd) != lgen ? NULL : listener_sock(lfd);
+	struct sa_sock *ls = sa_fd_gen(lfd) != listen_gen ? NULL : listener_sock(lfd);
 	struct sa_listener *l = !ls ? NULL : __atomic_load_n(&ls->lsn.listener, __ATOMIC_ACQUIRE) ?: sa_listener_get(lfd, ls);
 
 	if (l)
@@ -250,7 +250,7 @@ static void accept_failed(int lfd, struct sa_listener *l, int err, uint64_t t0, 
 		sa_netns_baseline();   /* first accept of a process that never listened (a forked worker) */
 	if (err == EAGAIN || err == EWOULDBLOCK) {
 		if (l) {
-			ADD(l->eagain, 1);
+			SA_RELAXED_ADD(l->eagain, 1);
 			sa_listener_tick(l, t1);
 		}
 		return;
@@ -282,7 +282,7 @@ static enum sa_accept_route audit_route(const struct sa_sock *ls, struct sa_list
 
 /* Where read_facts keeps what it read. */
 struct accept_reads {
-	struct sa_tcpinfo ti, lti;
+	struct sa_tcpinfo ti, listener_ti;
 	int bytes;
 };
 
@@ -301,7 +301,7 @@ static void read_facts(int lfd, int fd, const struct sa_sock *ls, const struct s
 		 * gives last_data_sent = now - lsndtime, set when the child was
 		 * established, i.e. its time in the accept queue. */
 		have_ti = sa_tcpinfo_read(fd, &k->ti) == 0;
-		have_lti = sa_tcpinfo_read(lfd, &k->lti) == 0 && k->lti.state == SA_TCP_LISTEN;
+		have_lti = sa_tcpinfo_read(lfd, &k->listener_ti) == 0 && k->listener_ti.state == SA_TCP_LISTEN;
 	}
 	/* Data waiting at accept: free from the sample's TCP_INFO. Otherwise
 	 * FIONREAD, only where it pays: a deferred listener (an empty
@@ -317,10 +317,10 @@ static void read_facts(int lfd, int fd, const struct sa_sock *ls, const struct s
 		have_ti = sa_tcpinfo_read(fd, &k->ti) == 0;
 	/* It waited in the queue: was the queue full? */
 	if (tcp && !have_lti && have_ti && k->ti.last_data_sent >= QUEUE_WAIT_CHECK_MS)
-		have_lti = sa_tcpinfo_read(lfd, &k->lti) == 0 && k->lti.state == SA_TCP_LISTEN;
+		have_lti = sa_tcpinfo_read(lfd, &k->listener_ti) == 0 && k->listener_ti.state == SA_TCP_LISTEN;
 	*in = (struct sa_accept_facts){
 		.tcp = tcp, .defer_s = defer_s,
-		.ti = have_ti ? &k->ti : NULL, .lti = have_lti ? &k->lti : NULL, .bytes = bytes_ok ? &k->bytes : NULL,
+		.ti = have_ti ? &k->ti : NULL, .listener_ti = have_lti ? &k->listener_ti : NULL, .bytes = bytes_ok ? &k->bytes : NULL,
 		.last_backlog = l ? __atomic_load_n(&l->backlog, __ATOMIC_RELAXED) : -1,
 	};
 }
@@ -333,7 +333,7 @@ static int count_accept(struct sa_sock *ls, struct sa_listener *l, const struct 
 {
 	int report = 0;
 
-	if (in->lti) {
+	if (in->listener_ti) {
 		__atomic_store_n(&ls->lsn.backlog_effective, v->backlog, __ATOMIC_RELAXED);
 		if (l)
 			__atomic_store_n(&l->backlog, v->backlog, __ATOMIC_RELAXED);
@@ -343,22 +343,22 @@ static int count_accept(struct sa_sock *ls, struct sa_listener *l, const struct 
 	__atomic_store_n(&l->defer_s, in->defer_s, __ATOMIC_RELAXED);
 	if (in->tcp && in->defer_s == 0)
 		mark_plain(ls);
-	ADD(l->accepts, 1);
+	SA_RELAXED_ADD(l->accepts, 1);
 	sa_hist_add_ns(&l->wait_ms, t1 - t0);
 	if (in->ti && sample)   /* the sample only: extra reads are biased */
 		sa_hist_add(&l->queue_ms, (double)in->ti->last_data_sent);
 	if (v->with_data > 0)
-		ADD(l->with_data, 1);
+		SA_RELAXED_ADD(l->with_data, 1);
 	else if (v->with_data == 0)
-		ADD(l->empty_accepts, 1);
-	if (in->lti)
-		peak(&l->peak_waiting, in->lti->unacked + 1);
+		SA_RELAXED_ADD(l->empty_accepts, 1);
+	if (in->listener_ti)
+		peak(&l->peak_waiting, in->listener_ti->unacked + 1);
 	if (v->cause == SA_EMPTY_DEFER_EXPIRED)
-		report |= worth_reporting(ADD(l->defer_expired, 1));
+		report |= sa_nth_worth_a_line(SA_RELAXED_ADD(l->defer_expired, 1));
 	else if (v->cause == SA_EMPTY_SYNCOOKIE)
-		report |= worth_reporting(ADD(l->syncookie, 1));
+		report |= sa_nth_worth_a_line(SA_RELAXED_ADD(l->syncookie, 1));
 	if (v->full)
-		report |= worth_reporting(ADD(l->queue_full_seen, 1));
+		report |= sa_nth_worth_a_line(SA_RELAXED_ADD(l->queue_full_seen, 1));
 	return report;
 }
 
@@ -384,9 +384,9 @@ static void accept_findings(struct sa_findings *f, int lfd, const struct sa_acce
 				defer_s, v->backlog, sa_secs_str(win, sizeof win, real_ms), note);
 	}
 	if (v->full)
-		queue_full_msg(f, in->lti, v->backlog, in->ti,
+		queue_full_msg(f, in->listener_ti, v->backlog, in->ti,
 			       sa_needed_backlog(l ? __atomic_load_n(&l->peak_waiting, __ATOMIC_RELAXED) :
-						 in->lti->unacked + 1, v->backlog));
+						 in->listener_ti->unacked + 1, v->backlog));
 }
 
 /* An accept the inline path (accept.h) did not finish, and every accept
@@ -394,10 +394,10 @@ static void accept_findings(struct sa_findings *f, int lfd, const struct sa_acce
  * its facts (read_facts), what they mean (sa_accept_judge), its counts
  * (count_accept) and its line. */
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen, int sampled)
+		     const struct sockaddr *peer, socklen_t peerlen, uint32_t listen_gen, int sampled)
 {
 	struct sa_listener *l;
-	struct sa_sock *ls = accept_listener(lfd, lgen, &l), *c;
+	struct sa_sock *ls = accept_listener(lfd, listen_gen, &l), *c;
 	int trace = sa_level_enabled(SA_LEVEL_TRACE), report;
 	enum sa_accept_route r;
 	struct accept_reads k;
@@ -429,8 +429,8 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	accept_findings(&f, lfd, &in, &v, l);
 	if (c && in.tcp && l) {
 		if (v.client_first) {
-			c->acc.first_speaker = SPEAKER_CLIENT;
-			ADD(l->first_client, 1);
+			c->acc.first_speaker = SA_SPEAKER_CLIENT;
+			SA_RELAXED_ADD(l->first_client, 1);
 		} else {
 			sa_watch_on(c, 0);   /* the first read or write decides (sa_accept_io) */
 		}
@@ -442,7 +442,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	}
 	sa_accept_line(&(struct sa_accept_seen){
 		.lfd = lfd, .ret = ret, .l = l, .peer = peer, .peerlen = peerlen, .wait_ns = t1 - t0,
-		.ti = in.ti, .lti = in.lti, .bytes = in.bytes, .tcp = in.tcp, .defer_s = in.defer_s, .plain = v.plain,
+		.ti = in.ti, .listener_ti = in.listener_ti, .bytes = in.bytes, .tcp = in.tcp, .defer_s = in.defer_s, .plain = v.plain,
 	}, &f);
 	if (l)
 		sa_listener_tick_l(l, t1);

@@ -143,7 +143,7 @@ int sa_accept_bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes) SA_HID
 struct sa_accept_facts {
 	int tcp, defer_s;
 	const struct sa_tcpinfo *ti;     /* the child's; NULL: not read */
-	const struct sa_tcpinfo *lti;    /* the listener's, in LISTEN; NULL: not read */
+	const struct sa_tcpinfo *listener_ti;    /* the listener's, in LISTEN; NULL: not read */
 	const int *bytes;                /* bytes waiting; NULL: not known */
 	int last_backlog;                /* the listener's last read-back; -1: none */
 };
@@ -169,18 +169,21 @@ struct sa_accept_seen {
 	const struct sockaddr *peer;         /* the host's buffer, or NULL: getpeername */
 	socklen_t peerlen;
 	uint64_t wait_ns;                    /* accept() blocked */
-	const struct sa_tcpinfo *ti, *lti;   /* the child's and the listener's; NULL: not read */
+	const struct sa_tcpinfo *ti, *listener_ti;   /* the child's and the listener's; NULL: not read */
 	const int *bytes;                    /* bytes waiting; NULL: not known */
 	int tcp, defer_s;
-	int plain;                           /* tcp, defer_s 0, ti, lti and bytes NULL */
+	int plain;                           /* tcp, defer_s 0, ti, listener_ti and bytes NULL */
 };
 /* Writes the accept line (at trace, or warn with findings f). */
 void sa_accept_line(const struct sa_accept_seen *a, const struct sa_findings *f) SA_HIDDEN;
 
 /* ---- shared by accept.c and speaker.c ------------------------------------ */
 
-enum { SPEAKER_UNKNOWN = 3, SPEAKER_CLIENT = 1, SPEAKER_SERVER = 2 };
-#define ADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
+/* Who spoke first on an accepted connection (sa_sock's acc.first_speaker;
+ * 0: not decided yet). */
+enum { SA_SPEAKER_UNKNOWN = 3, SA_SPEAKER_CLIENT = 1, SA_SPEAKER_SERVER = 2 };
+/* A listener counter bumped from any thread; returns the new value. */
+#define SA_RELAXED_ADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
 
 /* The TCP_INFO sample (sa_accept_route): one accept in SA_ACCEPT_SAMPLE_EVERY (by count, so the cost per request
  * does not grow with the request rate: 2 getsockopt / 128 = 0.016 syscalls
@@ -197,9 +200,9 @@ extern uint32_t sa_accept_serial SA_HIDDEN;   /* accepts with an fd entry, numbe
 void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1) SA_HIDDEN;
 
 /* The word an accepted connection that is only counted keeps (fdtab.c's
- * light table): its listener's fd and incarnation, so that a setsockopt on
+ * origin table): its listener's fd and incarnation, so that a setsockopt on
  * it later is still "accepted from" that listener. */
-static inline uint64_t sa_accept_light_word(int lfd, const struct sa_listener *l)
+static inline uint64_t sa_accept_origin_word(int lfd, const struct sa_listener *l)
 {
 	return ((uint64_t)__atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) << 32) | (uint32_t)(lfd + 1);
 }
@@ -210,11 +213,11 @@ static inline __attribute__((always_inline)) void sa_accept_count_only(int lfd, 
 								      uint64_t t0, uint64_t t1, struct sa_fd_side *d)
 {
 	if (d)
-		__atomic_store_n(&d->light[SA_FD_IDX(fd)], sa_accept_light_word(lfd, l), __ATOMIC_RELEASE);
+		__atomic_store_n(&d->origin[SA_FD_IDX(fd)], sa_accept_origin_word(lfd, l), __ATOMIC_RELEASE);
 	else
-		sa_fd_light_set(fd, sa_accept_light_word(lfd, l));
-	ADD(l->accepts, 1);
-	ADD(l->counted, 1);
+		sa_fd_origin_set(fd, sa_accept_origin_word(lfd, l));
+	SA_RELAXED_ADD(l->accepts, 1);
+	SA_RELAXED_ADD(l->counted, 1);
 	sa_hist_add_ns_inline(&l->wait_ms, t1 - t0);
 	sa_listener_tick_l(l, t1);
 }
@@ -275,22 +278,22 @@ static inline __attribute__((always_inline)) enum sa_accept_route sa_accept_rout
  * counts and times the connection here (SA_ACCEPT_DONE); otherwise
  * sa_accept_audit does the rest, told whether the sample was taken (its
  * 100 ms clock moved). d is lfd's side page, where its generation was read
- * before the call (lgen; NULL: the number had no side page then). The
+ * before the call (listen_gen; NULL: the number had no side page then). The
  * listener's number must not have changed socket, and its entry must say
- * plain (SA_F_PLAIN_LSN: TCP and not deferred, set by sa_accept_audit when
+ * plain (SA_F_PLAIN_LISTENER: TCP and not deferred, set by sa_accept_audit when
  * it found both). errno is kept: the wrapper does not save it for this
  * path, so what could touch it (the stats interval's line, a side page's
  * mmap) keeps it itself. */
 static inline __attribute__((always_inline)) int sa_accept_counted(int lfd, int fd, uint64_t t0, uint64_t t1,
-								  struct sa_fd_side *d, uint32_t lgen)
+								  struct sa_fd_side *d, uint32_t listen_gen)
 {
 	struct sa_accept_gate g = { .tcp = 1, .listener = 1 };
 	struct sa_sock *ls;
 	struct sa_listener *l;
 	enum sa_accept_route r;
 
-	if ((d ? __atomic_load_n(&d->gen[SA_FD_IDX(lfd)], __ATOMIC_ACQUIRE) : sa_fd_gen(lfd)) != lgen ||
-	    (ls = sa_fd_get(lfd)) == NULL || !(__atomic_load_n(&ls->flags, __ATOMIC_ACQUIRE) & SA_F_PLAIN_LSN) ||
+	if ((d ? __atomic_load_n(&d->gen[SA_FD_IDX(lfd)], __ATOMIC_ACQUIRE) : sa_fd_gen(lfd)) != listen_gen ||
+	    (ls = sa_fd_get(lfd)) == NULL || !(__atomic_load_n(&ls->flags, __ATOMIC_ACQUIRE) & SA_F_PLAIN_LISTENER) ||
 	    (l = __atomic_load_n(&ls->lsn.listener, __ATOMIC_ACQUIRE)) == NULL)
 		return SA_ACCEPT_FULL;
 	g.accepts = __atomic_load_n(&sa_listener_mine(l)->accepts, __ATOMIC_RELAXED);
@@ -322,10 +325,11 @@ static inline __attribute__((always_inline)) int sa_accept_counted(int lfd, int 
  * accept wrapper's frame, and a thread cancelled in the blocking accept
  * would leave their redzones poisoned (life_hangs case 1). */
 int sa_accept_counted_out(int lfd, int fd, uint64_t t0, uint64_t t1, struct sa_fd_side *d,
-			  uint32_t lgen) SA_HIDDEN;
+			  uint32_t listen_gen) SA_HIDDEN;
 
-/* Report the 1st, 2nd, 4th, 8th ... occurrence; count the rest as suppressed. */
-static inline int worth_reporting(uint64_t n)
+/* Whether the nth occurrence of a finding on a listener gets a line: the
+ * 1st, 2nd, 4th, 8th ...; the rest are counted as suppressed. */
+static inline int sa_nth_worth_a_line(uint64_t n)
 {
 	return n != 0 && (n & (n - 1)) == 0;
 }

@@ -67,15 +67,15 @@ int sa_accept_bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes)
 
 void sa_accept_judge(const struct sa_accept_facts *in, struct sa_accept_verdict *v)
 {
-	const struct sa_tcpinfo *ti = in->ti, *lti = in->lti;
+	const struct sa_tcpinfo *ti = in->ti, *listener_ti = in->listener_ti;
 
 	memset(v, 0, sizeof *v);
 	v->cause = SA_EMPTY_NONE;
 	v->with_data = in->bytes ? *in->bytes > 0 : -1;
 	/* Below trace the listener's TCP_INFO is sampled: else its last read-back. */
-	v->backlog = lti ? (int)lti->sacked : in->last_backlog;
-	if (lti)
-		v->full = sa_queue_was_full(v->backlog, lti->unacked, ti ? (long)ti->last_data_sent : 0);
+	v->backlog = listener_ti ? (int)listener_ti->sacked : in->last_backlog;
+	if (listener_ti)
+		v->full = sa_queue_was_full(v->backlog, listener_ti->unacked, ti ? (long)ti->last_data_sent : 0);
 	if (ti && in->bytes)
 		v->cause = sa_empty_cause(in->defer_s, *in->bytes, ti->state, ti->total_retrans,
 					  ti->has_total_rto ? ti->total_rto : 0, ti->options);
@@ -83,5 +83,5 @@ void sa_accept_judge(const struct sa_accept_facts *in, struct sa_accept_verdict 
 	 * first read or write decides (sa_accept_io). */
 	v->client_first = in->bytes && *in->bytes > 0;
 	/* Nothing was read from the kernel: the trace line's short form. */
-	v->plain = in->tcp && in->defer_s == 0 && !ti && !lti && !in->bytes;
+	v->plain = in->tcp && in->defer_s == 0 && !ti && !listener_ti && !in->bytes;
 }

@@ -172,12 +172,12 @@ static void judge_table(void **state)
 		  SA_EMPTY_SYNCOOKIE, 0, 8, 0, 0, 0, "deferred, no resend: a SYN cookie" },
 		{ { .tcp = 1, .defer_s = 0, .bytes = &zero, .ti = &est_empty, .last_backlog = 8 },
 		  SA_EMPTY_NONE, 0, 8, 0, 0, 0, "empty, not deferred" },
-		{ { .tcp = 1, .ti = &waited, .lti = &lsn_full, .last_backlog = 100 },
+		{ { .tcp = 1, .ti = &waited, .listener_ti = &lsn_full, .last_backlog = 100 },
 		  SA_EMPTY_NONE, 1, 3, -1, 0, 0, "queue full: the listener's backlog wins" },
-		{ { .tcp = 1, .ti = &waited, .lti = &lsn_room, .last_backlog = 100 },
+		{ { .tcp = 1, .ti = &waited, .listener_ti = &lsn_room, .last_backlog = 100 },
 		  SA_EMPTY_NONE, 0, 3, -1, 0, 0, "room left" },
-		{ { .tcp = 1, .ti = &waited, .lti = &lsn_zero }, SA_EMPTY_NONE, 1, 0, -1, 0, 0, "backlog 0, waited 1.5 s" },
-		{ { .tcp = 1, .lti = &lsn_zero }, SA_EMPTY_NONE, 0, 0, -1, 0, 0, "backlog 0, child not read" },
+		{ { .tcp = 1, .ti = &waited, .listener_ti = &lsn_zero }, SA_EMPTY_NONE, 1, 0, -1, 0, 0, "backlog 0, waited 1.5 s" },
+		{ { .tcp = 1, .listener_ti = &lsn_zero }, SA_EMPTY_NONE, 0, 0, -1, 0, 0, "backlog 0, child not read" },
 		{ { .tcp = 0, .bytes = &zero, .last_backlog = -1 }, SA_EMPTY_NONE, 0, -1, 0, 0, 0, "not TCP" },
 	};
 	struct sa_accept_verdict v;
