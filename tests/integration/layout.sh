@@ -36,7 +36,12 @@ hash=$(addr .gnu.hash) ro=$(addr .rodata) text=$(addr .text)
 # (no size of its own: up to the next function).
 end=$(nm -n "$LIB" | awk 'f && $2 ~ /^[tT]$/ { print $1; exit } $3 == "__do_global_dtors_aux" { f = 1 }')
 [ -n "$end" ] && end=$((16#$end))
-if [ -n "$hash" ] && [ -n "$ro" ] && [ -n "$text" ] && [ -n "$end" ] &&
+if [ -n "${SANITIZE:-}" ]; then
+	# Instrumented code is several times the size (this library's .text
+	# passes 600 kB under address,undefined): no fork text fits 48 kB, and
+	# no fork-per-connection server runs a sanitized build in production.
+	echo "ok - headers, .rodata, then .text with the fork text within 48 kB # SKIP SANITIZE=$SANITIZE: instrumented code does not fit the unsanitized layout"
+elif [ -n "$hash" ] && [ -n "$ro" ] && [ -n "$text" ] && [ -n "$end" ] &&
 	[ "$hash" -lt "$ro" ] && [ "$ro" -lt "$text" ] && [ "$text" -lt "$end" ] && [ "$end" -le $((48 * 1024)) ]; then
 	ok "headers, .rodata, then .text with the fork text: all a child reads in the first $((end / 1024)) kB (<= 48)"
 else
@@ -50,7 +55,7 @@ str=$(addr .rodata.str)
 
 # Under the shim, a process maps the library in three vmas (text, RELRO,
 # data) plus its .bss, not five.
-maps=$(env LD_PRELOAD="$LIB" cat /proc/self/maps | grep -F "$(readlink -f "$LIB")")
+maps=$(env LD_PRELOAD="$(preload_value)" cat /proc/self/maps | grep -F "$(readlink -f "$LIB")")
 n=$(echo "$maps" | grep -c .)
 [ "$n" = 3 ] && ok "the library is 3 file mappings in a process" || fail "the library is 3 file mappings in a process" "$n: $(echo "$maps" | awk '{ print $2 }' | tr '\n' ' ')"
 # A forked child's first clock reads are system calls, not the vDSO (whose
