@@ -167,19 +167,19 @@ static void remember_flags(struct sa_sock *s, int level, int opt, const void *va
 /* The call's seen entry (NULL: the table is full), counted, and what it
  * says for the gate: seen before in this process, on this kind of socket?
  * A quickack is one entry whatever its value (quickack.c counts each call). */
-static struct sa_optseen *seen_entry(const struct sa_sock *s, const struct sa_opt_facts *in, int ret, int err,
-				     struct sa_opt_gate *g)
+static struct sa_optseen *seen_entry(const struct sa_sock *s, int level, int opt, const void *val, socklen_t len,
+				     int ret, int err, struct sa_opt_gate *g)
 {
 	uint64_t id;
 	enum sa_optsock sk = sock_kind(s, &id);
-	struct sa_optseen *e = sa_optseen_get(sa_optseen_key(in->level, in->opt, ret, err,
-							     in->quickack ? NULL : in->req, in->reqlen, sk, id),
-					      in->level, in->opt, sk, id);
+	int quickack = level == IPPROTO_TCP && opt == TCP_QUICKACK;
+	struct sa_optseen *e = sa_optseen_get(sa_optseen_key(level, opt, ret, err, quickack ? NULL : val, len, sk, id),
+					      level, opt, sk, id);
 
 	*g = (struct sa_opt_gate){
-		.ok = ret == 0, .trace = sa_level_enabled(SA_LEVEL_TRACE), .info = sa_level_enabled(SA_LEVEL_INFO),
-		.entry = e != NULL, .listener = sk == SA_OPTSOCK_LISTENER,
-		.defer_accept = in->level == IPPROTO_TCP && in->opt == TCP_DEFER_ACCEPT, .first = 1, .nth = 1,
+		.ok = ret == 0, .trace = sa_level_enabled(SA_LEVEL_TRACE), .entry = e != NULL,
+		.listener = sk == SA_OPTSOCK_LISTENER, .defer_accept = level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT,
+		.first = 1, .nth = 1,
 	};
 	if (e) {
 		g->nth = __atomic_add_fetch(&e->calls, 1, __ATOMIC_RELAXED);
@@ -243,11 +243,10 @@ static void option_line(int fd, const struct sa_optdesc *d, const struct sa_opt_
 	sa_line_emit(&L, SA_LEVEL_INFO, f);
 }
 
-/* One setsockopt the host made: its seen entry (seen_entry), the
- * read-back unless off the sample, what it means (sa_sockopt_judge), and
- * its line or count (sa_sockopt_route). */
-void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
-		      socklen_t len, int ret, int err)
+/* A call that is read back: the read, what it means (sa_sockopt_judge),
+ * and its line or count (sa_sockopt_route). */
+static void audit_read_back(int fd, struct sa_sock *s, struct sa_optseen *e, struct sa_opt_gate *g, int level,
+			    int opt, const void *val, socklen_t len, int ret, int err)
 {
 	const struct sa_optdesc *d = sa_opt_lookup(level, opt);
 	struct sa_opt_facts in = {
@@ -256,43 +255,36 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 		.read_sysctl = sa_read_sysctl,
 	};
 	unsigned char eff[256];
-	struct sa_opt_gate g;
 	struct sa_opt_verdict v;
 	struct sa_findings f;
-	struct sa_optseen *e;
 	uint64_t effhash;
 
-	remember_flags(s, level, opt, val, len, ret);
-	e = seen_entry(s, &in, ret, err, &g);
-	if (sa_sockopt_route(&g) == SA_OPT_NOT_READ_BACK) {
-		sa_suppressed_add(1);
-		sa_emit_skip("setsockopt", NULL);
-		return;
-	}
 	if (ret == 0)
 		read_back(fd, &in, e, eff, sizeof eff);
-	g.read_back = in.eff != NULL;
-	if (sa_sockopt_route(&g) == SA_OPT_QUIET)
+	g->read_back = in.eff != NULL;
+	g->info = sa_level_enabled(SA_LEVEL_INFO);
+	if (sa_sockopt_route(g) == SA_OPT_QUIET)
 		return;
 	sa_findings_init(&f);
 	sa_sockopt_judge(&in, &v);
-	option_findings(&f, fd, s, d ? d->name : "option", &in, &v);
+	if (v.diff != SA_OPTD_SAME)
+		option_findings(&f, fd, s, d ? d->name : "option", &in, &v);
 	if (e && f.n > 0) {
 		__atomic_add_fetch(&e->differs, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->full, 1, __ATOMIC_RELAXED);   /* read back every call from now on */
 	}
 	/* Deferral on a listener: remember it and check its interplay. */
-	if (s && ret == 0 && g.defer_accept) {
+	if (s && ret == 0 && g->defer_accept) {
 		sa_sock_set_defer(s, in.eff ? v.eff_i : 0);
 		if (s->flags & SA_F_LISTENER)
 			sa_listen_defer_checks(fd, s, &f);
 	}
 	effhash = in.eff ? sa_fnv64(14695981039346656037ull, in.eff, in.efflen) | 1 : 0;
-	if (e && g.first)
+	if (e && g->first)
 		__atomic_store_n(&e->eff_hash, effhash, __ATOMIC_RELAXED);
-	g.differs = f.n > 0;
-	g.same_as_logged = e && effhash == __atomic_load_n(&e->eff_hash, __ATOMIC_RELAXED);
-	switch (sa_sockopt_route(&g)) {
+	g->differs = f.n > 0;
+	g->same_as_logged = e && effhash == __atomic_load_n(&e->eff_hash, __ATOMIC_RELAXED);
+	switch (sa_sockopt_route(g)) {
 	case SA_OPT_COUNTED:
 		sa_suppressed_add(1);
 		sa_emit_skip("setsockopt", NULL);
@@ -306,4 +298,22 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 	if (e)
 		__atomic_add_fetch(&e->logged_n, 1, __ATOMIC_RELAXED);
 	option_line(fd, d, &in, &v, ret, err, &f);
+}
+
+/* One setsockopt the host made: its seen entry (seen_entry), then, unless
+ * it is off the read-back sample, the read-back and what follows. */
+void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
+		      socklen_t len, int ret, int err)
+{
+	struct sa_opt_gate g;
+	struct sa_optseen *e;
+
+	remember_flags(s, level, opt, val, len, ret);
+	e = seen_entry(s, level, opt, val, len, ret, err, &g);
+	if (!sa_sockopt_read_back_due(&g)) {
+		sa_suppressed_add(1);
+		sa_emit_skip("setsockopt", NULL);
+		return;
+	}
+	audit_read_back(fd, s, e, &g, level, opt, val, len, ret, err);
 }
