@@ -110,7 +110,7 @@ static void emit(int fd, struct sa_sock *s, uint32_t sets, const struct sa_qa_ve
 	 * data: it sends a pending one and leaves pingpong mode, which the
 	 * kernel re-enters on its own; the ACKs sent are not counted here. */
 	sa_findings_add(&f, "quickack_hot_loop",
-		"TCP_QUICKACK was set %u times on this socket, with a median of %u data segments sent between sets and no read between %u%% of them%s. Each set is a syscall, and it acts only on ACKs this socket owes for data it received: it sends a pending one at once and leaves delayed-ACK mode, which the kernel re-enters on its own. This line does not count the ACKs that went out: a capture, or nstat's TcpOutSegs and TcpExtDelayedACKs over runs with and without the sets, shows what they changed. Set it once, or once per received reply%s.",
+		SA_MSG_QUICKACK_HOT_LOOP,
 		sets, v->median_out, v->quiet_pct, nagle ? ", while Nagle is on" : "",
 		nagle ? "; with Nagle on, write each message in one call (or TCP_CORK around it) or set TCP_NODELAY" : "");
 

@@ -85,66 +85,66 @@ static void option_findings(struct sa_findings *f, int fd, const struct sa_sock 
 	case SA_OPTD_SAME:
 		break;
 	case SA_OPTD_DIFFERS:
-		sa_findings_add(f, "option_differs", "%s %d reads back as %d.", name, req, eff);
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS, name, req, eff);
 		break;
 	case SA_OPTD_DIFFERS_UNEXPLAINED:
-		sa_findings_add(f, "option_differs", "%s %d reads back as %d: the kernel kept a value other than the one asked for, for a reason the shim does not know.",
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_UNEXPLAINED,
 				name, req, eff);
 		break;
 	case SA_OPTD_LINGER:
-		sa_findings_add(f, "option_differs", "SO_LINGER {%d, %d} reads back as {%d, %d}.",
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_LINGER,
 				v->linger[0], v->linger[1], v->linger[2], v->linger[3]);
 		break;
 	case SA_OPTD_TIMEOUT:
-		sa_findings_add(f, "option_differs", "%s %lld us reads back as %lld us.", name, v->req_us, v->eff_us);
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_TIMEOUT, name, v->req_us, v->eff_us);
 		break;
 	case SA_OPTD_NAME:
-		sa_findings_add(f, "option_differs", "%s reads back as a different name.", name);
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_NAME, name);
 		break;
 	case SA_OPTD_DEFER_ROUNDED:
 		sa_defer_window(fd, eff, &real_ms, &rto_max);
 		sa_findings_add(f, "defer_rounded",
-			"TCP_DEFER_ACCEPT %d s reads back as %d s: the kernel keeps it as %d SYN-ACK retransmission %s (secs_to_retrans(); resent at 1, 3, 7, 15, 31, 63, 127 s, then every 120 s) and reports the seconds those rounds span, not the value written. A connection whose client stays silent is held for those rounds; the accept line's syn_ack_retrans and queue time show it. Write %d to say what the kernel keeps.%s",
+			SA_MSG_DEFER_ROUNDED,
 			req, eff, v->rounds, sa_plural((unsigned long long)v->rounds, "round", "rounds"), eff,
 			sa_defer_note(note, sizeof note, eff, real_ms, rto_max));
 		break;
 	case SA_OPTD_BUF_DOUBLED:
 		sa_findings_add(f, "option_adjusted",
-			"%s %d reads back as %d: the kernel stores twice the value (sk_setsockopt()) and counts its own per-packet overhead against it, so how much data fits depends on the packet sizes (ss -tm shows the buffer and what is in use).%s",
+			SA_MSG_OPTION_ADJUSTED_BUF_DOUBLED,
 			name, req, eff, autotune);
 		break;
 	case SA_OPTD_BUF_CAPPED:
 		sa_findings_add(f, "option_adjusted",
-			"%s %d was capped by %s=%ld and then doubled to %d: raise %s (or use %sFORCE with CAP_NET_ADMIN) to get the size you asked for.%s",
+			SA_MSG_OPTION_ADJUSTED_BUF_CAPPED,
 			name, req, sysctl, v->sysctl, eff, sysctl, name, autotune);
 		break;
 	case SA_OPTD_BELOW_MIN:
 		sa_findings_add(f, "option_adjusted",
-			"%s %d is below the kernel's minimum; it reads back as %d.%s", name, req, eff, autotune);
+			SA_MSG_OPTION_ADJUSTED_BELOW_MIN, name, req, eff, autotune);
 		break;
 	case SA_OPTD_FASTOPEN_CAPPED:
 		sa_findings_add(f, "option_adjusted",
-			"TCP_FASTOPEN queue %d was capped by net.core.somaxconn=%ld.", req, v->sysctl);
+			SA_MSG_OPTION_ADJUSTED_FASTOPEN_CAPPED, req, v->sysctl);
 		break;
 	case SA_OPTD_MAXSEG:
 		sa_findings_add(f, "option_adjusted",
-			"TCP_MAXSEG %d reads back as %d: on a connected socket getsockopt reports the MSS in use (tcp_getsockopt() returns mss_cache), not the value set, which shapes only a handshake that follows (tcp_connect_init()). ss -ti (mss:) shows the MSS this connection uses.",
+			SA_MSG_OPTION_ADJUSTED_MAXSEG,
 			req, eff);
 		break;
 	case SA_OPTD_TOS_ECN:
 		sa_findings_add(f, "option_adjusted",
-			"IP_TOS %d reads back as %d: on TCP sockets the kernel keeps the two ECN bits for itself.", req, eff);
+			SA_MSG_OPTION_ADJUSTED_TOS_ECN, req, eff);
 		break;
 	case SA_OPTD_HOPS_DEFAULT:
-		sa_findings_add(f, "option_adjusted", "%s -1 means the system default, which is %d.", name, eff);
+		sa_findings_add(f, "option_adjusted", SA_MSG_OPTION_ADJUSTED_HOPS_DEFAULT, name, eff);
 		break;
 	case SA_OPTD_CLAMP_MIN:
 		sa_findings_add(f, "option_adjusted",
-			"TCP_WINDOW_CLAMP %d is below the kernel's minimum; it reads back as %d.", req, eff);
+			SA_MSG_OPTION_ADJUSTED_CLAMP_MIN, req, eff);
 		break;
 	case SA_OPTD_TIMER_TICK:
 		sa_findings_add(f, "option_adjusted",
-			"%s %lld us reads back as %lld us: the kernel rounds timeouts up to its timer tick.",
+			SA_MSG_OPTION_ADJUSTED_TIMER_TICK,
 			name, v->req_us, v->eff_us);
 		break;
 	}
