@@ -1,4 +1,4 @@
-# mk/hardening.mk: the fuzz target and the peer suite (issue 8).
+# mk/hardening.mk: the fuzz target and the peer suite.
 #   make fuzz          build the libFuzzer target and run it FUZZ_SECONDS (600)
 #   make fuzz-build    only build it ($(BUILD)/fuzz/fuzz_shim)
 #   make check-peer    CPython's test_socket with and without the shim
