@@ -7,7 +7,7 @@
 #   make bench-conns-mem   memory of 10,000 idle connections, and after they close
 #   make bench-callgrind   instructions per call of the wrappers' fast paths (valgrind)
 #   make bench-mem         the shim's resident memory at low and high RLIMIT_NOFILE
-# Documented in README.md, "Performance: what the shim costs".
+# Documented in docs/performance.md.
 
 BENCH_MB := $(BUILD)/bench/microbench
 
