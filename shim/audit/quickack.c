@@ -9,7 +9,7 @@
  * send(): at each set we sample tcpi_data_segs_out and tcpi_data_segs_in
  * and keep, per fd, the last SA_QA_WINDOW intervals between sets.
  *
- * The rule (sa_quickack_judge, pure, documented in README.md, "TCP_QUICKACK"):
+ * The rule (sa_quickack_judge, pure, documented in docs/findings.md, "TCP_QUICKACK"):
  * hot when reasserts >= quickack_min_reasserts, the median of data segments
  * out between sets <= quickack_max_segs, and in at least
  * SA_QA_MIN_QUIET_PCT % of the intervals the program read nothing. The
@@ -21,7 +21,7 @@
  * (SIOCINQ), so it needs no read() hook either. tcpi_data_segs_in, the
  * first idea, depends on timing: on loopback the echo of the first write
  * often arrives before the second set, and the shim's own syscalls make
- * that likelier (measured in README.md, "TCP_QUICKACK").
+ * that likelier (measured in docs/findings.md, "TCP_QUICKACK").
  *
  * One quickack_hot_loop event per fd when first found, then again only
  * when the reasserts double: a hot loop never floods the log. Never
