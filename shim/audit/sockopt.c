@@ -21,6 +21,12 @@
  * trace reads back every call. TCP_QUICKACK calls all reach quickack.c.
  *
  * Only decodes optval after the real call succeeded, and only within optlen.
+ *
+ * The shape: the seen entry and the level are the gate's facts; whether the
+ * call is read back and whether it gets a line are sa_sockopt_read_back_due
+ * and sa_sockopt_route (sockopt.h); what a read-back means is
+ * sa_sockopt_judge (sockopt_judge.c, pure); this file reads, counts and
+ * writes.
  */
 #include <errno.h>
 #include <limits.h>
