@@ -1,4 +1,4 @@
-# mk/bench.mk: what the shim costs (issues 9, 17).
+# mk/bench.mk: what the shim costs.
 #   make bench             counted first (bench/counts.sh: syscalls, instructions and
 #                          lines per request per arm: plain, default, trace, strace),
 #                          then wall and CPU ratios side by side (bench/run.sh)
@@ -10,7 +10,7 @@
 #   make bench-start       instructions per exec of /bin/true (callgrind), plain, a
 #                          one-function preload and the shim (bench/start_cost.sh)
 #   make bench-exec        an exec loop of /bin/true timed, plain then shim (bench/exec_loop.sh)
-# Documented in README.md, "Performance: what the shim costs".
+# Documented in docs/performance.md.
 
 BENCH_MB := $(BUILD)/bench/microbench
 
@@ -70,7 +70,7 @@ bench-mem:
 	@$(MAKE) --no-print-directory bench-build
 	@bench/mem.sh
 
-# make bench-report: `sockaudit report` on a real 1M-line trace log (issue 17),
+# make bench-report: `sockaudit report` on a real 1M-line trace log,
 # wall time and peak memory. The log is made once by bench/report_log.sh
 # (nginx under the shim at trace, wrk on loopback) and kept in $(BUILD)/bench.
 .PHONY: bench-report

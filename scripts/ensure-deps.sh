@@ -5,8 +5,8 @@
 # Runs as root on a fresh Debian 12 machine with only Debian's registry reachable.
 set -u
 pkgs=""
-# The real daemons tests/integration/daemon_*.sh run plain and under the shim
-# (issue 16); they never start as system services: see policy-rc.d below.
+# The real daemons tests/integration/daemon_*.sh run plain and under the shim;
+# they never start as system services: see policy-rc.d below.
 # What `make deb` needs, and the Debian 11 root (debootstrap) and musl
 # programs (musl-tools) the old-libc and packaging tests run.
 debpkg="dpkg-dev debhelper build-essential fakeroot lintian"

@@ -214,8 +214,8 @@ static __attribute__((noinline)) void connect_line(int fd, const struct sa_sock 
 }
 
 
-static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
-		   const struct conn_done *d)
+static void report_connect(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
+			   const struct conn_done *d)
 {
 	const struct sa_config *cfg = sa_cfg();
 	struct sa_findings f;
@@ -278,7 +278,7 @@ static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t no
 	if (d->ms < 0)
 		d->ms = now > s->conn.start_ns ? (double)(now - s->conn.start_ns) / 1e6 : 0;
 	memcpy(&peer, s->conn.peer, s->conn.peer_len);
-	report(fd, s, (const struct sockaddr *)&peer, s->conn.peer_len, d);
+	report_connect(fd, s, (const struct sockaddr *)&peer, s->conn.peer_len, d);
 }
 
 static void init_done(struct conn_done *d, const char *by)
@@ -349,7 +349,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 		d.err = EINTR;
 		d.ms = (double)(t1 - t0) / 1e6;
 		sa_tcpinfo_read(fd, &d.ti);
-		report(fd, s, addr, len, &d);
+		report_connect(fd, s, addr, len, &d);
 	}
 	/* The kernel keeps connecting after EINPROGRESS (non-blocking socket,
 	 * or SO_SNDTIMEO ran out) and after EINTR on TCP (inet_wait_for_connect
@@ -373,7 +373,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 	d.ms = (double)(t1 - t0) / 1e6;
 	if (sa_sock_is_tcp(s))
 		sa_tcpinfo_read(fd, &d.ti);
-	report(fd, s, addr, len, &d);
+	report_connect(fd, s, addr, len, &d);
 }
 
 void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,

@@ -40,7 +40,7 @@ static int unix_backlog(int fd, unsigned *pending)
 	int nfd, backlog = -ENOENT;
 	ssize_t n;
 
-	if (sa_fstat(fd, &st) != 0)
+	if (fstat(fd, &st) != 0)
 		return -errno;
 	nfd = sa_real.socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (nfd < 0)
@@ -97,21 +97,36 @@ void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f)
 		/* tcp_try_fastopen() queues the child at the SYN when the
 		 * cookie is valid: it never meets tcp_check_req()'s gate. */
 		sa_findings_add(f, "defer_with_fastopen",
-			"TCP_FASTOPEN (queue %d) and TCP_DEFER_ACCEPT (%d s) are both set on this listener (net.ipv4.tcp_fastopen=%ld; 0x2 lets servers take Fast Open). A client that opens with a valid Fast Open cookie is queued for accept() at its SYN and skips the deferral. This line does not see whether any client does: TcpExtTCPFastOpenPassive with nstat counts them.",
+			SA_MSG_DEFER_WITH_FASTOPEN,
 			tfo, s->opt.defer_accept_s, tfo_mode);
 	}
 	if (sa_read_sysctl("/proc/sys/net/ipv4/tcp_syncookies", &cookies) == 0 && cookies != 0 &&
 	    s->lsn.backlog_effective > 0 && s->lsn.backlog_effective < DEFER_BYPASS_BACKLOG)
 		sa_findings_add(f, "defer_bypass_risk",
-			"TCP_DEFER_ACCEPT is %d s on a listener with backlog %d and net.ipv4.tcp_syncookies=%ld. Deferred connections wait as requests in the SYN queue, which holds backlog + 1 = %d (inet_csk_reqsk_queue_is_full()); if more clients than that connect within the %s s deferral window, the kernel answers the rest with SYN cookies and they reach accept() without deferral. This line sees the sizes, not the traffic: TcpExtSyncookiesSent with nstat, and this listener's empty_syncookie count, show whether it happens. Raise the backlog if you rely on deferral.%s",
+			SA_MSG_DEFER_BYPASS_RISK,
 			s->opt.defer_accept_s, s->lsn.backlog_effective, cookies, s->lsn.backlog_effective + 1,
 			sa_secs_str(win, sizeof win, real_ms), note);
 }
 
-/* A judge's finding goes into the line's findings. */
-static void say_finding(void *ctx, const char *code, const char *text)
+/* backlog_clamped: the request, what the kernel reports, how it was read,
+ * and somaxconn beside it; somaxconn named as the cause only when the
+ * effective backlog equals it (__sys_listen_socket() lowers to it). */
+static void backlog_clamped(struct sa_findings *f, int backlog, int effective, const char *source,
+			    long somaxconn)
 {
-	sa_findings_add(ctx, code, "%s", text);
+	const char *how = !strcmp(source, "tcp_info") ? "read back with TCP_INFO" :
+			  !strcmp(source, "unix_diag") ? "read back with unix_diag" :
+			  "computed from somaxconn, not read back";
+	unsigned room = (unsigned)effective + 1;
+
+	if (somaxconn >= 0 && effective == somaxconn)
+		sa_findings_add(f, "backlog_clamped",
+			SA_MSG_BACKLOG_CLAMPED_SOMAXCONN,
+			backlog, effective, how, room, sa_plural(room, "connection", "connections"), backlog);
+	else
+		sa_findings_add(f, "backlog_clamped",
+			SA_MSG_BACKLOG_CLAMPED_OTHER,
+			backlog, effective, how, room, sa_plural(room, "connection", "connections"), somaxconn);
 }
 
 void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
@@ -141,14 +156,14 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 		}
 		if (effective < 0 && somaxconn >= 0) {
 			/* __sys_listen_socket(): (unsigned)backlog > somaxconn -> somaxconn. */
-			effective = sa_backlog_effective(backlog, somaxconn);
+			effective = (unsigned)backlog > (unsigned long)somaxconn ? (int)somaxconn : backlog;
 			source = "computed";
 		}
 		s->lsn.backlog_effective = effective;
 		if (inet && sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, &dl) == 0)
 			sa_sock_set_defer(s, defer);
-		if (source)
-			sa_backlog_judge(backlog, effective, source, somaxconn, say_finding, &f);
+		if (backlog > 0 && effective >= 0 && effective < backlog)
+			backlog_clamped(&f, backlog, effective, source, somaxconn);
 		sa_listen_defer_checks(fd, s, &f);
 	}
 	if (!sa_level_enabled(SA_LEVEL_INFO) && f.n == 0 && ret == 0) {

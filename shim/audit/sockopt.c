@@ -21,6 +21,12 @@
  * trace reads back every call. TCP_QUICKACK calls all reach quickack.c.
  *
  * Only decodes optval after the real call succeeded, and only within optlen.
+ *
+ * The shape: the seen entry and the level are the gate's facts; whether the
+ * call is read back and whether it gets a line are sa_sockopt_read_back_due
+ * and sa_sockopt_route (sockopt.h); what a read-back means is
+ * sa_sockopt_judge (sockopt_judge.c, pure); this file reads, counts and
+ * writes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -31,7 +37,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "audit/audit.h"
+#include "audit/sockopt.h"
 #include "audit/accept.h"
 #include "syn_schedule.h"
 
@@ -69,190 +75,170 @@ static void name_or_number(struct sa_line *L, int which, const char *name, int n
 		sa_line_str(L, "sol", name);
 }
 
-static int as_int(const void *buf, socklen_t len, int *out)
+/* The findings a read-back carries (sa_sockopt_judge said which), worded
+ * from the values compared. */
+static void option_findings(struct sa_findings *f, int fd, const struct sa_sock *s, const char *name,
+			    const struct sa_opt_facts *in, const struct sa_opt_verdict *v)
 {
-	if (!buf || len == 0)
-		return 0;
-	if (len >= (socklen_t)sizeof(int))
-		memcpy(out, buf, sizeof *out);
-	else
-		*out = *(const unsigned char *)buf;
-	return 1;
-}
+	int req = v->req_i, eff = v->eff_i, rcv = in->opt == SO_RCVBUF || in->opt == SO_RCVBUFFORCE;
+	const char *sysctl = rcv ? "net.core.rmem_max" : "net.core.wmem_max";
+	const char *autotune = (rcv && s && s->type == SOCK_STREAM)
+		? " Setting it also turns off the kernel's receive-buffer autotuning on this socket." : "";
+	long real_ms, rto_max;
+	char note[300];
 
-static long long timeval_us(const void *buf)
-{
-	struct timeval tv;
-
-	memcpy(&tv, buf, sizeof tv);
-	return (long long)tv.tv_sec * 1000000 + tv.tv_usec;
-}
-
-/* A judge's finding goes into the line's findings. */
-static void say_finding(void *ctx, const char *code, const char *text)
-{
-	sa_findings_add(ctx, code, "%s", text);
-}
-
-/* Findings for an int-valued option whose read-back differs: the facts
- * its rule names (a sysctl, the deferral window) are read only now. */
-static void explain_int(struct sa_findings *f, struct sa_sock *s, int fd, int level, int opt,
-			const char *name, int req, int eff)
-{
-	struct sa_optfacts k = {
-		.level = level, .opt = opt, .name = name, .req = req, .eff = eff,
-		.stream = s && s->type == SOCK_STREAM, .somaxconn = -1,
-	};
-	unsigned need = sa_opt_needs(level, opt);
-
-	if (need & SA_NEED_BUF_MAX)
-		sa_read_sysctl(sa_buf_max_path(opt), &k.buf_max);
-	if (need & SA_NEED_SOMAXCONN)
-		sa_read_sysctl("/proc/sys/net/core/somaxconn", &k.somaxconn);
-	if ((need & SA_NEED_DEFER) && req > 0 && eff == sa_defer_secs(sa_defer_rounds(req)))
-		sa_defer_window(fd, eff, &k.defer_real_ms, &k.defer_rto_max_ms);
-	sa_opt_judge_int(&k, say_finding, f);
-}
-
-void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
-		      socklen_t len, int ret, int err)
-{
-	const struct sa_optdesc *d = sa_opt_lookup(level, opt);
-	enum sa_optkind kind = d ? d->kind : (len == sizeof(int) ? SA_OPT_INT : SA_OPT_OPAQUE);
-	unsigned char eff[256];
-	socklen_t efflen = sizeof eff;
-	int have_eff = 0, req_i = 0, eff_i = 0, quickack = level == IPPROTO_TCP && opt == TCP_QUICKACK;
-	int trace = sa_level_enabled(SA_LEVEL_TRACE), always, first = 1;
-	struct sa_findings f;
-	struct sa_optseen *e;
-	enum sa_optsock sk;
-	uint64_t id, nth = 1, effhash;
-	struct sa_line L;
-
-	sa_findings_init(&f);
-	if (s && ret == 0 && level == IPPROTO_TCP && (opt == TCP_NODELAY || opt == TCP_CORK) &&
-	    as_int(val, len, &req_i)) {
-		if (opt == TCP_NODELAY)
-			s->opt.nodelay = req_i != 0;
-		else
-			s->opt.cork = req_i != 0;
+	switch (v->diff) {
+	case SA_OPTD_SAME:
+		break;
+	case SA_OPTD_DIFFERS:
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS, name, req, eff);
+		break;
+	case SA_OPTD_DIFFERS_UNEXPLAINED:
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_UNEXPLAINED,
+				name, req, eff);
+		break;
+	case SA_OPTD_LINGER:
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_LINGER,
+				v->linger[0], v->linger[1], v->linger[2], v->linger[3]);
+		break;
+	case SA_OPTD_TIMEOUT:
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_TIMEOUT, name, v->req_us, v->eff_us);
+		break;
+	case SA_OPTD_NAME:
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_NAME, name);
+		break;
+	case SA_OPTD_DEFER_ROUNDED:
+		sa_defer_window(fd, eff, &real_ms, &rto_max);
+		sa_findings_add(f, "defer_rounded",
+			SA_MSG_DEFER_ROUNDED,
+			req, eff, v->rounds, sa_plural((unsigned long long)v->rounds, "round", "rounds"), eff,
+			sa_defer_note(note, sizeof note, eff, real_ms, rto_max));
+		break;
+	case SA_OPTD_BUF_DOUBLED:
+		sa_findings_add(f, "option_adjusted",
+			SA_MSG_OPTION_ADJUSTED_BUF_DOUBLED,
+			name, req, eff, autotune);
+		break;
+	case SA_OPTD_BUF_CAPPED:
+		sa_findings_add(f, "option_adjusted",
+			SA_MSG_OPTION_ADJUSTED_BUF_CAPPED,
+			name, req, sysctl, v->sysctl, eff, sysctl, name, autotune);
+		break;
+	case SA_OPTD_BELOW_MIN:
+		sa_findings_add(f, "option_adjusted",
+			SA_MSG_OPTION_ADJUSTED_BELOW_MIN, name, req, eff, autotune);
+		break;
+	case SA_OPTD_FASTOPEN_CAPPED:
+		sa_findings_add(f, "option_adjusted",
+			SA_MSG_OPTION_ADJUSTED_FASTOPEN_CAPPED, req, v->sysctl);
+		break;
+	case SA_OPTD_MAXSEG:
+		sa_findings_add(f, "option_adjusted",
+			SA_MSG_OPTION_ADJUSTED_MAXSEG,
+			req, eff);
+		break;
+	case SA_OPTD_TOS_ECN:
+		sa_findings_add(f, "option_adjusted",
+			SA_MSG_OPTION_ADJUSTED_TOS_ECN, req, eff);
+		break;
+	case SA_OPTD_HOPS_DEFAULT:
+		sa_findings_add(f, "option_adjusted", SA_MSG_OPTION_ADJUSTED_HOPS_DEFAULT, name, eff);
+		break;
+	case SA_OPTD_CLAMP_MIN:
+		sa_findings_add(f, "option_adjusted",
+			SA_MSG_OPTION_ADJUSTED_CLAMP_MIN, req, eff);
+		break;
+	case SA_OPTD_TIMER_TICK:
+		sa_findings_add(f, "option_adjusted",
+			SA_MSG_OPTION_ADJUSTED_TIMER_TICK,
+			name, v->req_us, v->eff_us);
+		break;
 	}
-	/* Seen before in this process, on this kind of socket? A quickack is
-	 * one entry whatever its value (quickack.c counts each call). */
-	sk = sock_kind(s, &id);
-	e = sa_optseen_get(sa_optseen_key(level, opt, ret, err, quickack ? NULL : val, len, sk, id),
-			   level, opt, sk, id);
+}
+
+/* TCP_NODELAY and TCP_CORK as the host set them (the quickack audit reads them). */
+static void remember_flags(struct sa_sock *s, int level, int opt, const void *val, socklen_t len, int ret)
+{
+	int on;
+
+	if (s && ret == 0 && level == IPPROTO_TCP && (opt == TCP_NODELAY || opt == TCP_CORK) &&
+	    sa_opt_as_int(val, len, &on)) {
+		if (opt == TCP_NODELAY)
+			s->opt.nodelay = on != 0;
+		else
+			s->opt.cork = on != 0;
+	}
+}
+
+/* The call's seen entry (NULL: the table is full), counted, and what it
+ * says for the gate: seen before in this process, on this kind of socket?
+ * A quickack is one entry whatever its value (quickack.c counts each call). */
+static struct sa_optseen *seen_entry(const struct sa_sock *s, int level, int opt, const void *val, socklen_t len,
+				     int ret, int err, struct sa_opt_gate *g)
+{
+	uint64_t id;
+	enum sa_optsock sk = sock_kind(s, &id);
+	int quickack = level == IPPROTO_TCP && opt == TCP_QUICKACK;
+	struct sa_optseen *e = sa_optseen_get(sa_optseen_key(level, opt, ret, err, quickack ? NULL : val, len, sk, id),
+					      level, opt, sk, id);
+
+	*g = (struct sa_opt_gate){
+		.ok = ret == 0, .trace = sa_level_enabled(SA_LEVEL_TRACE), .entry = e != NULL,
+		.listener = sk == SA_OPTSOCK_LISTENER, .defer_accept = level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT,
+		.first = 1, .nth = 1,
+	};
 	if (e) {
-		nth = __atomic_add_fetch(&e->calls, 1, __ATOMIC_RELAXED);
-		first = !__atomic_exchange_n(&e->logged, 1, __ATOMIC_ACQ_REL);
+		g->nth = __atomic_add_fetch(&e->calls, 1, __ATOMIC_RELAXED);
+		g->first = !__atomic_exchange_n(&e->logged, 1, __ATOMIC_ACQ_REL);
 		if (ret != 0)
 			__atomic_add_fetch(&e->failed, 1, __ATOMIC_RELAXED);
+		g->full = __atomic_load_n(&e->full, __ATOMIC_RELAXED);
 	}
-	always = trace || !e || sk == SA_OPTSOCK_LISTENER ||
-		 (level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT);
-	/* Sampled: nothing to learn from this read-back that the previous
-	 * ones of this kind did not say. Counted (not_read_back). */
-	if (ret == 0 && !sa_optseen_readback(nth, e ? __atomic_load_n(&e->full, __ATOMIC_RELAXED) : 1, always)) {
-		sa_suppressed_add(1);
-		sa_emit_skip("setsockopt", NULL);
+	return e;
+}
+
+/* Reads the value back into eff (never for an opaque option). */
+static void read_back(int fd, struct sa_opt_facts *in, struct sa_optseen *e, unsigned char *eff, socklen_t cap)
+{
+	socklen_t efflen = cap;
+
+	memset(eff, 0, cap);
+	if (in->kind == SA_OPT_INT || in->kind == SA_OPT_BOOL)
+		efflen = sizeof(int);
+	else if (in->kind == SA_OPT_OPAQUE)
+		efflen = in->reqlen < cap ? in->reqlen : cap;
+	if (in->kind == SA_OPT_OPAQUE || sa_real.getsockopt(fd, in->level, in->opt, eff, &efflen) != 0)
 		return;
-	}
-
-	if (ret == 0) {
-		memset(eff, 0, sizeof eff);
-		if (kind == SA_OPT_INT || kind == SA_OPT_BOOL)
-			efflen = sizeof(int);
-		else if (kind == SA_OPT_OPAQUE)
-			efflen = len < sizeof eff ? len : sizeof eff;
-		have_eff = kind != SA_OPT_OPAQUE &&
-			   sa_real.getsockopt(fd, level, opt, eff, &efflen) == 0;
-		if (e && have_eff)
-			__atomic_add_fetch(&e->read_back, 1, __ATOMIC_RELAXED);
-	}
-	if (!sa_level_enabled(SA_LEVEL_INFO) && ret == 0 && !have_eff)
-		return;
-
-	if (have_eff && val) {
-		const char *name = d ? d->name : "option";
-		switch (kind) {
-		case SA_OPT_INT:
-			if (as_int(val, len, &req_i) && as_int(eff, efflen, &eff_i) && req_i != eff_i)
-				explain_int(&f, s, fd, level, opt, name, req_i, eff_i);
-			break;
-		case SA_OPT_BOOL:
-			if (!quickack && as_int(val, len, &req_i) && as_int(eff, efflen, &eff_i))
-				sa_opt_judge_bool(name, req_i, eff_i, say_finding, &f);
-			break;
-		case SA_OPT_LINGER: {
-			struct linger a, b;
-			if (len >= (socklen_t)sizeof a && efflen >= (socklen_t)sizeof b) {
-				memcpy(&a, val, sizeof a);
-				memcpy(&b, eff, sizeof b);
-				sa_opt_judge_linger(a.l_onoff, a.l_linger, b.l_onoff, b.l_linger, say_finding, &f);
-			}
-			break;
-		}
-		case SA_OPT_TIMEVAL:
-			if (len >= (socklen_t)sizeof(struct timeval) && efflen >= (socklen_t)sizeof(struct timeval))
-				sa_opt_judge_timeval(name, timeval_us(val), timeval_us(eff), say_finding, &f);
-			break;
-		case SA_OPT_STRING:
-			sa_opt_judge_string(name, (const char *)val, len, (const char *)eff, efflen, say_finding, &f);
-			break;
-		default:
-			break;
-		}
-	}
-
-	if (e && f.n > 0) {
-		__atomic_add_fetch(&e->differs, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->full, 1, __ATOMIC_RELAXED);   /* read back every call from now on */
-	}
-
-	/* Deferral on a listener: remember it and check its interplay. */
-	if (s && ret == 0 && level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT) {
-		sa_sock_set_defer(s, have_eff ? eff_i : 0);
-		if (s->flags & SA_F_LISTENER)
-			sa_listen_defer_checks(fd, s, &f);
-	}
-
-	/* This kind already has its line and the kernel kept what it kept
-	 * then (the value asked, or the same explained adjustment): counted.
-	 * A read-back unlike the logged one is logged again. */
-	effhash = have_eff ? sa_fnv64(14695981039346656037ull, eff, efflen) | 1 : 0;
-	if (e && first)
-		__atomic_store_n(&e->eff_hash, effhash, __ATOMIC_RELAXED);
-	if (!trace && ret == 0 && !first && e &&
-	    (f.n == 0 || effhash == __atomic_load_n(&e->eff_hash, __ATOMIC_RELAXED))) {
-		sa_suppressed_add(1);
-		sa_emit_skip("setsockopt", NULL);
-		return;
-	}
-	/* Nothing to say at this level: count it without building a JSON object
-	 * (no allocation: warn is the level for hosts that call setsockopt from
-	 * a signal handler, where malloc may be the code that was interrupted). */
-	if (f.n == 0 && !sa_level_enabled(SA_LEVEL_INFO)) {
-		sa_emit_skip("setsockopt", &f);
-		return;
-	}
+	in->eff = eff;
+	in->efflen = efflen;
 	if (e)
-		__atomic_add_fetch(&e->logged_n, 1, __ATOMIC_RELAXED);
-	/* Written straight into a buffer: no allocation at any level. */
-	sa_line_begin(&L, "setsockopt", fd, &f);
-	name_or_number(&L, 0, sa_sol_name(level), level);
-	name_or_number(&L, 1, d ? d->name : NULL, opt);
+		__atomic_add_fetch(&e->read_back, 1, __ATOMIC_RELAXED);
+}
+
+/* The setsockopt line. Written straight into a buffer: no allocation at
+ * any level. */
+static void option_line(int fd, const struct sa_optdesc *d, const struct sa_opt_facts *in,
+			const struct sa_opt_verdict *v, int ret, int err, const struct sa_findings *f)
+{
+	struct sa_line L;
+	int req_i = 0;
+
+	sa_line_begin(&L, "setsockopt", fd, f);
+	name_or_number(&L, 0, sa_sol_name(in->level), in->level);
+	name_or_number(&L, 1, d ? d->name : NULL, in->opt);
 	if (ret == 0)
-		sa_line_opt(&L, "requested", kind, val, len);
+		sa_line_opt(&L, "requested", in->kind, in->req, in->reqlen);
 	else
 		sa_line_null(&L, "requested");
-	if (have_eff)
-		sa_line_opt(&L, "effective", kind, eff, efflen);
+	if (in->eff)
+		sa_line_opt(&L, "effective", in->kind, in->eff, in->efflen);
 	else
 		sa_line_null(&L, "effective");
-	if (level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT && ret == 0 && as_int(val, len, &req_i)) {
+	if (in->level == IPPROTO_TCP && in->opt == TCP_DEFER_ACCEPT && ret == 0 &&
+	    sa_opt_as_int(in->req, in->reqlen, &req_i)) {
 		sa_line_int(&L, "requested_s", req_i);
-		if (have_eff)
-			sa_line_int(&L, "effective_s", eff_i);
+		if (in->eff)
+			sa_line_int(&L, "effective_s", v->eff_i);
 		else
 			sa_line_null(&L, "effective_s");
 		sa_line_int(&L, "rounds", sa_defer_rounds(req_i));
@@ -260,5 +246,84 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 	sa_line_int(&L, "ret", ret);
 	if (ret != 0)
 		sa_line_errno(&L, "errno", err);
-	sa_line_emit(&L, SA_LEVEL_INFO, &f);
+	sa_line_emit(&L, SA_LEVEL_INFO, f);
+}
+
+/* A call that is read back: the read, what it means (sa_sockopt_judge),
+ * and its line or count (sa_sockopt_route). Inline in sa_sockopt_audit:
+ * one frame per call, which a trace-level repeat pays on every setsockopt
+ * (bench/callgrind.sh). */
+static inline __attribute__((always_inline)) void audit_read_back(int fd, struct sa_sock *s,
+								  struct sa_optseen *e, struct sa_opt_gate *g,
+								  int level, int opt, const void *val,
+								  socklen_t len, int ret, int err)
+{
+	const struct sa_optdesc *d = sa_opt_lookup(level, opt);
+	struct sa_opt_facts in = {
+		.level = level, .opt = opt, .kind = d ? d->kind : (len == sizeof(int) ? SA_OPT_INT : SA_OPT_OPAQUE),
+		.quickack = level == IPPROTO_TCP && opt == TCP_QUICKACK, .req = val, .reqlen = len,
+		.read_sysctl = sa_read_sysctl,
+	};
+	unsigned char eff[256];
+	struct sa_opt_verdict v;
+	struct sa_findings f;
+	uint64_t effhash;
+
+	if (ret == 0)
+		read_back(fd, &in, e, eff, sizeof eff);
+	g->read_back = in.eff != NULL;
+	g->info = sa_level_enabled(SA_LEVEL_INFO);
+	if (sa_sockopt_route(g) == SA_OPT_QUIET)
+		return;
+	sa_findings_init(&f);
+	sa_sockopt_judge(&in, &v);
+	if (v.diff != SA_OPTD_SAME)
+		option_findings(&f, fd, s, d ? d->name : "option", &in, &v);
+	if (e && f.n > 0) {
+		__atomic_add_fetch(&e->differs, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->full, 1, __ATOMIC_RELAXED);   /* read back every call from now on */
+	}
+	/* Deferral on a listener: remember it and check its interplay. */
+	if (s && ret == 0 && g->defer_accept) {
+		sa_sock_set_defer(s, in.eff ? v.eff_i : 0);
+		if (s->flags & SA_F_LISTENER)
+			sa_listen_defer_checks(fd, s, &f);
+	}
+	effhash = in.eff ? sa_fnv64(14695981039346656037ull, in.eff, in.efflen) | 1 : 0;
+	if (e && g->first)
+		__atomic_store_n(&e->eff_hash, effhash, __ATOMIC_RELAXED);
+	g->differs = f.n > 0;
+	g->same_as_logged = e && effhash == __atomic_load_n(&e->eff_hash, __ATOMIC_RELAXED);
+	switch (sa_sockopt_route(g)) {
+	case SA_OPT_COUNTED:
+		sa_suppressed_add(1);
+		sa_emit_skip("setsockopt", NULL);
+		return;
+	case SA_OPT_SKIP:
+		sa_emit_skip("setsockopt", &f);
+		return;
+	default:
+		break;
+	}
+	if (e)
+		__atomic_add_fetch(&e->logged_n, 1, __ATOMIC_RELAXED);
+	option_line(fd, d, &in, &v, ret, err, &f);
+}
+
+/* One setsockopt the host made: its seen entry (seen_entry), then, unless
+ * it is off the read-back sample, the read-back and what follows. */
+void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
+		      socklen_t len, int ret, int err)
+{
+	struct sa_opt_gate g;
+	struct sa_optseen *e;
+
+	remember_flags(s, level, opt, val, len, ret);
+	e = seen_entry(s, level, opt, val, len, ret, err, &g);
+	if (!sa_sockopt_read_back_due(&g)) {
+		sa_suppressed_add(1);
+		sa_emit_skip("setsockopt", NULL);
+		return;
+	}
+	audit_read_back(fd, s, e, &g, level, opt, val, len, ret, err);
 }
