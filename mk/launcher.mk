@@ -9,7 +9,7 @@ LAUNCHER_FLOOR := $(if $(SAN_FLAGS),,$(filter x86_64-%-gnu x86_64-linux-gnu,$(sh
 ifneq ($(LAUNCHER_FLOOR),)
 LAUNCHER_CRT_PRE  := $(shell $(CC) -print-file-name=crti.o) $(shell $(CC) -print-file-name=crtbeginS.o)
 LAUNCHER_CRT_POST := $(shell $(CC) -print-file-name=crtendS.o) $(shell $(CC) -print-file-name=crtn.o)
-LAUNCHER_WRAP     := $(foreach f,stat fstat lstat fstatat pow,-Wl,--wrap=$(f))
+LAUNCHER_WRAP     := $(foreach f,stat fstat lstat fstatat pow glob,-Wl,--wrap=$(f))
 LAUNCHER_START    := -nostartfiles -Wl,-z,now $(LAUNCHER_CRT_PRE) $(BUILD)/cli/floor/start.o
 LAUNCHER_LIBS     := $(LAUNCHER_WRAP) $(if $(JANSSON_STATIC),$(JANSSON_STATIC),$(JANSSON_LIBS)) -lm $(LAUNCHER_CRT_POST)
 sockaudit: $(BUILD)/cli/floor/start.o

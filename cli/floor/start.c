@@ -13,12 +13,15 @@
  * - The few libc/libm functions whose default version is newer than the
  *   floor reach us as __wrap_NAME (the link uses --wrap=NAME) and call the
  *   old version: stat family through __xstat (before 2.33 stat was an
- *   inline wrapper around it), pow through pow@GLIBC_2.2.5.
+ *   inline wrapper around it), pow through pow@GLIBC_2.2.5, glob through
+ *   glob@GLIBC_2.2.5 (2.27 changed only GLOB_ALTDIRFUNC's callbacks, which
+ *   we never pass).
  *
  * Built only for x86_64 glibc without sanitizers (mk/launcher.mk).
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <glob.h>
 #include <sys/stat.h>
 
 #define SA_STAT_VER 1           /* _STAT_VER_LINUX on x86_64 */
@@ -30,17 +33,20 @@ int __wrap_fstat(int fd, struct stat *st);
 int __wrap_lstat(const char *path, struct stat *st);
 int __wrap_fstatat(int dirfd, const char *path, struct stat *st, int flags);
 double __wrap_pow(double x, double y);
+int __wrap_glob(const char *pat, int flags, int (*errfn)(const char *, int), glob_t *g);
 
 int sa_old_xstat(int ver, const char *path, struct stat *st);
 int sa_old_fxstat(int ver, int fd, struct stat *st);
 int sa_old_lxstat(int ver, const char *path, struct stat *st);
 int sa_old_fxstatat(int ver, int dirfd, const char *path, struct stat *st, int flags);
 double sa_old_pow(double x, double y);
+int sa_old_glob(const char *pat, int flags, int (*errfn)(const char *, int), glob_t *g);
 __asm__(".symver sa_old_xstat,__xstat@GLIBC_2.2.5");
 __asm__(".symver sa_old_fxstat,__fxstat@GLIBC_2.2.5");
 __asm__(".symver sa_old_lxstat,__lxstat@GLIBC_2.2.5");
 __asm__(".symver sa_old_fxstatat,__fxstatat@GLIBC_2.4");
 __asm__(".symver sa_old_pow,pow@GLIBC_2.2.5");
+__asm__(".symver sa_old_glob,glob@GLIBC_2.2.5");
 __asm__(".symver sa_old_libc_start_main,__libc_start_main@GLIBC_2.2.5");
 
 int __wrap_stat(const char *path, struct stat *st)
@@ -66,6 +72,11 @@ int __wrap_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 double __wrap_pow(double x, double y)
 {
 	return sa_old_pow(x, y);
+}
+
+int __wrap_glob(const char *pat, int flags, int (*errfn)(const char *, int), glob_t *g)
+{
+	return sa_old_glob(pat, flags, errfn, g);
 }
 
 typedef void (*sa_ctor)(int, char **, char **);

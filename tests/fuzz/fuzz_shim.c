@@ -151,7 +151,7 @@ static void fuzz_config(const uint8_t *p, size_t n)
 	memset(c, 0xA5, sizeof(*c));       /* the loader must fill everything */
 	sa_config_load(c, fake_getenv, (pid_t)(n * 7919 % 4194304));
 	CHECK(c->level >= SA_LEVEL_WARN && c->level <= SA_LEVEL_TRACE);
-	CHECK(c->sink >= SA_SINK_STDERR && c->sink <= SA_SINK_SYSLOG);
+	CHECK(c->sink >= SA_SINK_STDERR && c->sink <= SA_SINK_JOURNAL);
 	CHECK(c->disable == 0 || c->disable == 1);
 	CHECK(c->stats_interval >= 0);
 	CHECK(c->nwarnings >= 0 && c->nwarnings <= SA_MAX_WARNINGS);
