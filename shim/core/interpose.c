@@ -35,11 +35,21 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 
 /* Run a hook inside the guard with the host's errno kept. */
 #define HOOK(err, stmt) do { sa_in_shim++; stmt; sa_in_shim--; errno = (err); } while (0)
-/* Not SA_REAL_READY: a call with no argument on the cold path leaves the
- * host's arguments in their registers (one with the slot number made
- * every I/O wrapper save and restore one: 4 instructions a call); and the
- * first wrapper a process calls resolves them all, in one walk. */
-#define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_init(); } while (0)
+/* The real function, resolved on first use by a cold function of its own
+ * that takes no argument: a call with the slot number as an argument made
+ * every I/O wrapper save and restore the fd around it, 4 instructions a
+ * call on the hot path. One slot, not all: a shell under the shim calls
+ * four or five of these and never sets the shim up. */
+#define COLD_RESOLVER(fn) \
+	static __attribute__((noinline, cold)) void resolve_##fn(void) { sa_real_one(SA_REAL_SLOT(fn)); }
+#define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) resolve_##fn(); } while (0)
+COLD_RESOLVER(socket) COLD_RESOLVER(socketpair) COLD_RESOLVER(setsockopt) COLD_RESOLVER(getsockopt)
+COLD_RESOLVER(listen) COLD_RESOLVER(accept) COLD_RESOLVER(accept4) COLD_RESOLVER(connect)
+COLD_RESOLVER(close) COLD_RESOLVER(close_range) COLD_RESOLVER(closefrom) COLD_RESOLVER(dup)
+COLD_RESOLVER(dup2) COLD_RESOLVER(dup3) COLD_RESOLVER(read) COLD_RESOLVER(write) COLD_RESOLVER(recv)
+COLD_RESOLVER(send) COLD_RESOLVER(recvfrom) COLD_RESOLVER(sendto) COLD_RESOLVER(recvmsg)
+COLD_RESOLVER(sendmsg) COLD_RESOLVER(readv) COLD_RESOLVER(writev) COLD_RESOLVER(read_chk)
+COLD_RESOLVER(recv_chk) COLD_RESOLVER(recvfrom_chk)
 /* Our own calls (jansson, dlsym, the sink) and disabled processes pass through. */
 #define AUDITING() ((SA_LIKELY(!sa_in_shim) || sa_signal_escaped()) && !IN_VM_CHILD() && sa_ensure_init())
 

@@ -17,11 +17,14 @@
 
 #include "core/core.h"
 
-/* Not SA_REAL_READY: a call with no argument on the cold path leaves the
- * host's arguments in their registers (one with the slot number made
- * every I/O wrapper save and restore one: 4 instructions a call); and the
- * first wrapper a process calls resolves them all, in one walk. */
-#define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_init(); } while (0)
+/* As in interpose.c: a cold resolver of its own per function, no argument. */
+#define COLD_RESOLVER(fn) \
+	static __attribute__((noinline, cold)) void resolve_##fn(void) { sa_real_one(SA_REAL_SLOT(fn)); }
+#define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) resolve_##fn(); } while (0)
+COLD_RESOLVER(syscall)
+#ifndef __SANITIZE_THREAD__
+COLD_RESOLVER(sigaction) COLD_RESOLVER(signal)
+#endif
 
 /*
  * syscall(): a program that closes or duplicates through it (libuv, Go's
