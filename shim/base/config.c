@@ -33,11 +33,15 @@
 static char start_dir[512];
 static int start_dir_read;
 
-/* The SOCKAUDIT_* entries of the environment the process started with
- * ("NAME=value" strings, which stay where they are when the host later
- * changes or clears its environment), taken by one pass over environ. */
+/* The SOCKAUDIT_* entries of the environment the process started with,
+ * copied ("NAME=value") by one pass over environ. Copied, not pointed to:
+ * init runs at the first call that needs it, and by then the host may
+ * have written over its start-up strings (nginx and others put their
+ * process title there) as well as changed or cleared its environment. */
 #define SNAP_MAX 32
+#define SNAP_BYTES 8192
 static const char *snap[SNAP_MAX];
+static char snap_buf[SNAP_BYTES];
 static int snap_n, snap_taken;
 
 /* s begins with the NUL-terminated p. Inline: the constructor then calls
@@ -76,6 +80,7 @@ static const char env_prefix[] = "SOCKAUDIT" "_";   /* split: not a variable's n
 void sa_env_capture(char **envp)
 {
 	char **e;
+	size_t used, len;
 
 	/* The constructor's envp is the one that counts (2); a copy taken
 	 * before it (1) is taken again from it. */
@@ -97,9 +102,18 @@ void sa_env_capture(char **envp)
 		snap_taken = 2;
 	}
 	snap_n = 0;
-	for (e = envp; e && *e && snap_n < SNAP_MAX; e++)
-		if ((*e)[0] == 'S' && after_prefix(*e, env_prefix))
-			snap[snap_n++] = *e;
+	for (e = envp, used = 0; e && *e && snap_n < SNAP_MAX; e++) {
+		if ((*e)[0] != 'S' || !after_prefix(*e, env_prefix))
+			continue;
+		/* By hand: the constructor binds no libc function it can avoid. */
+		for (len = 0; (*e)[len] && used + len < sizeof snap_buf - 1; len++)
+			snap_buf[used + len] = (*e)[len];
+		if ((*e)[len])
+			break;   /* beyond any valid setting: as if unset */
+		snap_buf[used + len] = '\0';
+		snap[snap_n++] = snap_buf + used;
+		used += len + 1;
+	}
 	/* secure_getenv's rule: a setuid or setgid program (AT_SECURE) is
 	 * configured by nobody's environment. */
 	if (snap_n && getauxval(AT_SECURE))

@@ -93,4 +93,17 @@ CFG
 else
 	fail "haproxy -W" "haproxy is not installed (scripts/ensure-deps.sh installs it)"
 fi
+# 3. A process that writes its title over its start-up strings (environment
+# included) before its first socket call, then forks: the settings it
+# started with still name each process's own file.
+d="$T/title"; mkdir -p "$d"
+LR_LOG="$d/f-%p.jsonl" life_shim "$T/title-run" 20 info "$PROGS/life_title"
+child=$(awk '/^# child/ {print $3}' "$T/title-run.out")
+if [ "$LR_RC" != 0 ] || [ -z "$child" ]; then
+	fail "title: the program works under the shim" "exit $LR_RC"
+else
+	own_files "title: master and child each in their own file after the title overwrote the environment" "$d"
+	check_jq "title: the child's file holds its accept" "$d/f-$child.jsonl" \
+		'[.[] | select(.event=="listener_stats") | .accepts] | add == 1'
+fi
 finish
