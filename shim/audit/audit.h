@@ -104,6 +104,10 @@ void sa_connect_reset(void) SA_HIDDEN;
 
 /* ---- blind.c --------------------------------------------------------------- */
 /* A call made through syscall() that the shim would have audited. */
+/* Whether a syscall(n) is one blind.c has something to say about (or to
+ * note): the syscall() wrapper sets the shim up for these even when no
+ * other call has yet. */
+int sa_blind_watches(long n) SA_HIDDEN;
 void sa_blind_raw_syscall(long n) SA_HIDDEN;
 /* At the summary: an io_uring this process still has open, said once. */
 void sa_blind_ring_at_summary(void) SA_HIDDEN;
@@ -111,7 +115,7 @@ extern int sa_blind_opts SA_HIDDEN;   /* options may be set where we do not see 
 
 /* ---- exec.c ---------------------------------------------------------------- */
 /* Once, at load: whether our own environment preloads us. */
-void sa_exec_init(void) SA_HIDDEN;
+void sa_exec_init(char *const envp[]) SA_HIDDEN;
 /* Whether envp has an LD_PRELOAD naming our library (pure). */
 int sa_exec_env_preloads(char *const envp[]) SA_HIDDEN;
 /* Before an exec/spawn of PROG with envp: one exec_unaudited line when the

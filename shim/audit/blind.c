@@ -35,6 +35,13 @@ static const char *name_of(long n, int *bit)
 	}
 }
 
+int sa_blind_watches(long n)
+{
+	int bit;
+
+	return n == SYS_setsockopt || name_of(n, &bit) != NULL;
+}
+
 void sa_blind_raw_syscall(long n)
 {
 	struct sa_findings f;

@@ -14,6 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -37,12 +38,28 @@ static int names_us(const char *v)
 	return 0;
 }
 
-void sa_exec_init(void)
+void sa_exec_init(char *const envp[])
 {
-	const char *v = secure_getenv("LD_PRELOAD");
+	static const char key[] = "LD_PRELOAD=";
+	const char *v = NULL;
+	size_t i, k;
 
-	if (preloaded_by_env < 0)
+	if (preloaded_by_env >= 0)
+		return;
+	if (!envp) {
+		v = secure_getenv("LD_PRELOAD");
 		preloaded_by_env = v && names_us(v);
+		return;
+	}
+	/* By hand, as secure_getenv would read it: the constructor binds
+	 * no libc function it can avoid. */
+	for (i = 0; envp[i] && !v; i++) {
+		for (k = 0; key[k] && envp[i][k] == key[k]; k++)
+			;
+		if (!key[k])
+			v = envp[i] + k;
+	}
+	preloaded_by_env = v && names_us(v) && !getauxval(AT_SECURE);
 }
 
 int sa_exec_env_preloads(char *const envp[])

@@ -40,7 +40,7 @@ static int unix_backlog(int fd, unsigned *pending)
 	int nfd, backlog = -ENOENT;
 	ssize_t n;
 
-	if (fstat(fd, &st) != 0)
+	if (sa_fstat(fd, &st) != 0)
 		return -errno;
 	nfd = sa_real.socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (nfd < 0)

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -80,6 +81,16 @@ struct sa_real_fns {
 	long (*syscall)(long, ...);
 	int (*clone)(int (*)(void *), void *, int, void *, ...);
 	void (*_exit)(int);
+	/* exec and spawn: resolved with the rest, or on first use without
+	 * allocating (a vfork child, a signal handler). */
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execvp)(const char *, char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			   char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			    char *const[], char *const[]);
 };
 extern struct sa_real_fns sa_real SA_HIDDEN;
 /* Resolves every missing symbol in one pass over the objects loaded after

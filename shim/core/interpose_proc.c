@@ -5,7 +5,6 @@
  * the exec family and posix_spawn(), sigaction() and signal(). Same rule as interpose.c: the host sees
  * exactly what libc would have given it.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <spawn.h>
@@ -44,7 +43,11 @@ SA_EXPORT long syscall(long n, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 	READY(syscall);
-	if (!sa_in_shim && !IN_VM_CHILD() && sa_active()) {
+	/* Set up on a call that is worth a line even when it is the
+	 * program's first (init runs at the first call that needs it); any
+	 * other number before init passes straight through, at no cost. */
+	if (!sa_in_shim && !IN_VM_CHILD() &&
+	    (SA_LIKELY(sa_active()) || (sa_blind_watches(n) && sa_ensure_init()))) {
 		switch (n) {
 		case SYS_close:
 			sa_before_close((int)a[0]);
@@ -170,29 +173,6 @@ SA_EXPORT void _Exit(int status)
  * Thin and async-signal-safe (exec may follow vfork or run in a handler):
  * the check (audit/exec.c) allocates nothing; then the real call, as made.
  * execv/execl/execle/execlp end in the real execve/execvp, as in libc. */
-static struct {
-	int (*execve)(const char *, char *const[], char *const[]);
-	int (*execvp)(const char *, char *const[]);
-	int (*execvpe)(const char *, char *const[], char *const[]);
-	int (*fexecve)(int, char *const[], char *const[]);
-	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
-			   char *const[], char *const[]);
-	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
-			    char *const[], char *const[]);
-} rx;
-
-/* At load (our constructor runs before main), so no exec resolves later:
- * dlsym may allocate, which a vfork child or a handler must not. */
-__attribute__((constructor)) static void exec_resolve(void)
-{
-	sa_in_shim++;
-#define RX(name) rx.name = (__typeof__(rx.name))dlsym(RTLD_NEXT, #name)
-	RX(execve); RX(execvp); RX(execvpe); RX(fexecve); RX(posix_spawn); RX(posix_spawnp);
-#undef RX
-	sa_exec_init();
-	sa_in_shim--;
-}
-
 static void exec_check(const char *call, const char *prog, char *const envp[])
 {
 	int err = errno, shared = sa_in_vfork || IN_VM_CHILD();
@@ -206,34 +186,34 @@ static void exec_check(const char *call, const char *prog, char *const envp[])
 	errno = err;
 }
 
-#define EXEC_READY(fn) do { if (SA_UNLIKELY(!rx.fn)) exec_resolve(); } while (0)
+#define EXEC_READY(fn) SA_REAL_READY(fn)
 
 SA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	EXEC_READY(execve);
 	exec_check("execve", path, envp);
-	return rx.execve(path, argv, envp);
+	return sa_real.execve(path, argv, envp);
 }
 
 SA_EXPORT int execv(const char *path, char *const argv[])
 {
 	EXEC_READY(execve);
 	exec_check("execv", path, environ);
-	return rx.execve(path, argv, environ);
+	return sa_real.execve(path, argv, environ);
 }
 
 SA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	EXEC_READY(execvpe);
 	exec_check("execvpe", file, envp);
-	return rx.execvpe(file, argv, envp);
+	return sa_real.execvpe(file, argv, envp);
 }
 
 SA_EXPORT int execvp(const char *file, char *const argv[])
 {
 	EXEC_READY(execvp);
 	exec_check("execvp", file, environ);
-	return rx.execvp(file, argv);
+	return sa_real.execvp(file, argv);
 }
 
 SA_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
@@ -242,7 +222,7 @@ SA_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 
 	EXEC_READY(fexecve);
 	exec_check("fexecve", av && av[0] ? av[0] : "", envp);
-	return rx.fexecve(fd, argv, envp);
+	return sa_real.fexecve(fd, argv, envp);
 }
 
 /* The execl forms: the arguments into an array on this stack, as libc does. */
@@ -289,7 +269,7 @@ SA_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 {
 	EXEC_READY(posix_spawn);
 	exec_check("posix_spawn", path, envp);
-	return rx.posix_spawn(pid, path, fa, attr, argv, envp);
+	return sa_real.posix_spawn(pid, path, fa, attr, argv, envp);
 }
 
 SA_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
@@ -297,7 +277,7 @@ SA_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 {
 	EXEC_READY(posix_spawnp);
 	exec_check("posix_spawnp", file, envp);
-	return rx.posix_spawnp(pid, file, fa, attr, argv, envp);
+	return sa_real.posix_spawnp(pid, file, fa, attr, argv, envp);
 }
 
 /* ---- signal handlers: run in a trampoline that keeps the shim out ----------- */

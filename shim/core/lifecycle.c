@@ -270,11 +270,13 @@ __attribute__((constructor)) static void sa_ctor(int argc, char **argv, char **e
 	(void)argc;
 	(void)argv;
 	sa_env_capture(envp);
+	sa_exec_init(envp);
 }
 #else
 __attribute__((constructor)) static void sa_ctor(void)
 {
 	sa_env_capture(NULL);
+	sa_exec_init(NULL);
 }
 #endif
 
