@@ -11,7 +11,7 @@ daemons="haproxy redis-server redis-tools memcached apache2 apache2-utils lightt
 for group in "$@"; do
 	case "$group" in
 	build) pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev" ;;
-	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils libcap2-bin strace clang libclang-rt-14-dev chromium fonts-dejavu-core $daemons" ;;
+	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils libcap2-bin strace clang libclang-rt-14-dev chromium fonts-dejavu-core wget faketime $daemons" ;;
 	daemons) pkgs="$pkgs $daemons" ;;
 	peer)  pkgs="$pkgs python3" ;;
 	demo)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev jq python3 curl iproute2 nginx-light procps" ;;

@@ -57,6 +57,7 @@ struct sa_listener {
 	/* What the previous listener_stats line saw, for per-interval findings. */
 	struct sa_netns_snap ns_prev;
 	uint64_t queue_full_prev;
+	uint64_t queue_tail[SA_HIST_TAIL], wait_tail[SA_HIST_TAIL];   /* the histograms' buckets past 6.2 s */
 };
 
 /* The listener for s (a listening socket), created on first use. NULL when

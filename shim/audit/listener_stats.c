@@ -63,6 +63,8 @@ static struct sa_listener *claim(void)
 		inc = __atomic_load_n(&l->inc, __ATOMIC_RELAXED);
 		memset(l, 0, sizeof *l);
 		l->next = next;
+		l->queue_ms.tail = l->queue_tail;
+		l->wait_ms.tail = l->wait_tail;
 		l->in_use = 1;
 		l->epoch = sa_proc_epoch();
 		__atomic_store_n(&l->inc, inc + 1, __ATOMIC_RELEASE);
@@ -81,6 +83,8 @@ static struct sa_listener *claim(void)
 		__atomic_sub_fetch(&nlisteners, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
+	l->queue_ms.tail = l->queue_tail;
+	l->wait_ms.tail = l->wait_tail;
 	l->in_use = 1;
 	l->epoch = sa_proc_epoch();
 	l->next = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
