@@ -98,6 +98,11 @@ void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 			   const void *val, const socklen_t *len, int ret) SA_HIDDEN;
 void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 void sa_connect_close(int fd, struct sa_sock *s) SA_HIDDEN;
+/* A blocking connect this thread left by a jump out of a signal handler:
+ * it ran from t0 until the handler (sig_ns); s is the fd's entry if fd
+ * still names that socket, else NULL. */
+void sa_connect_left(int fd, struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
+		     uint64_t t0, uint64_t sig_ns) SA_HIDDEN;
 void sa_connect_summary(json_t *summary) SA_HIDDEN;
 int sa_connect_active(void) SA_HIDDEN;       /* any connect finished in this process */     /* connect_ms, connect_hist, syn_retrans_total */
 void sa_connect_reset(void) SA_HIDDEN;

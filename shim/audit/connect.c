@@ -137,6 +137,7 @@ struct conn_done {
 	int err;                    /* final errno when failed, 0 if unknown */
 	int nonblocking;            /* completed after the call returned */
 	int after_interrupt;        /* a blocking connect that went on after EINTR */
+	int left_by_jump;           /* a handler siglongjmp()ed out of the blocking call */
 	const char *by;             /* what proved the outcome */
 	double ms;
 	struct sa_tcpinfo ti;       /* read once at completion (TCP only) */
@@ -188,6 +189,8 @@ static __attribute__((noinline)) void connect_line(int fd, const struct sa_sock 
 	sa_line_str(&L, "completed_by", d->by);
 	if (d->after_interrupt)
 		sa_line_bool(&L, "after_interrupt", 1);
+	if (d->left_by_jump)
+		sa_line_bool(&L, "left_by_jump", 1);
 	sa_line_real(&L, "connect_ms", sa_round(d->ms * 1000.0) / 1000.0);
 	if (tcp) {
 		if (retrans >= 0)
@@ -201,6 +204,10 @@ static __attribute__((noinline)) void connect_line(int fd, const struct sa_sock 
 	}
 	if (d->outcome == SA_CONN_OK) {
 		sa_line_int(&L, "ret", 0);
+	} else if (d->left_by_jump) {
+		/* The call never returned: the program saw no result. */
+		sa_line_null(&L, "ret");
+		sa_line_null(&L, "errno");
 	} else if (d->outcome == SA_CONN_FAILED || d->outcome == SA_CONN_INTERRUPTED) {
 		sa_line_int(&L, "ret", -1);
 		if (d->err)
@@ -301,7 +308,51 @@ static int stale(int fd, struct sa_sock *s, int tcpinfo_ret, const struct sa_tcp
 	return 0;
 }
 
+/* The kernel goes on connecting s: watch for its end (interrupted: a
+ * line already said so, with ti's resends). */
+static void mark_pending(struct sa_sock *s, const struct sockaddr *addr, socklen_t len, uint64_t t0,
+			 int interrupted, const struct sa_tcpinfo *ti)
+{
+	s->conn.interrupted = interrupted;
+	s->conn.retrans_counted = interrupted && ti->valid ? (uint8_t)(ti->total_retrans > 255 ? 255 : ti->total_retrans) : 0;
+	s->conn.start_ns = t0;
+	s->conn.epoch = cur_epoch();
+	s->conn.peer_len = 0;
+	if (addr && len > 0 && len <= (socklen_t)sizeof s->conn.peer) {
+		memcpy(s->conn.peer, addr, len);
+		s->conn.peer_len = (uint8_t)len;
+	}
+	sa_watch_on(s, SA_F_CONNECTING);
+}
+
 /* ---- hooks -------------------------------------------------------------------- */
+
+void sa_connect_left(int fd, struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
+		     uint64_t t0, uint64_t sig_ns)
+{
+	struct sa_sock tmp;
+	struct conn_done d;
+
+	if (!s) {
+		/* Closed (and maybe reused) since: the facts we kept only. */
+		memset(&tmp, 0, sizeof tmp);
+		tmp.family = peer && plen >= sizeof(sa_family_t) ? peer->sa_family : 0;
+		tmp.type = SOCK_STREAM;
+		s = &tmp;
+	}
+	init_done(&d, "signal");
+	d.outcome = SA_CONN_INTERRUPTED;
+	d.left_by_jump = 1;
+	d.ms = sig_ns > t0 ? (double)(sig_ns - t0) / 1e6 : 0;
+	if (s != &tmp && sa_sock_is_tcp(s))
+		sa_tcpinfo_read(fd, &d.ti);
+	report(fd, s, peer, plen, &d);
+	/* The kernel keeps connecting, as after EINTR: its end (or the close)
+	 * is reported with after_interrupt. Only a TCP socket still in the
+	 * handshake. */
+	if (s != &tmp && sa_sock_is_tcp(s) && d.ti.valid && sa_conn_handshaking(d.ti.state))
+		mark_pending(s, peer, plen, t0, 1, &d.ti);
+}
 
 void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
 		      int ret, int err, uint64_t t0, uint64_t t1)
@@ -353,16 +404,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 	 * or SO_SNDTIMEO ran out) and after EINTR on TCP (inet_wait_for_connect
 	 * leaves the socket in SYN_SENT). */
 	if (ret < 0 && s != &tmp && (err == EINPROGRESS || (err == EINTR && sa_sock_is_tcp(s)))) {
-		s->conn.interrupted = err == EINTR;
-		s->conn.retrans_counted = err == EINTR && d.ti.valid ? (uint8_t)(d.ti.total_retrans > 255 ? 255 : d.ti.total_retrans) : 0;
-		s->conn.start_ns = t0;
-		s->conn.epoch = cur_epoch();
-		s->conn.peer_len = 0;
-		if (addr && len > 0 && len <= (socklen_t)sizeof s->conn.peer) {
-			memcpy(s->conn.peer, addr, len);
-			s->conn.peer_len = (uint8_t)len;
-		}
-		sa_watch_on(s, SA_F_CONNECTING);
+		mark_pending(s, addr, len, t0, err == EINTR, &d.ti);
 		return;
 	}
 	init_done(&d, "call");

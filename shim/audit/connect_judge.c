@@ -111,7 +111,7 @@ void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double conn
 					connect_ms, slow_ms);
 		else if (o == SA_CONN_INTERRUPTED)
 			sa_findings_add(f, "slow_connect",
-					"The connect waited %.0f ms and was interrupted by a signal (EINTR) before it finished (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d): a connect timeout built on alarm() or a timer ran out.",
+					"The connect waited %.0f ms and was interrupted by a signal (EINTR, or its handler jumped out of the call) before it finished (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d): a connect timeout built on alarm() or a timer ran out.",
 					connect_ms, slow_ms);
 		else
 			sa_findings_add(f, "slow_connect", "The connect took %.0f ms (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d).%s",

@@ -36,6 +36,44 @@ __sighandler_t sa_sig_signal(int sig, __sighandler_t h) SA_HIDDEN;
 /* 1 when a handler left by longjmp (the guard is then reset). */
 int sa_signal_escaped(void) SA_HIDDEN;
 
+/* A blocking call of this thread's in flight (between the wrapper's real
+ * call and its return): a host handler that siglongjmp()s out of it, as
+ * wget's --connect-timeout does (gnulib run_with_timeout), never returns
+ * there, so the wrapper's own report never runs. The trampoline notes when
+ * a handler first ran during the call (and copies the peer, whose buffer a
+ * jump may free); the thread's next wrapper call (sa_signal_escaped) or the
+ * process's end reports the call as left by a jump. Initial-exec TLS:
+ * plain stores on the connect path, nothing allocated. */
+enum sa_inflight_kind { SA_INFLIGHT_NONE = 0, SA_INFLIGHT_CONNECT, SA_INFLIGHT_ACCEPT };
+struct sa_inflight {
+	uint64_t t0;                     /* the call's start; 0: none in flight */
+	uint64_t sig_ns;                 /* a host handler first ran; 0: none yet */
+	const struct sockaddr *addr;     /* the host's, valid while the call blocks */
+	socklen_t len;
+	int fd;
+	uint32_t gen;                    /* fd's table generation when the handler ran */
+	uint8_t kind, peer_len;
+	unsigned char peer[sizeof(struct sockaddr_in6) + 4];
+};
+extern __thread struct sa_inflight sa_inflight SA_HIDDEN SA_TLS_IE;
+static inline void sa_inflight_begin(int kind, int fd, const struct sockaddr *addr, socklen_t len, uint64_t t0)
+{
+	sa_inflight.sig_ns = 0;
+	sa_inflight.addr = addr;
+	sa_inflight.len = len;
+	sa_inflight.fd = fd;
+	sa_inflight.kind = (uint8_t)kind;
+	__atomic_store_n(&sa_inflight.t0, t0 | 1, __ATOMIC_RELAXED);   /* never 0 */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+static inline void sa_inflight_end(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&sa_inflight.t0, 0, __ATOMIC_RELAXED);
+}
+/* Reports the call in flight as left by a jump, if there is one. */
+void sa_inflight_settle(void) SA_HIDDEN;
+
 /* ---- children.c: children that share our memory ------------------------ */
 /* A clone(CLONE_VM) child of ours is running somewhere: is it this code? */
 extern int sa_vm_children SA_HIDDEN;
@@ -68,6 +106,8 @@ void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t lgen, int sampled) SA_HIDDEN;
 void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len,
 		   int ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;
+/* A call this thread left by a jump out of a host signal handler. */
+void sa_on_left_by_jump(const struct sa_inflight *r) SA_HIDDEN;
 /* Only for fds with SA_F_WATCH_IO; ret/err of the real call. */
 void sa_on_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 /* Before the real close of a tracked fd. */

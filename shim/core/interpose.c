@@ -204,8 +204,10 @@ SA_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	if (!AUDITING())
 		return sa_real.connect(fd, addr, len);
 	t0 = sa_now_ns();
+	sa_inflight_begin(SA_INFLIGHT_CONNECT, fd, addr, len, t0);
 	ret = sa_real.connect(fd, addr, len);
 	err = errno;
+	sa_inflight_end();
 	t1 = sa_now_ns();
 	HOOK(err, sa_on_connect(fd, addr, len, ret, ret == 0 ? 0 : err, t0, t1));
 	return ret;
@@ -239,7 +241,9 @@ static inline __attribute__((always_inline)) void before_close(int fd)
 {
 	struct sa_sock *s;
 
-	if (sa_in_shim || IN_VM_CHILD()) {
+	/* A handler that jumped out of the shim is over (sa_signal_escaped
+	 * reports the call it left, which may be the one on this fd). */
+	if ((sa_in_shim && !sa_signal_escaped()) || IN_VM_CHILD()) {
 		close_inside(fd);
 		return;
 	}

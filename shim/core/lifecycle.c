@@ -305,6 +305,10 @@ void sa_lifecycle_end(void)
 {
 	int err = errno;
 
+	/* exit() after a jump out of a handler that left a call in flight:
+	 * that call first, so the summary counts it. */
+	if (sa_in_signal && !sa_in_vfork)
+		sa_signal_escaped();
 	if (!sa_active() || (sa_in_shim && !sa_in_signal) || sa_in_vfork || (!sa_event_any() && !sa_accept_active()))
 		return;
 	if (__atomic_exchange_n(&summary_done, 1, __ATOMIC_ACQ_REL))
