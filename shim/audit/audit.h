@@ -98,6 +98,10 @@ void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 			   const void *val, const socklen_t *len, int ret) SA_HIDDEN;
 void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 void sa_connect_close(int fd, struct sa_sock *s) SA_HIDDEN;
+/* sendto/sendmsg with MSG_FASTOPEN on a socket not already connecting: a
+ * connect (and a send) in one call. */
+void sa_connect_fastopen(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
+			 ssize_t ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;
 /* A blocking connect this thread left by a jump out of a signal handler:
  * it ran from t0 until the handler (sig_ns); s is the fd's entry if fd
  * still names that socket, else NULL. */

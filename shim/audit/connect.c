@@ -37,6 +37,7 @@
  * - Never change what a call returns.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -138,6 +139,7 @@ struct conn_done {
 	int nonblocking;            /* completed after the call returned */
 	int after_interrupt;        /* a blocking connect that went on after EINTR */
 	int left_by_jump;           /* a handler siglongjmp()ed out of the blocking call */
+	int fast_open;              /* TCP Fast Open: the handshake began at the first send */
 	const char *by;             /* what proved the outcome */
 	double ms;
 	struct sa_tcpinfo ti;       /* read once at completion (TCP only) */
@@ -185,6 +187,8 @@ static __attribute__((noinline)) void connect_line(int fd, const struct sa_sock 
 		sa_line_addr(&L, "local", (struct sockaddr *)&local, llen);
 	sa_line_str(&L, "proto", proto_name(s));
 	sa_line_bool(&L, "nonblocking", d->nonblocking);
+	if (d->fast_open)
+		sa_line_bool(&L, "fast_open", 1);
 	sa_line_str(&L, "outcome", sa_conn_outcome_name(d->outcome));
 	sa_line_str(&L, "completed_by", d->by);
 	if (d->after_interrupt)
@@ -277,6 +281,13 @@ static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t no
 		if (d->outcome == SA_CONN_ABANDONED)
 			return;
 		d->after_interrupt = 1;
+	} else if (s->conn.fast_open) {
+		/* connect() (or sendto) returned before the handshake whatever
+		 * the socket's mode: the mode is the file's. */
+		int fl = fcntl(fd, F_GETFL);
+
+		d->fast_open = 1;
+		d->nonblocking = fl >= 0 && (fl & O_NONBLOCK);
 	} else {
 		d->nonblocking = 1;
 	}
@@ -313,7 +324,8 @@ static int stale(int fd, struct sa_sock *s, int tcpinfo_ret, const struct sa_tcp
 static void mark_pending(struct sa_sock *s, const struct sockaddr *addr, socklen_t len, uint64_t t0,
 			 int interrupted, const struct sa_tcpinfo *ti)
 {
-	s->conn.interrupted = interrupted;
+	s->conn.interrupted = interrupted != 0;
+	s->conn.fast_open = 0;
 	s->conn.retrans_counted = interrupted && ti->valid ? (uint8_t)(ti->total_retrans > 255 ? 255 : ti->total_retrans) : 0;
 	s->conn.start_ns = t0;
 	s->conn.epoch = cur_epoch();
@@ -413,6 +425,46 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 	d.ms = (double)(t1 - t0) / 1e6;
 	if (sa_sock_is_tcp(s))
 		sa_tcpinfo_read(fd, &d.ti);
+	/* TCP_FASTOPEN_CONNECT: tcp_v4_connect() stops at
+	 * tcp_fastopen_defer_connect() and connect() returns 0 in SYN_SENT
+	 * before any SYN; the first send starts the handshake. Its end is the
+	 * connect's (a refused one fails that send). */
+	if (ret == 0 && s != &tmp && d.ti.valid && d.ti.state == SA_TCP_SYN_SENT) {
+		mark_pending(s, addr, len, t0, 0, &d.ti);
+		s->conn.fast_open = 1;
+		return;
+	}
+	report(fd, s, addr, len, &d);
+}
+
+void sa_connect_fastopen(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
+			 ssize_t ret, int err, uint64_t t0, uint64_t t1)
+{
+	struct conn_done d;
+
+	/* EISCONN: already connected, a plain send. Others before any
+	 * connect (EBADF, ENOTSOCK, EOPNOTSUPP without the sysctl...) are
+	 * the send's, not a connect's: only a TCP socket's outcome counts. */
+	if (!s || !sa_sock_is_tcp(s) || (ret < 0 && (err == EISCONN || err == EBADF || err == ENOTSOCK ||
+						      err == EFAULT || err == EOPNOTSUPP)))
+		return;
+	init_done(&d, "sendto");
+	d.fast_open = 1;
+	sa_tcpinfo_read(fd, &d.ti);
+	if (ret < 0 && err != EINPROGRESS && err != EAGAIN && err != EWOULDBLOCK && err != EINTR &&
+	    err != EALREADY) {
+		d.outcome = SA_CONN_FAILED;
+		d.err = err;
+	} else if (d.ti.valid && sa_conn_handshaking(d.ti.state)) {
+		/* Non-blocking: the data went with the SYN (or waits for it). */
+		mark_pending(s, addr, len, t0, 0, &d.ti);
+		s->conn.fast_open = 1;
+		return;
+	} else {
+		d.outcome = SA_CONN_OK;
+	}
+	d.ms = (double)(t1 - t0) / 1e6;
+	d.nonblocking = 0;
 	report(fd, s, addr, len, &d);
 }
 

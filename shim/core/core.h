@@ -106,6 +106,9 @@ void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t lgen, int sampled) SA_HIDDEN;
 void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len,
 		   int ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;
+/* sendto/sendmsg with MSG_FASTOPEN on a socket not connecting yet. */
+void sa_on_fastopen(int fd, const struct sockaddr *addr, socklen_t len, ssize_t ret, int err,
+		    uint64_t t0, uint64_t t1) SA_HIDDEN;
 /* A call this thread left by a jump out of a host signal handler. */
 void sa_on_left_by_jump(const struct sa_inflight *r) SA_HIDDEN;
 /* Only for fds with SA_F_WATCH_IO; ret/err of the real call. */

@@ -115,6 +115,16 @@ void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len, int ret, 
 	sa_connect_audit(fd, lazy_track(fd), addr, len, ret, err, t0, t1);
 }
 
+void sa_on_fastopen(int fd, const struct sockaddr *addr, socklen_t len, ssize_t ret, int err,
+		    uint64_t t0, uint64_t t1)
+{
+	if (!connect_addr_readable(ret >= 0 ? 0 : -1, err, len)) {
+		addr = NULL;
+		len = 0;
+	}
+	sa_connect_fastopen(fd, lazy_track(fd), addr, len, ret, err, t0, t1);
+}
+
 void sa_on_left_by_jump(const struct sa_inflight *r)
 {
 	/* The same socket only if the number was not closed and reused since

@@ -459,8 +459,48 @@ SA_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int
 	IO_WRAP(recvfrom_chk, SA_IO_READ, fd, buf, n, buflen, flags, a, al);
 }
 
+/* sendto/sendmsg with MSG_FASTOPEN: a connect and a send in one call
+ * (tcp_sendmsg_fastopen), timed like connect(). A socket already
+ * connecting (or connected) is I/O as usual. addr is read only when the
+ * kernel could read it (sa_on_fastopen). */
+static __attribute__((noinline, cold)) ssize_t fastopen_send(int fd, const void *buf, size_t n, int flags,
+							     const struct sockaddr *a, socklen_t al,
+							     struct msghdr *m)
+{
+	struct sa_sock *s;
+	uint64_t t0, t1;
+	ssize_t ret;
+	int err;
+
+	if (!AUDITING())
+		return m ? sa_real.sendmsg(fd, m, flags) : sa_real.sendto(fd, buf, n, flags, a, al);
+	t0 = sa_now_ns();
+	ret = m ? sa_real.sendmsg(fd, m, flags) : sa_real.sendto(fd, buf, n, flags, a, al);
+	err = errno;
+	t1 = sa_now_ns();
+	if ((s = sa_fd_get(fd)) != NULL && (s->flags & (SA_F_WATCH_IO | SA_F_CONNECTING))) {
+		if (s->flags & SA_F_WATCH_IO)
+			io_watched(fd, s, SA_IO_WRITE, ret);
+	} else {
+		if (m && (ret >= 0 || err != EFAULT)) {
+			a = m->msg_name;
+			al = m->msg_namelen;
+		} else if (m) {
+			a = NULL;
+			al = 0;
+		}
+		HOOK(err, sa_on_fastopen(fd, a, al, ret, ret < 0 ? err : 0, t0, t1));
+	}
+	errno = err;
+	return ret;
+}
+
 SA_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *a, socklen_t al)
 {
+	if (SA_UNLIKELY(flags & MSG_FASTOPEN)) {
+		READY(sendto);
+		return fastopen_send(fd, buf, n, flags, a, al, NULL);
+	}
 	IO_WRAP(sendto, SA_IO_WRITE, fd, buf, n, flags, a, al);
 }
 
@@ -471,6 +511,10 @@ SA_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 
 SA_EXPORT ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 {
+	if (SA_UNLIKELY(flags & MSG_FASTOPEN)) {
+		READY(sendmsg);
+		return fastopen_send(fd, NULL, 0, flags, NULL, 0, (struct msghdr *)m);
+	}
 	IO_WRAP(sendmsg, SA_IO_WRITE, fd, m, flags);
 }
 

@@ -64,7 +64,8 @@ struct sa_sock_accepted {
 struct sa_sock_connect {
 	uint64_t start_ns;
 	uint8_t peer_len;           /* bytes of peer in use */
-	uint8_t interrupted;        /* a blocking connect that returned EINTR, already reported */
+	uint8_t interrupted : 1;    /* a blocking connect that returned EINTR, already reported */
+	uint8_t fast_open : 1;      /* TCP Fast Open: connect() returned before any SYN, or sendto(MSG_FASTOPEN) */
 	uint8_t retrans_counted;    /* SYN retransmissions already in the summary (at EINTR) */
 	uint8_t epoch;              /* audit/connect.c's process epoch when it started */
 	uint8_t peer[28];           /* pending connect's address (sockaddr_in/in6 fit) */
