@@ -55,6 +55,14 @@ void sa_sockopt_reset(void) SA_HIDDEN;                /* a forked child starts o
 
 /* ---- listen.c ------------------------------------------------------------ */
 void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err) SA_HIDDEN;
+/* An AF_UNIX listener's backlog from unix_diag (NETLINK_SOCK_DIAG), and
+ * its connections waiting in *pending; -errno when it cannot be read. */
+int sa_unix_backlog(int fd, unsigned *pending) SA_HIDDEN;
+/* The largest backlog a request is taken at its word for. Above it (up to
+ * INT_MAX: systemd's and others' "as many as allowed") it means the most
+ * allowed, as -1 does, and the kernel lowering it to somaxconn is what was
+ * asked: sixteen times somaxconn's default (4096), no queue anyone sizes. */
+#define SA_BACKLOG_MOST 65535
 /* Deferral interplay on a listener (fastopen, SYN-cookie bypass risk). */
 void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f) SA_HIDDEN;
 

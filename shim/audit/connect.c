@@ -53,6 +53,7 @@ static uint64_t hist_tail[SA_HIST_TAIL];     /* its buckets past 6.2 s, off the 
 static uint64_t buckets[SA_CONN_NBUCKETS] SA_PROC_PAGE;
 static uint64_t n_ok SA_PROC_PAGE, n_failed SA_PROC_PAGE, n_abandoned SA_PROC_PAGE, n_interrupted SA_PROC_PAGE,
 	retrans_total SA_PROC_PAGE;
+static uint64_t n_disconnect;   /* connect(AF_UNSPEC): rare, off the process page */
 
 static void add(uint64_t *c, uint64_t n)
 {
@@ -66,7 +67,7 @@ static uint64_t get(const uint64_t *c)
 
 int sa_connect_active(void)
 {
-	return get(&n_ok) || get(&n_failed) || get(&n_abandoned) || get(&n_interrupted);
+	return get(&n_ok) || get(&n_failed) || get(&n_abandoned) || get(&n_interrupted) || get(&n_disconnect);
 }
 
 void sa_connect_summary(json_t *summary)
@@ -83,6 +84,7 @@ void sa_connect_summary(json_t *summary)
 	json_object_set_new(c, "failed", json_integer((json_int_t)get(&n_failed)));
 	json_object_set_new(c, "abandoned", json_integer((json_int_t)get(&n_abandoned)));
 	json_object_set_new(c, "interrupted", json_integer((json_int_t)get(&n_interrupted)));
+	json_object_set_new(c, "disconnects", json_integer((json_int_t)get(&n_disconnect)));
 	json_object_set_new(summary, "connects", c);
 }
 
@@ -115,6 +117,7 @@ void sa_connect_reset(void)
 	SA_ZERO(n_failed);
 	SA_ZERO(n_abandoned);
 	SA_ZERO(n_interrupted);
+	SA_ZERO(n_disconnect);
 	SA_ZERO(retrans_total);
 }
 
@@ -206,7 +209,11 @@ static __attribute__((noinline)) void connect_line(int fd, const struct sa_sock 
 		if (defer_s > 0)
 			sa_line_int(&L, "defer_accept_s", defer_s);
 	}
-	if (d->outcome == SA_CONN_OK) {
+	if (d->outcome == SA_CONN_DISCONNECT) {
+		sa_line_int(&L, "ret", d->err ? -1 : 0);
+		if (d->err)
+			sa_line_errno(&L, "errno", d->err);
+	} else if (d->outcome == SA_CONN_OK) {
 		sa_line_int(&L, "ret", 0);
 	} else if (d->left_by_jump) {
 		/* The call never returned: the program saw no result. */
@@ -237,7 +244,8 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
 	if (tcp)
 		defer_s = defer_of(fd, s);
 	add(d->outcome == SA_CONN_OK ? &n_ok : d->outcome == SA_CONN_FAILED ? &n_failed :
-	    d->outcome == SA_CONN_INTERRUPTED ? &n_interrupted : &n_abandoned, 1);
+	    d->outcome == SA_CONN_INTERRUPTED ? &n_interrupted :
+	    d->outcome == SA_CONN_DISCONNECT ? &n_disconnect : &n_abandoned, 1);
 	/* After an interrupt the count is cumulative: add only what is new. */
 	if (retrans > s->conn.retrans_counted)
 		add(&retrans_total, (uint64_t)(retrans - s->conn.retrans_counted));
@@ -246,8 +254,9 @@ static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer,
 		sa_hist_add(&hist, d->ms);
 		add(&buckets[sa_conn_bucket(d->ms)], 1);
 	}
-	/* UDP and AF_UNIX datagram connects only set a default address. */
-	if (s->type != SOCK_DGRAM) {
+	/* UDP and AF_UNIX datagram connects only set a default address; a
+	 * disconnect waits for nothing. */
+	if (s->type != SOCK_DGRAM && d->outcome != SA_CONN_DISCONNECT) {
 		int slow = cfg && cfg->slow_connect_ms > 0 ? cfg->slow_connect_ms : 500;
 		struct sa_syn_sched k = SA_SYN_SCHED_DEFAULTS;
 
@@ -388,7 +397,17 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 			init_done(&d, "connect");
 			d.outcome = SA_CONN_ABANDONED;
 			complete(fd, s, &d, t1);
+			return;
 		}
+		/* A disconnect: a datagram socket forgets its default peer
+		 * (udp_disconnect), a TCP connection is aborted
+		 * (tcp_disconnect). A line at trace, a count; no peer. */
+		init_done(&d, "call");
+		d.outcome = SA_CONN_DISCONNECT;
+		d.err = ret == 0 ? 0 : err;
+		d.ms = (double)(t1 - t0) / 1e6;
+		if (s != &tmp)
+			report(fd, s, NULL, 0, &d);
 		return;
 	}
 	if (s->flags & SA_F_CONNECTING) {

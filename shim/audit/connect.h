@@ -17,6 +17,7 @@ enum sa_conn_outcome {
 	SA_CONN_FAILED,
 	SA_CONN_ABANDONED,          /* closed before the handshake finished */
 	SA_CONN_INTERRUPTED,        /* a blocking connect returned EINTR (a signal) */
+	SA_CONN_DISCONNECT,         /* connect(AF_UNSPEC): a datagram socket's peer dissolved, or a connection aborted */
 };
 
 /* The program read SO_ERROR and got so_error; tcp_state is the socket's

@@ -218,6 +218,21 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 
 	if (l)
 		return l;
+	/* No listener without a listen() that succeeded (or SO_ACCEPTCONN on
+	 * one we met late): an accept on a datagram socket, or on one whose
+	 * listen() failed, is a failed call, not a listener's. */
+	if (!(__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) & SA_F_LISTENER))
+		return NULL;
+	/* An AF_UNIX listener we never saw listen() (passed over SCM_RIGHTS,
+	 * inherited across exec) has no TCP_INFO: unix_diag gives its
+	 * backlog. Unknown stays -1 and is written as null. */
+	if (s->lsn.backlog_effective < 0 && s->family == AF_UNIX) {
+		unsigned waiting = 0;
+		int b = sa_unix_backlog(fd, &waiting);
+
+		if (b >= 0)
+			__atomic_store_n(&s->lsn.backlog_effective, b, __ATOMIC_RELAXED);
+	}
 	l = claim();
 	if (!l)
 		return NULL;
@@ -330,7 +345,7 @@ static void emit_line(struct sa_listener *l)
 
 	json_object_set_new(ev, "listen_fd", json_integer(l->listen_fd));
 	json_object_set_new(ev, "local", l->local[0] ? sa_json_str(l->local) : json_null());
-	json_object_set_new(ev, "backlog", json_integer(in.backlog));
+	json_object_set_new(ev, "backlog", in.backlog >= 0 ? json_integer(in.backlog) : json_null());
 	json_object_set_new(ev, "defer_accept_s", json_integer(in.defer_s));
 	json_object_set_new(ev, "accepts", json_integer((json_int_t)accepts));
 	json_object_set_new(ev, "eagain", json_integer((json_int_t)eagain));
