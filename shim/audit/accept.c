@@ -25,63 +25,6 @@
 #include "audit/accept.h"
 #include "syn_schedule.h"
 
-#define TCPI_OPT_TFO_CHILD 128
-/* A backlog-0 queue holds one connection: call it full only when that one
- * waited long enough for a new SYN to be likely to meet it. */
-#define FULL_MIN_QUEUE_MS 10
-
-
-
-enum sa_empty_cause sa_empty_cause(int defer_s, long bytes_ready, int state,
-				   uint32_t total_retrans, uint32_t total_rto, uint8_t options)
-{
-	if (defer_s <= 0 || bytes_ready != 0 || state != SA_TCP_ESTABLISHED)
-		return SA_EMPTY_NONE;   /* FIN-only children reach accept in CLOSE_WAIT */
-	/* Fast Open children are queued at SYN time and skip the gate. */
-	if (options & TCPI_OPT_TFO_CHILD)
-		return SA_EMPTY_NONE;
-	/* tcp_create_openreq_child(): total_retrans = req->num_retrans, the
-	 * "last chance" SYN-ACK syn_ack_recalc() resends when the window ends. */
-	if (total_retrans >= 1 || total_rto >= 1)
-		return SA_EMPTY_DEFER_EXPIRED;
-	/* cookie_tcp_reqsk_init(): a SYN-cookie child never had a request in
-	 * the SYN queue, so tcp_check_req()'s deferral gate never ran. */
-	return SA_EMPTY_SYNCOOKIE;
-}
-
-int sa_queue_was_full(int backlog, uint32_t len_after, long queue_ms)
-{
-	if (backlog < 0)
-		return 0;
-	/* sk_acceptq_is_full(): len > backlog, so it held backlog + 1 before
-	 * this accept took one when len_after >= backlog. */
-	if ((long)len_after < (long)backlog)
-		return 0;
-	return backlog > 0 || len_after > 0 || queue_ms >= FULL_MIN_QUEUE_MS;
-}
-
-
-/* FIONREAD of a child nobody has read from yet, without the ioctl: there
- * tcpi_bytes_received (4.1+) counts the same bytes, plus one for a FIN
- * (tcp_fin() moves rcv_nxt past it; tcp_inq() takes it back off). Checked on
- * 6.18 for silent, 5 bytes, 5 bytes + FIN, FIN only and 3000 bytes. Other
- * states (a reset child) go to the ioctl. Saves a syscall per accept, ~1.7%
- * of an nginx worker's CPU with Connection: close (bench/profile.sh). */
-static int bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes)
-{
-	uint64_t b;
-
-	if (!ti || !ti->has_bytes_received)
-		return 0;
-	b = ti->bytes_received;
-	if (ti->state == SA_TCP_CLOSE_WAIT && b > 0)
-		b--;
-	else if (ti->state != SA_TCP_ESTABLISHED)
-		return 0;
-	*bytes = b > INT_MAX ? INT_MAX : (int)b;
-	return 1;
-}
-
 /* A child that sat this long in the accept queue makes us look at the
  * listener's queue even off the sample. */
 #define QUEUE_WAIT_CHECK_MS 5
@@ -108,7 +51,7 @@ static struct sa_sock *listener_sock(int lfd)
 			s->lsn.backlog_effective = (int)ti.sacked;
 		l = sizeof v;
 		if (sa_real.getsockopt(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) == 0)
-			s->opt.defer_accept_s = v;   /* not a listener to us until now: SA_F_PLAIN_LSN is not set */
+			s->opt.defer_accept_s = v;   /* not a listener to us until now: SA_F_PLAIN_LISTENER is not set */
 	}
 	__atomic_or_fetch(&s->flags, SA_F_LISTENER, __ATOMIC_RELEASE);
 	return s;
@@ -148,19 +91,19 @@ static void peak(uint32_t *p, uint32_t v)
 static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_t t1)
 {
 	struct sa_findings f = { 0 };
-	struct sa_tcpinfo lti;
+	struct sa_tcpinfo listener_ti;
 	struct rlimit rl;
-	uint64_t nerr = l ? ADD(l->errors, 1) : 1, nlim = 0;
-	int have_q = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == SA_TCP_LISTEN;
+	uint64_t nerr = l ? SA_RELAXED_ADD(l->errors, 1) : 1, nlim = 0;
+	int have_q = sa_tcpinfo_read(lfd, &listener_ti) == 0 && listener_ti.state == SA_TCP_LISTEN;
 	struct sa_line L;
 	char queue[96];
 
 	if (err == EMFILE || err == ENFILE) {
-		nlim = l ? ADD(l->fd_limit, 1) : 1;
+		nlim = l ? SA_RELAXED_ADD(l->fd_limit, 1) : 1;
 		getrlimit(RLIMIT_NOFILE, &rl);
 		if (have_q)
 			snprintf(queue, sizeof queue, "%u waiting, room for %u, when this line was written",
-				 lti.unacked, lti.sacked + 1);
+				 listener_ti.unacked, listener_ti.sacked + 1);
 		else
 			snprintf(queue, sizeof queue, "its length was not read");
 		if (err == EMFILE)
@@ -174,7 +117,7 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
 	}
 	/* Trace shows every failure; otherwise the 1st, 2nd, 4th ... per listener. */
 	if (!sa_level_enabled(SA_LEVEL_TRACE) &&
-	    !(f.n ? worth_reporting(nlim) : worth_reporting(nerr))) {
+	    !(f.n ? sa_nth_worth_a_line(nlim) : sa_nth_worth_a_line(nerr))) {
 		sa_emit_skip("accept", &f);
 		if (!f.n)
 			sa_suppressed_add(1);
@@ -184,8 +127,8 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
 	sa_line_int(&L, "listen_fd", lfd);
 	sa_line_real(&L, "wait_ms", (double)(t1 - t0) / 1e6);
 	if (have_q) {
-		sa_line_int(&L, "queue_len", lti.unacked);
-		sa_line_int(&L, "queue_capacity", (long long)lti.sacked + 1);
+		sa_line_int(&L, "queue_len", listener_ti.unacked);
+		sa_line_int(&L, "queue_capacity", (long long)listener_ti.sacked + 1);
 	}
 	if (l && l->local[0])
 		sa_line_str(&L, "local", l->local);
@@ -199,7 +142,7 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
  * this accept, this child's wait and SYN-ACK resends), what a full queue
  * can do to a client on this kernel, and the counters that tell which
  * happened. Runs only for a full queue; the sysctls are read once. */
-static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *lti, int backlog,
+static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *listener_ti, int backlog,
 			   const struct sa_tcpinfo *ti, int need)
 {
 	const struct sa_syn_sched *k = sa_syn_sched();
@@ -216,12 +159,12 @@ static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *lti, 
 	if (k->abort_on_overflow)
 		sa_findings_add(f, "accept_queue_full",
 			"The accept queue was full when accept() ran: %u %s still waiting after this one, room for %d (backlog %d).%s While it is full the kernel drops new SYNs (their clients resend after 1 s) and, with net.ipv4.tcp_abort_on_overflow=%ld, answers a final handshake ACK with a reset (the client sees ECONNRESET). This line does not see whether any arrived meanwhile: check TcpExtListenOverflows and TcpExtListenDrops with nstat here, TcpExtTCPSynRetrans on the clients. A backlog of at least %d (and net.core.somaxconn to match), or accepting faster, keeps the queue from filling.",
-			lti->unacked, sa_plural(lti->unacked, "connection", "connections"), backlog + 1, backlog,
+			listener_ti->unacked, sa_plural(listener_ti->unacked, "connection", "connections"), backlog + 1, backlog,
 			child, k->abort_on_overflow, need);
 	else
 		sa_findings_add(f, "accept_queue_full",
 			"The accept queue was full when accept() ran: %u %s still waiting after this one, room for %d (backlog %d).%s While it is full the kernel drops new SYNs (their clients resend after 1 s, so connect() takes 1 s or more) and final handshake ACKs (net.ipv4.tcp_abort_on_overflow=0: connect() returns at once, and the handshake completes when the client's data or its ACK to a SYN-ACK resent at 1, 3, 7 s finds room, so the delay goes from milliseconds to seconds). This line does not see whether either happened: check TcpExtListenOverflows with nstat here (drops) and TcpExtTCPSynRetrans on the clients (SYN resends), or the clients' own times. A backlog of at least %d (and net.core.somaxconn to match), or accepting faster, keeps the queue from filling.",
-			lti->unacked, sa_plural(lti->unacked, "connection", "connections"), backlog + 1, backlog,
+			listener_ti->unacked, sa_plural(listener_ti->unacked, "connection", "connections"), backlog + 1, backlog,
 			child, need);
 }
 
@@ -232,11 +175,11 @@ static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *lti, 
  * (sa_sock_set_defer: the value, then the bit cleared) wins. */
 static __attribute__((noinline)) void mark_plain(struct sa_sock *ls)
 {
-	if (__atomic_load_n(&ls->flags, __ATOMIC_ACQUIRE) & SA_F_PLAIN_LSN)
+	if (__atomic_load_n(&ls->flags, __ATOMIC_ACQUIRE) & SA_F_PLAIN_LISTENER)
 		return;
-	__atomic_or_fetch(&ls->flags, SA_F_PLAIN_LSN, __ATOMIC_ACQ_REL);
+	__atomic_or_fetch(&ls->flags, SA_F_PLAIN_LISTENER, __ATOMIC_ACQ_REL);
 	if (__atomic_load_n(&ls->opt.defer_accept_s, __ATOMIC_ACQUIRE) != 0)
-		__atomic_and_fetch(&ls->flags, ~SA_F_PLAIN_LSN, __ATOMIC_ACQ_REL);
+		__atomic_and_fetch(&ls->flags, ~SA_F_PLAIN_LISTENER, __ATOMIC_ACQ_REL);
 }
 
 /* The entry of a connection accepted from ls (listener l). */
@@ -274,7 +217,7 @@ static void trace_plain(int lfd, int ret, const struct sa_sock *ls, struct sa_li
 	if (c)
 		accepted_entry(c, lfd, ls, l);
 	__atomic_store_n(&l->defer_s, 0, __ATOMIC_RELAXED);
-	ADD(l->accepts, 1);
+	SA_RELAXED_ADD(l->accepts, 1);
 	sa_hist_add_ns(&l->wait_ms, t1 - t0);
 	/* Nobody spoke yet that we know of: the first read or write decides. */
 	if (c)
@@ -283,174 +226,224 @@ static void trace_plain(int lfd, int ret, const struct sa_sock *ls, struct sa_li
 	sa_listener_tick_l(l, t1);
 }
 
-void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen, int sampled)
+/* The listener lfd names for this accept, and its state (made now for a
+ * listener we never saw listen()). None when the number changed socket
+ * while accept() blocked (another thread closed the listener, and a new
+ * one may hold the number now): this accept ran on a socket we can no
+ * longer name, so no listener gets it. */
+static struct sa_sock *accept_listener(int lfd, uint32_t listen_gen, struct sa_listener **lp)
 {
-	/* The number lfd changed socket while accept() blocked (another thread
-	 * closed the listener, and a new one may hold the number now): this
-	 * accept ran on a socket we can no longer name, so no listener gets it. */
-	int moved = sa_fd_gen(lfd) != lgen;
-	struct sa_sock *ls = moved ? NULL : listener_sock(lfd), *c = NULL;
+	struct sa_sock *ls = sa_fd_gen(lfd) != listen_gen ? NULL : listener_sock(lfd);
 	struct sa_listener *l = !ls ? NULL : __atomic_load_n(&ls->lsn.listener, __ATOMIC_ACQUIRE) ?: sa_listener_get(lfd, ls);
-	struct sa_findings f;
-	struct sa_tcpinfo ti, lti;
-	enum sa_empty_cause cause = SA_EMPTY_NONE;
-	int tcp = sa_sock_is_tcp(ls), have_ti = 0, have_lti = 0, bytes_ok = 0, full = 0, report = 0;
-	int trace = sa_level_enabled(SA_LEVEL_TRACE), sample = 0, backlog = -1;
-	int defer_s = ls ? ls->opt.defer_accept_s : 0;
-	int bytes = 0;
 
 	if (l)
 		sa_listener_mine(l);   /* a forked child's first count on it starts from zero */
-	if (ret >= 0) {
-		/* TCP_INFO on the child and the listener is most of what a watched
-		 * accept costs us: below trace it is read on a sample (one accept
-		 * in 128 per listener, or 100 ms after the last, which is what the
-		 * queue_ms histogram and the queue depth are built from), and
-		 * whenever a finding depends on it. */
-		sample = tcp && (sampled || sa_accept_sample_due(l, t1, trace));
-		/* Counted only, as in sa_accept_counted; reached here only when
-		 * the listener's state was made just now or changed meanwhile. */
-		if (!trace && !sample && tcp && l && defer_s == 0 && !sa_accept_watch_due(l) && !sa_fd_get(ret) &&
-		    sa_netns_base()) {
-			sa_accept_counted_only(lfd, ret, l, t0, t1);
-			return;
-		}
-		if (trace && !sample && tcp && l && defer_s == 0) {
-			trace_plain(lfd, ret, ls, l, t0, t1, peer, peerlen);
-			return;
-		}
-	}
-	sa_findings_init(&f);
+	*lp = l;
+	return ls;
+}
+
+/* A failed accept. EAGAIN is a wasted wake-up of a non-blocking accept
+ * loop and EINTR a signal: counted only. */
+static void accept_failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_t t1)
+{
 	if (l && !sa_netns_base())
 		sa_netns_baseline();   /* first accept of a process that never listened (a forked worker) */
-	if (ret < 0) {
-		if (err == EAGAIN || err == EWOULDBLOCK) {
-			/* A wasted wake-up of a non-blocking accept loop: counted only. */
-			if (l) {
-				ADD(l->eagain, 1);
-				sa_listener_tick(l, t1);
-			}
-			return;
+	if (err == EAGAIN || err == EWOULDBLOCK) {
+		if (l) {
+			SA_RELAXED_ADD(l->eagain, 1);
+			sa_listener_tick(l, t1);
 		}
-		if (err != EINTR)
-			failed(lfd, l, err, t0, t1);
-		sa_listener_tick(l, t1);
 		return;
 	}
+	if (err != EINTR)
+		failed(lfd, l, err, t0, t1);
+	sa_listener_tick(l, t1);
+}
 
-	if ((c = sa_fd_track(ret)) != NULL)
-		accepted_entry(c, lfd, ls, l);
+/* sa_accept_route's facts as this path knows them. The sample's 100 ms
+ * clock moves here unless the inline path took the sample (sampled). */
+static enum sa_accept_route audit_route(const struct sa_sock *ls, struct sa_listener *l, int fd, uint64_t t1,
+					int sampled, int trace)
+{
+	struct sa_accept_gate g = {
+		.tcp = sa_sock_is_tcp(ls), .listener = l != NULL, .trace = trace,
+		.deferred = ls && ls->opt.defer_accept_s != 0,
+		.sample_due = sampled || (l && t1 >= __atomic_load_n(&l->next_sample_ns, __ATOMIC_RELAXED)),
+		.accepts = l ? __atomic_load_n(&l->accepts, __ATOMIC_RELAXED) : 0,
+		/* Read only where the rule asks: below trace. */
+		.child_known = !trace && sa_fd_get(fd) != NULL, .netns_ready = !trace && sa_netns_base() != NULL,
+	};
+	enum sa_accept_route r = sa_accept_route(&g);
+
+	if (r == SA_ROUTE_SAMPLE && l && !sampled)
+		__atomic_store_n(&l->next_sample_ns, t1 + SA_ACCEPT_SAMPLE_NS, __ATOMIC_RELAXED);
+	return r;
+}
+
+/* Where read_facts keeps what it read. */
+struct accept_reads {
+	struct sa_tcpinfo ti, listener_ti;
+	int bytes;
+};
+
+/* What the kernel says about the child fd and its listener lfd. TCP_INFO
+ * on the child and the listener is most of what a full accept costs us: it
+ * is read on the sample (which the queue_ms histogram and the queue depth
+ * are built from) and where a finding depends on it. */
+static void read_facts(int lfd, int fd, const struct sa_sock *ls, const struct sa_listener *l, int sample,
+		       struct accept_reads *k, struct sa_accept_facts *in)
+{
+	int tcp = sa_sock_is_tcp(ls), defer_s = ls ? ls->opt.defer_accept_s : 0;
+	int have_ti = 0, have_lti = 0, bytes_ok;
+
 	if (sample) {
 		/* Right after accept and before the program writes: tcp_get_info()
 		 * gives last_data_sent = now - lsndtime, set when the child was
 		 * established, i.e. its time in the accept queue. */
-		have_ti = sa_tcpinfo_read(ret, &ti) == 0;
-		have_lti = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == SA_TCP_LISTEN;
+		have_ti = sa_tcpinfo_read(fd, &k->ti) == 0;
+		have_lti = sa_tcpinfo_read(lfd, &k->listener_ti) == 0 && k->listener_ti.state == SA_TCP_LISTEN;
 	}
 	/* Data waiting at accept: free from the sample's TCP_INFO. Otherwise
 	 * FIONREAD, only where it pays: a deferred listener (an empty
 	 * connection there is a finding) or one that is not TCP. On a plain
 	 * TCP listener empty accepts are normal, its with_data_pct comes from
 	 * the sample, and who speaks first is decided at the first I/O. */
-	bytes_ok = bytes_from_tcpinfo(have_ti ? &ti : NULL, &bytes) ||
-		   ((!tcp || defer_s > 0) && ioctl(ret, FIONREAD, &bytes) == 0);
+	k->bytes = 0;
+	bytes_ok = sa_accept_bytes_from_tcpinfo(have_ti ? &k->ti : NULL, &k->bytes) ||
+		   ((!tcp || defer_s > 0) && ioctl(fd, FIONREAD, &k->bytes) == 0);
 	/* An empty connection on a deferred listener: its cause needs the
 	 * child's retransmission counts. */
-	if (tcp && !have_ti && defer_s > 0 && bytes_ok && bytes == 0)
-		have_ti = sa_tcpinfo_read(ret, &ti) == 0;
+	if (tcp && !have_ti && defer_s > 0 && bytes_ok && k->bytes == 0)
+		have_ti = sa_tcpinfo_read(fd, &k->ti) == 0;
 	/* It waited in the queue: was the queue full? */
-	if (tcp && !have_lti && have_ti && ti.last_data_sent >= QUEUE_WAIT_CHECK_MS)
-		have_lti = sa_tcpinfo_read(lfd, &lti) == 0 && lti.state == SA_TCP_LISTEN;
-	if (have_lti) {
-		backlog = (int)lti.sacked;
-		__atomic_store_n(&ls->lsn.backlog_effective, backlog, __ATOMIC_RELAXED);
-		if (l)
-			__atomic_store_n(&l->backlog, backlog, __ATOMIC_RELAXED);
-		full = sa_queue_was_full(backlog, lti.unacked, have_ti ? (long)ti.last_data_sent : 0);
-	}
-	if (l)
-		__atomic_store_n(&l->defer_s, defer_s, __ATOMIC_RELAXED);
-	if (have_ti && bytes_ok)
-		cause = sa_empty_cause(defer_s, bytes, ti.state, ti.total_retrans,
-				       ti.has_total_rto ? ti.total_rto : 0, ti.options);
+	if (tcp && !have_lti && have_ti && k->ti.last_data_sent >= QUEUE_WAIT_CHECK_MS)
+		have_lti = sa_tcpinfo_read(lfd, &k->listener_ti) == 0 && k->listener_ti.state == SA_TCP_LISTEN;
+	*in = (struct sa_accept_facts){
+		.tcp = tcp, .defer_s = defer_s,
+		.ti = have_ti ? &k->ti : NULL, .listener_ti = have_lti ? &k->listener_ti : NULL, .bytes = bytes_ok ? &k->bytes : NULL,
+		.last_backlog = l ? __atomic_load_n(&l->backlog, __ATOMIC_RELAXED) : -1,
+	};
+}
 
-	if (l) {
-		uint64_t n;
-		if (tcp && defer_s == 0)
-			mark_plain(ls);
-		ADD(l->accepts, 1);
-		sa_hist_add_ns(&l->wait_ms, t1 - t0);
-		if (have_ti && sample)   /* the sample only: extra reads are biased */
-			sa_hist_add(&l->queue_ms, (double)ti.last_data_sent);
-		if (bytes_ok && bytes > 0)
-			ADD(l->with_data, 1);
-		else if (bytes_ok)
-			ADD(l->empty_accepts, 1);
-		if (have_lti)
-			peak(&l->peak_waiting, lti.unacked + 1);
-		if (cause == SA_EMPTY_DEFER_EXPIRED) {
-			n = ADD(l->defer_expired, 1);
-			report |= worth_reporting(n);
-		} else if (cause == SA_EMPTY_SYNCOOKIE) {
-			n = ADD(l->syncookie, 1);
-			report |= worth_reporting(n);
-		}
-		if (full) {
-			n = ADD(l->queue_full_seen, 1);
-			report |= worth_reporting(n);
-		}
-	} else {
-		report = 1;
+/* Counts a fully audited accept on its listener. Returns whether its
+ * findings are worth a line: the 1st, 2nd, 4th ... of each kind per
+ * listener, and every one on a socket with no listener state. */
+static int count_accept(struct sa_sock *ls, struct sa_listener *l, const struct sa_accept_facts *in,
+			const struct sa_accept_verdict *v, int sample, uint64_t t0, uint64_t t1)
+{
+	int report = 0;
+
+	if (in->listener_ti) {
+		__atomic_store_n(&ls->lsn.backlog_effective, v->backlog, __ATOMIC_RELAXED);
+		if (l)
+			__atomic_store_n(&l->backlog, v->backlog, __ATOMIC_RELAXED);
 	}
-	/* Below trace the listener's TCP_INFO is sampled: else its last read-back. */
-	if (backlog < 0 && l)
-		backlog = __atomic_load_n(&l->backlog, __ATOMIC_RELAXED);
-	if (cause == SA_EMPTY_DEFER_EXPIRED || cause == SA_EMPTY_SYNCOOKIE) {
+	if (!l)
+		return 1;
+	__atomic_store_n(&l->defer_s, in->defer_s, __ATOMIC_RELAXED);
+	if (in->tcp && in->defer_s == 0)
+		mark_plain(ls);
+	SA_RELAXED_ADD(l->accepts, 1);
+	sa_hist_add_ns(&l->wait_ms, t1 - t0);
+	if (in->ti && sample)   /* the sample only: extra reads are biased */
+		sa_hist_add(&l->queue_ms, (double)in->ti->last_data_sent);
+	if (v->with_data > 0)
+		SA_RELAXED_ADD(l->with_data, 1);
+	else if (v->with_data == 0)
+		SA_RELAXED_ADD(l->empty_accepts, 1);
+	if (in->listener_ti)
+		peak(&l->peak_waiting, in->listener_ti->unacked + 1);
+	if (v->cause == SA_EMPTY_DEFER_EXPIRED)
+		report |= sa_nth_worth_a_line(SA_RELAXED_ADD(l->defer_expired, 1));
+	else if (v->cause == SA_EMPTY_SYNCOOKIE)
+		report |= sa_nth_worth_a_line(SA_RELAXED_ADD(l->syncookie, 1));
+	if (v->full)
+		report |= sa_nth_worth_a_line(SA_RELAXED_ADD(l->queue_full_seen, 1));
+	return report;
+}
+
+/* The findings a judged accept carries, worded from what it measured. */
+static void accept_findings(struct sa_findings *f, int lfd, const struct sa_accept_facts *in,
+			    const struct sa_accept_verdict *v, const struct sa_listener *l)
+{
+	if (v->cause == SA_EMPTY_DEFER_EXPIRED || v->cause == SA_EMPTY_SYNCOOKIE) {
 		long real_ms, rto_max;
 		char win[24], note[300];
+		int defer_s = in->defer_s;
+		unsigned retrans = in->ti->total_retrans;
 
 		sa_defer_window(lfd, defer_s, &real_ms, &rto_max);
 		sa_defer_note(note, sizeof note, defer_s, real_ms, rto_max);
-		if (cause == SA_EMPTY_DEFER_EXPIRED)
-			sa_findings_add(&f, "empty_accept_defer_expired",
+		if (v->cause == SA_EMPTY_DEFER_EXPIRED)
+			sa_findings_add(f, "empty_accept_defer_expired",
 				"This connection arrived with no data (FIONREAD 0) on a listener with TCP_DEFER_ACCEPT=%d s, after %u SYN-ACK %s (tcpi_total_retrans): the kernel resends the SYN-ACK once when the window runs out and then accepts the connection empty. Deferral is a delay, not a filter, so handle empty connections; if clients of this port are slow to speak or the server speaks first, turn deferral off.%s",
-				defer_s, ti.total_retrans, sa_plural(ti.total_retrans, "resend", "resends"), note);
+				defer_s, retrans, sa_plural(retrans, "resend", "resends"), note);
 		else
-			sa_findings_add(&f, "empty_accept_syncookie",
+			sa_findings_add(f, "empty_accept_syncookie",
 				"This connection arrived with no data and no SYN-ACK resend although TCP_DEFER_ACCEPT is %d s, which only a connection made by a SYN cookie does (it never waits at the deferral gate): the SYN queue, bounded by the backlog (%d), was probably full; TcpExtSyncookiesRecv in listener_stats.netns_counters (or nstat) confirms it. If you rely on deferral, raise the backlog above the number of clients that connect within %s s.%s",
-				defer_s, backlog, sa_secs_str(win, sizeof win, real_ms), note);
+				defer_s, v->backlog, sa_secs_str(win, sizeof win, real_ms), note);
 	}
-	if (full)
-		queue_full_msg(&f, &lti, backlog, have_ti ? &ti : NULL,
-			       sa_needed_backlog(l ? __atomic_load_n(&l->peak_waiting, __ATOMIC_RELAXED) : lti.unacked + 1, backlog));
+	if (v->full)
+		queue_full_msg(f, in->listener_ti, v->backlog, in->ti,
+			       sa_needed_backlog(l ? __atomic_load_n(&l->peak_waiting, __ATOMIC_RELAXED) :
+						 in->listener_ti->unacked + 1, v->backlog));
+}
 
-	/* Who speaks first: data already here means the client; otherwise the
-	 * first read or write decides (sa_accept_io). */
-	if (c && tcp && l) {
-		if (bytes_ok && bytes > 0) {
-			c->acc.first_speaker = SPEAKER_CLIENT;
-			ADD(l->first_client, 1);
+/* An accept the inline path (accept.h) did not finish, and every accept
+ * at trace: which way it goes (sa_accept_route), then for the full audit
+ * its facts (read_facts), what they mean (sa_accept_judge), its counts
+ * (count_accept) and its line. */
+void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
+		     const struct sockaddr *peer, socklen_t peerlen, uint32_t listen_gen, int sampled)
+{
+	struct sa_listener *l;
+	struct sa_sock *ls = accept_listener(lfd, listen_gen, &l), *c;
+	int trace = sa_level_enabled(SA_LEVEL_TRACE), report;
+	enum sa_accept_route r;
+	struct accept_reads k;
+	struct sa_accept_facts in;
+	struct sa_accept_verdict v;
+	struct sa_findings f;
+
+	if (ret < 0) {
+		accept_failed(lfd, l, err, t0, t1);
+		return;
+	}
+	r = audit_route(ls, l, ret, t1, sampled, trace);
+	if (r == SA_ROUTE_COUNT) {
+		sa_accept_counted_only(lfd, ret, l, t0, t1);
+		return;
+	}
+	if (r == SA_ROUTE_TRACE_PLAIN) {
+		trace_plain(lfd, ret, ls, l, t0, t1, peer, peerlen);
+		return;
+	}
+	sa_findings_init(&f);
+	if (l && !sa_netns_base())
+		sa_netns_baseline();   /* first accept of a process that never listened (a forked worker) */
+	if ((c = sa_fd_track(ret)) != NULL)
+		accepted_entry(c, lfd, ls, l);
+	read_facts(lfd, ret, ls, l, r == SA_ROUTE_SAMPLE, &k, &in);
+	sa_accept_judge(&in, &v);
+	report = count_accept(ls, l, &in, &v, r == SA_ROUTE_SAMPLE, t0, t1);
+	accept_findings(&f, lfd, &in, &v, l);
+	if (c && in.tcp && l) {
+		if (v.client_first) {
+			c->acc.first_speaker = SA_SPEAKER_CLIENT;
+			SA_RELAXED_ADD(l->first_client, 1);
 		} else {
-			sa_watch_on(c, 0);
+			sa_watch_on(c, 0);   /* the first read or write decides (sa_accept_io) */
 		}
 	}
-
 	if (!trace && !(f.n && report)) {
 		sa_emit_skip("accept", &f);
 		sa_listener_tick(l, t1);
 		return;
 	}
-	{
-		struct sa_accept_seen a = {
-			.lfd = lfd, .ret = ret, .l = l, .peer = peer, .peerlen = peerlen, .wait_ns = t1 - t0,
-			.ti = have_ti ? &ti : NULL, .lti = have_lti ? &lti : NULL, .bytes = bytes_ok ? &bytes : NULL,
-			.tcp = tcp, .defer_s = defer_s,
-			.plain = tcp && defer_s == 0 && !have_ti && !have_lti && !bytes_ok,
-		};
-
-		sa_accept_line(&a, &f);
-	}
+	sa_accept_line(&(struct sa_accept_seen){
+		.lfd = lfd, .ret = ret, .l = l, .peer = peer, .peerlen = peerlen, .wait_ns = t1 - t0,
+		.ti = in.ti, .listener_ti = in.listener_ti, .bytes = in.bytes, .tcp = in.tcp, .defer_s = in.defer_s, .plain = v.plain,
+	}, &f);
 	if (l)
 		sa_listener_tick_l(l, t1);
 	else

@@ -125,17 +125,39 @@ int sa_pct(uint64_t part, uint64_t whole) SA_HIDDEN;
 /* Appends advice sentences (strings) to arr. Returns how many. */
 int sa_listener_advice(const struct sa_advice_in *in, json_t *arr) SA_HIDDEN;
 
-/* ---- accept.c ------------------------------------------------------- */
+/* ---- accept_judge.c: what one accept's facts mean (pure) ------------------ */
 
 enum sa_empty_cause { SA_EMPTY_NONE, SA_EMPTY_DEFER_EXPIRED, SA_EMPTY_SYNCOOKIE };
 /* Why a deferred listener handed over a child with no data (kernel facts
  * Q5): a SYN-ACK was resent -> the window expired; none and not Fast Open
- * -> SYN cookies skipped the gate. Pure. */
+ * -> SYN cookies skipped the gate. */
 enum sa_empty_cause sa_empty_cause(int defer_s, long bytes_ready, int state,
 				   uint32_t total_retrans, uint32_t total_rto, uint8_t options) SA_HIDDEN;
 /* Whether the accept queue was at capacity when accept() ran, from the
- * listener's queue length read right after. Pure. */
+ * listener's queue length read right after. */
 int sa_queue_was_full(int backlog, uint32_t len_after, long queue_ms) SA_HIDDEN;
+/* The bytes waiting on a child nobody read from yet, from its TCP_INFO;
+ * 0 when TCP_INFO cannot say (then FIONREAD can). */
+int sa_accept_bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes) SA_HIDDEN;
+
+/* What the full audit read about one accepted connection. */
+struct sa_accept_facts {
+	int tcp, defer_s;
+	const struct sa_tcpinfo *ti;     /* the child's; NULL: not read */
+	const struct sa_tcpinfo *listener_ti;    /* the listener's, in LISTEN; NULL: not read */
+	const int *bytes;                /* bytes waiting; NULL: not known */
+	int last_backlog;                /* the listener's last read-back; -1: none */
+};
+/* What they mean. */
+struct sa_accept_verdict {
+	enum sa_empty_cause cause;       /* why it arrived empty on a deferred listener */
+	int full;                        /* the accept queue was at capacity */
+	int backlog;                     /* effective: the listener's TCP_INFO, else last_backlog */
+	int with_data;                   /* 1 data waiting, 0 none, -1 not known */
+	int client_first;                /* the client spoke first (data already here) */
+	int plain;                       /* nothing was read from the kernel */
+};
+void sa_accept_judge(const struct sa_accept_facts *in, struct sa_accept_verdict *v) SA_HIDDEN;
 
 /* ---- accept_line.c: the accept line ------------------------------------- */
 
@@ -148,21 +170,23 @@ struct sa_accept_seen {
 	const struct sockaddr *peer;         /* the host's buffer, or NULL: getpeername */
 	socklen_t peerlen;
 	uint64_t wait_ns;                    /* accept() blocked */
-	const struct sa_tcpinfo *ti, *lti;   /* the child's and the listener's; NULL: not read */
+	const struct sa_tcpinfo *ti, *listener_ti;   /* the child's and the listener's; NULL: not read */
 	const int *bytes;                    /* bytes waiting; NULL: not known */
 	int tcp, defer_s;
-	int plain;                           /* tcp, defer_s 0, ti, lti and bytes NULL */
+	int plain;                           /* tcp, defer_s 0, ti, listener_ti and bytes NULL */
 };
 /* Writes the accept line (at trace, or warn with findings f). */
 void sa_accept_line(const struct sa_accept_seen *a, const struct sa_findings *f) SA_HIDDEN;
 
 /* ---- shared by accept.c and speaker.c ------------------------------------ */
 
-enum { SPEAKER_UNKNOWN = 3, SPEAKER_CLIENT = 1, SPEAKER_SERVER = 2 };
-#define ADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
+/* Who spoke first on an accepted connection (sa_sock's acc.first_speaker;
+ * 0: not decided yet). */
+enum { SA_SPEAKER_UNKNOWN = 3, SA_SPEAKER_CLIENT = 1, SA_SPEAKER_SERVER = 2 };
+/* A listener counter bumped from any thread; returns the new value. */
+#define SA_RELAXED_ADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
 
-/* Below trace level: is it time for this listener's next TCP_INFO sample?
- * One accept in SA_ACCEPT_SAMPLE_EVERY (by count, so the cost per request
+/* The TCP_INFO sample (sa_accept_route): one accept in SA_ACCEPT_SAMPLE_EVERY (by count, so the cost per request
  * does not grow with the request rate: 2 getsockopt / 128 = 0.016 syscalls
  * per accept, and the sampled accept's full path, ~1,300 instructions, is
  * ~10 per accept), and any accept 100 ms or more after the last sample, so
@@ -170,34 +194,16 @@ enum { SPEAKER_UNKNOWN = 3, SPEAKER_CLIENT = 1, SPEAKER_SERVER = 2 };
 #define SA_ACCEPT_SAMPLE_EVERY 128
 #define SA_ACCEPT_SAMPLE_EVERY_TRACE 16   /* trace: every accept has a line, 1 in 16 its TCP_INFO */
 #define SA_ACCEPT_SAMPLE_NS 100000000ull
-static inline int sa_accept_sample_due(struct sa_listener *l, uint64_t now, int trace)
-{
-	uint64_t next;
-
-	if (!l)
-		return 1;
-	next = __atomic_load_n(&l->next_sample_ns, __ATOMIC_RELAXED);
-	if (now < next && __atomic_load_n(&l->accepts, __ATOMIC_RELAXED) %
-	    (trace ? SA_ACCEPT_SAMPLE_EVERY_TRACE : SA_ACCEPT_SAMPLE_EVERY) != 0)
-		return 0;
-	/* Threads racing here may both sample once: harmless. */
-	__atomic_store_n(&l->next_sample_ns, now + SA_ACCEPT_SAMPLE_NS, __ATOMIC_RELAXED);
-	return 1;
-}
-
 
 /* speaker.c: which connections are watched for who speaks first. */
 extern uint32_t sa_accept_serial SA_HIDDEN;   /* accepts with an fd entry, numbered */
-/* Whether the next accept on l gets an entry and a watch (below trace, on a
- * plain TCP listener: the first 64, then 1 in 128). */
-int sa_accept_watch_due(const struct sa_listener *l) SA_HIDDEN;
 /* Counts and times an accept that gets no entry. */
 void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1) SA_HIDDEN;
 
 /* The word an accepted connection that is only counted keeps (fdtab.c's
- * light table): its listener's fd and incarnation, so that a setsockopt on
+ * origin table): its listener's fd and incarnation, so that a setsockopt on
  * it later is still "accepted from" that listener. */
-static inline uint64_t sa_accept_light_word(int lfd, const struct sa_listener *l)
+static inline uint64_t sa_accept_origin_word(int lfd, const struct sa_listener *l)
 {
 	return ((uint64_t)__atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) << 32) | (uint32_t)(lfd + 1);
 }
@@ -208,66 +214,111 @@ static inline __attribute__((always_inline)) void sa_accept_count_only(int lfd, 
 								      uint64_t t0, uint64_t t1, struct sa_fd_side *d)
 {
 	if (d)
-		__atomic_store_n(&d->light[SA_FD_IDX(fd)], sa_accept_light_word(lfd, l), __ATOMIC_RELEASE);
+		__atomic_store_n(&d->origin[SA_FD_IDX(fd)], sa_accept_origin_word(lfd, l), __ATOMIC_RELEASE);
 	else
-		sa_fd_light_set(fd, sa_accept_light_word(lfd, l));
-	ADD(l->accepts, 1);
-	ADD(l->counted, 1);
+		sa_fd_origin_set(fd, sa_accept_origin_word(lfd, l));
+	SA_RELAXED_ADD(l->accepts, 1);
+	SA_RELAXED_ADD(l->counted, 1);
 	sa_hist_add_ns_inline(&l->wait_ms, t1 - t0);
 	sa_listener_tick_l(l, t1);
 }
 
-/* The common accept below trace, inline in the accept wrapper (called
- * below trace only: at trace every accept goes on): a connection on a plain
- * TCP listener that is neither watched nor sampled is counted and timed
- * here, with no fd entry (SA_ACCEPT_DONE); otherwise sa_accept_audit does
- * the rest. d is lfd's side page, where its generation was read before the
- * call (lgen; NULL: the number had no side page then). errno is kept: the wrapper does
- * not save it for this path, so what could touch it (the stats interval's
- * line, a side page's mmap) keeps it itself. sa_accept_audit's conditions,
- * the same facts: the listener's number did not change socket, it has an
- * entry and a listener, plain TCP and not deferred (SA_F_PLAIN_LSN, which
- * sa_accept_audit sets when it found both), this
- * connection neither watched (the listener's first SA_WATCH_FIRST, then
- * the accepts % SA_WATCH_EVERY == 0, which are also the count sample) nor
- * due for the 100 ms sample, no entry on its number, the namespace
- * baseline taken. */
+/* ---- which way an accept goes: the count-only rule, written once ---------- */
+
 #define SA_WATCH_FIRST 64
 /* The same connections as the TCP_INFO sample (accepts % 128 == 0): one fd
  * entry serves both, and a watched connection costs ~600 instructions. */
 #define SA_WATCH_EVERY SA_ACCEPT_SAMPLE_EVERY
-static inline __attribute__((always_inline)) int sa_accept_counted(int lfd, int fd, uint64_t t0, uint64_t t1,
-								  struct sa_fd_side *d, uint32_t lgen)
+
+/* What decides how much work one accepted connection gets. Gathered by the
+ * inline fast path below (from the listener's fd entry, before any call)
+ * and by sa_accept_audit (from the entry it made or found); judged by
+ * sa_accept_route, the one place the rule is written. */
+struct sa_accept_gate {
+	unsigned tcp : 1;            /* the listener is a TCP socket */
+	unsigned listener : 1;       /* it has listener state (struct sa_listener) */
+	unsigned deferred : 1;       /* TCP_DEFER_ACCEPT is set on it */
+	unsigned trace : 1;          /* every accept has a line */
+	unsigned sample_due : 1;     /* 100 ms since the listener's last TCP_INFO sample, or sampled already */
+	unsigned child_known : 1;    /* an fd entry holds the new connection's number */
+	unsigned netns_ready : 1;    /* the namespace baseline is taken */
+	uint64_t accepts;            /* the listener's accepts before this one */
+};
+enum sa_accept_route {
+	SA_ROUTE_COUNT,          /* counted and timed only: no fd entry, no line, no syscall */
+	SA_ROUTE_TRACE_PLAIN,    /* trace, nothing to read from the kernel: entry, watch, line */
+	SA_ROUTE_SAMPLE,         /* the full audit, with the TCP_INFO sample */
+	SA_ROUTE_FULL,           /* the full audit, off the sample */
+};
+/* Pure. A TCP connection is sampled on its listener's every 128th accept
+ * (16th at trace), 100 ms after the last sample, or when it has no listener
+ * state; off the sample, one from a plain listener (TCP, listener state,
+ * not deferred) is only counted below trace unless it is watched for who
+ * speaks first (the listener's first SA_WATCH_FIRST), its number already
+ * has an entry (a close we did not see), or the baseline is missing; at
+ * trace it gets the plain line. Everything else takes the full audit. */
+static inline __attribute__((always_inline)) enum sa_accept_route sa_accept_route(const struct sa_accept_gate *g)
 {
+	if (!g->tcp)
+		return SA_ROUTE_FULL;
+	if (!g->listener || g->sample_due ||
+	    g->accepts % (g->trace ? SA_ACCEPT_SAMPLE_EVERY_TRACE : SA_ACCEPT_SAMPLE_EVERY) == 0)
+		return SA_ROUTE_SAMPLE;
+	if (g->deferred)
+		return SA_ROUTE_FULL;
+	if (g->trace)
+		return SA_ROUTE_TRACE_PLAIN;
+	if (g->accepts < SA_WATCH_FIRST || g->child_known || !g->netns_ready)
+		return SA_ROUTE_FULL;
+	return SA_ROUTE_COUNT;
+}
+
+/* The common accept below trace, inline in the accept wrapper (called
+ * below trace only: at trace every accept goes on). It gathers the gate's
+ * facts from the listener's entry and, when sa_accept_route says so,
+ * counts and times the connection here (SA_ACCEPT_DONE); otherwise
+ * sa_accept_audit does the rest, told whether the sample was taken (its
+ * 100 ms clock moved). d is lfd's side page, where its generation was read
+ * before the call (listen_gen; NULL: the number had no side page then). The
+ * listener's number must not have changed socket, and its entry must say
+ * plain (SA_F_PLAIN_LISTENER: TCP and not deferred, set by sa_accept_audit when
+ * it found both). errno is kept: the wrapper does not save it for this
+ * path, so what could touch it (the stats interval's line, a side page's
+ * mmap) keeps it itself. */
+static inline __attribute__((always_inline)) int sa_accept_counted(int lfd, int fd, uint64_t t0, uint64_t t1,
+								  struct sa_fd_side *d, uint32_t listen_gen)
+{
+	struct sa_accept_gate g = { .tcp = 1, .listener = 1 };
 	struct sa_sock *ls;
 	struct sa_listener *l;
-	uint64_t n;
+	enum sa_accept_route r;
 
-	if ((d ? __atomic_load_n(&d->gen[SA_FD_IDX(lfd)], __ATOMIC_ACQUIRE) : sa_fd_gen(lfd)) != lgen ||
-	    (ls = sa_fd_get(lfd)) == NULL || !(__atomic_load_n(&ls->flags, __ATOMIC_ACQUIRE) & SA_F_PLAIN_LSN) ||
+	if ((d ? __atomic_load_n(&d->gen[SA_FD_IDX(lfd)], __ATOMIC_ACQUIRE) : sa_fd_gen(lfd)) != listen_gen ||
+	    (ls = sa_fd_get(lfd)) == NULL || !(__atomic_load_n(&ls->flags, __ATOMIC_ACQUIRE) & SA_F_PLAIN_LISTENER) ||
 	    (l = __atomic_load_n(&ls->lsn.listener, __ATOMIC_ACQUIRE)) == NULL)
 		return SA_ACCEPT_FULL;
-	n = __atomic_load_n(&sa_listener_mine(l)->accepts, __ATOMIC_RELAXED);
-	if (n < SA_WATCH_FIRST || n % SA_WATCH_EVERY == 0 || !sa_netns_base_ready())
-		return SA_ACCEPT_FULL;
-	/* No entry on the new number (a close we did not see). Most servers'
-	 * connections share the listener's chunk of 256 numbers: then its
-	 * entry and side page are found from the listener's. */
+	g.accepts = __atomic_load_n(&sa_listener_mine(l)->accepts, __ATOMIC_RELAXED);
+	g.netns_ready = sa_netns_base_ready();
+	g.sample_due = t1 >= __atomic_load_n(&l->next_sample_ns, __ATOMIC_RELAXED);
+	/* Most servers' connections share the listener's chunk of 256
+	 * numbers: then the new number's entry and side page are found from
+	 * the listener's. */
 	if (d && ((unsigned)fd ^ (unsigned)lfd) < (1u << SA_FD_CHUNK_BITS)) {
-		if (__atomic_load_n(&ls[fd - lfd].flags, __ATOMIC_ACQUIRE))
-			return SA_ACCEPT_FULL;
+		g.child_known = __atomic_load_n(&ls[fd - lfd].flags, __ATOMIC_ACQUIRE) != 0;
 	} else {
-		if (sa_fd_get(fd))
-			return SA_ACCEPT_FULL;
+		g.child_known = sa_fd_get(fd) != NULL;
 		d = NULL;
 	}
-	if (SA_UNLIKELY(t1 >= __atomic_load_n(&l->next_sample_ns, __ATOMIC_RELAXED))) {
-		/* sa_accept_sample_due's 100 ms rule (its count rule is the watch's). */
-		__atomic_store_n(&l->next_sample_ns, t1 + SA_ACCEPT_SAMPLE_NS, __ATOMIC_RELAXED);
-		return SA_ACCEPT_FULL_SAMPLED;
+	r = sa_accept_route(&g);
+	if (SA_LIKELY(r == SA_ROUTE_COUNT)) {
+		sa_accept_count_only(lfd, fd, l, t0, t1, d);
+		return SA_ACCEPT_DONE;
 	}
-	sa_accept_count_only(lfd, fd, l, t0, t1, d);
-	return SA_ACCEPT_DONE;
+	if (r != SA_ROUTE_SAMPLE)
+		return SA_ACCEPT_FULL;
+	/* Threads racing here may both sample once: harmless. */
+	__atomic_store_n(&l->next_sample_ns, t1 + SA_ACCEPT_SAMPLE_NS, __ATOMIC_RELAXED);
+	return SA_ACCEPT_FULL_SAMPLED;
 }
 
 /* sa_accept_counted out of line, for AddressSanitizer builds: inline, its
@@ -275,10 +326,11 @@ static inline __attribute__((always_inline)) int sa_accept_counted(int lfd, int 
  * accept wrapper's frame, and a thread cancelled in the blocking accept
  * would leave their redzones poisoned (life_hangs case 1). */
 int sa_accept_counted_out(int lfd, int fd, uint64_t t0, uint64_t t1, struct sa_fd_side *d,
-			  uint32_t lgen) SA_HIDDEN;
+			  uint32_t listen_gen) SA_HIDDEN;
 
-/* Report the 1st, 2nd, 4th, 8th ... occurrence; count the rest as suppressed. */
-static inline int worth_reporting(uint64_t n)
+/* Whether the nth occurrence of a finding on a listener gets a line: the
+ * 1st, 2nd, 4th, 8th ...; the rest are counted as suppressed. */
+static inline int sa_nth_worth_a_line(uint64_t n)
 {
 	return n != 0 && (n & (n - 1)) == 0;
 }

@@ -94,9 +94,9 @@ static void line_peer(struct sa_line *L, const struct sa_accept_seen *a)
 		   "\"queue_len\":null,\"queue_capacity\":null,\"defer_accept_s\":0"
 
 /* queue_ms .. queue_capacity: from the child's TCP_INFO (ti), the data
- * waiting (bytes) and the listener's (lti), each NULL when not read. */
+ * waiting (bytes) and the listener's (listener_ti), each NULL when not read. */
 static void sample_fields(struct sa_line *L, const struct sa_tcpinfo *ti, const int *bytes,
-			  const struct sa_tcpinfo *lti)
+			  const struct sa_tcpinfo *listener_ti)
 {
 	if (ti)
 		sa_line_int(L, "queue_ms", ti->last_data_sent);
@@ -110,9 +110,9 @@ static void sample_fields(struct sa_line *L, const struct sa_tcpinfo *ti, const 
 		sa_line_int(L, "syn_ack_retrans", ti->total_retrans);
 	else
 		sa_line_null(L, "syn_ack_retrans");
-	if (lti) {
-		sa_line_int(L, "queue_len", lti->unacked);
-		sa_line_int(L, "queue_capacity", (long long)lti->sacked + 1);
+	if (listener_ti) {
+		sa_line_int(L, "queue_len", listener_ti->unacked);
+		sa_line_int(L, "queue_capacity", (long long)listener_ti->sacked + 1);
 	} else {
 		sa_line_null(L, "queue_len");
 		sa_line_null(L, "queue_capacity");
@@ -130,7 +130,7 @@ void sa_accept_line(const struct sa_accept_seen *a, const struct sa_findings *f)
 	if (SA_LIKELY(a->plain)) {
 		(void)sa_line_key_k(&L, PLAIN_TAIL, sizeof PLAIN_TAIL - 1);   /* one copy */
 	} else {
-		sample_fields(&L, a->ti, a->bytes, a->lti);
+		sample_fields(&L, a->ti, a->bytes, a->listener_ti);
 		if (a->tcp)
 			sa_line_int(&L, "defer_accept_s", a->defer_s);
 	}

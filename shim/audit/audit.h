@@ -70,8 +70,8 @@ void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f) SA
 /* After a successful listen(): the listener's stats entry, the netns baseline. */
 void sa_accept_on_listening(int fd, struct sa_sock *s) SA_HIDDEN;
 /* peer may be NULL: then read (getpeername) only for a line. */
-/* An fd entry for a connection that was only counted (its light word,
- * sa_fd_light_take): accepted from the listener it names, if that listener
+/* An fd entry for a connection that was only counted (its origin word,
+ * sa_fd_origin_take): accepted from the listener it names, if that listener
  * is still open; NULL otherwise. */
 struct sa_sock *sa_accept_promote(int fd, uint64_t word) SA_HIDDEN;
 /* What the counted accept (audit/accept.h, inline in the wrapper) left to
@@ -80,7 +80,7 @@ struct sa_sock *sa_accept_promote(int fd, uint64_t word) SA_HIDDEN;
  * one, so it is taken once). */
 enum { SA_ACCEPT_FULL, SA_ACCEPT_FULL_SAMPLED, SA_ACCEPT_DONE };
 void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		     const struct sockaddr *peer, socklen_t peerlen, uint32_t lgen, int sampled) SA_HIDDEN;
+		     const struct sockaddr *peer, socklen_t peerlen, uint32_t listen_gen, int sampled) SA_HIDDEN;
 void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 void sa_accept_close(int fd, struct sa_sock *s, int defer) SA_HIDDEN;
 /* Whether sa_accept_close has anything to do for an entry with these

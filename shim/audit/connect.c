@@ -230,8 +230,8 @@ static __attribute__((noinline)) void connect_line(int fd, const struct sa_sock 
 }
 
 
-static void report(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
-		   const struct conn_done *d)
+static void report_connect(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
+			   const struct conn_done *d)
 {
 	const struct sa_config *cfg = sa_cfg();
 	struct sa_findings f;
@@ -303,7 +303,7 @@ static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t no
 	if (d->ms < 0)
 		d->ms = now > s->conn.start_ns ? (double)(now - s->conn.start_ns) / 1e6 : 0;
 	memcpy(&peer, s->conn.peer, s->conn.peer_len);
-	report(fd, s, (const struct sockaddr *)&peer, s->conn.peer_len, d);
+	report_connect(fd, s, (const struct sockaddr *)&peer, s->conn.peer_len, d);
 }
 
 static void init_done(struct conn_done *d, const char *by)
@@ -367,7 +367,7 @@ void sa_connect_left(int fd, struct sa_sock *s, const struct sockaddr *peer, soc
 	d.ms = sig_ns > t0 ? (double)(sig_ns - t0) / 1e6 : 0;
 	if (s != &tmp && sa_sock_is_tcp(s))
 		sa_tcpinfo_read(fd, &d.ti);
-	report(fd, s, peer, plen, &d);
+	report_connect(fd, s, peer, plen, &d);
 	/* The kernel keeps connecting, as after EINTR: its end (or the close)
 	 * is reported with after_interrupt. Only a TCP socket still in the
 	 * handshake. */
@@ -407,7 +407,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 		d.err = ret == 0 ? 0 : err;
 		d.ms = (double)(t1 - t0) / 1e6;
 		if (s != &tmp)
-			report(fd, s, NULL, 0, &d);
+			report_connect(fd, s, NULL, 0, &d);
 		return;
 	}
 	if (s->flags & SA_F_CONNECTING) {
@@ -429,7 +429,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 		d.err = EINTR;
 		d.ms = (double)(t1 - t0) / 1e6;
 		sa_tcpinfo_read(fd, &d.ti);
-		report(fd, s, addr, len, &d);
+		report_connect(fd, s, addr, len, &d);
 	}
 	/* The kernel keeps connecting after EINPROGRESS (non-blocking socket,
 	 * or SO_SNDTIMEO ran out) and after EINTR on TCP (inet_wait_for_connect
@@ -453,7 +453,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 		s->conn.fast_open = 1;
 		return;
 	}
-	report(fd, s, addr, len, &d);
+	report_connect(fd, s, addr, len, &d);
 }
 
 void sa_connect_fastopen(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
@@ -484,7 +484,7 @@ void sa_connect_fastopen(int fd, struct sa_sock *s, const struct sockaddr *addr,
 	}
 	d.ms = (double)(t1 - t0) / 1e6;
 	d.nonblocking = 0;
-	report(fd, s, addr, len, &d);
+	report_connect(fd, s, addr, len, &d);
 }
 
 void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,

@@ -31,7 +31,7 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include "audit/audit.h"
+#include "audit/sockopt.h"
 #include "audit/accept.h"
 #include "syn_schedule.h"
 
@@ -69,262 +69,170 @@ static void name_or_number(struct sa_line *L, int which, const char *name, int n
 		sa_line_str(L, "sol", name);
 }
 
-static int as_int(const void *buf, socklen_t len, int *out)
+/* The findings a read-back carries (sa_sockopt_judge said which), worded
+ * from the values compared. */
+static void option_findings(struct sa_findings *f, int fd, const struct sa_sock *s, const char *name,
+			    const struct sa_opt_facts *in, const struct sa_opt_verdict *v)
 {
-	if (!buf || len == 0)
-		return 0;
-	if (len >= (socklen_t)sizeof(int))
-		memcpy(out, buf, sizeof *out);
-	else
-		*out = *(const unsigned char *)buf;
-	return 1;
-}
-
-static void explain_buf(struct sa_findings *f, struct sa_sock *s, const char *name, int forced,
-			int req, int eff)
-{
-	long max = 0;
-	int rcv = strstr(name, "RCV") != NULL;
+	int req = v->req_i, eff = v->eff_i, rcv = in->opt == SO_RCVBUF || in->opt == SO_RCVBUFFORCE;
 	const char *sysctl = rcv ? "net.core.rmem_max" : "net.core.wmem_max";
 	const char *autotune = (rcv && s && s->type == SOCK_STREAM)
 		? " Setting it also turns off the kernel's receive-buffer autotuning on this socket." : "";
+	long real_ms, rto_max;
+	char note[300];
 
-	sa_read_sysctl(rcv ? "/proc/sys/net/core/rmem_max" : "/proc/sys/net/core/wmem_max", &max);
-	if (req > 0 && (long)eff == 2L * req) {
+	switch (v->diff) {
+	case SA_OPTD_SAME:
+		break;
+	case SA_OPTD_DIFFERS:
+		sa_findings_add(f, "option_differs", "%s %d reads back as %d.", name, req, eff);
+		break;
+	case SA_OPTD_DIFFERS_UNEXPLAINED:
+		sa_findings_add(f, "option_differs", "%s %d reads back as %d: the kernel kept a value other than the one asked for, for a reason the shim does not know.",
+				name, req, eff);
+		break;
+	case SA_OPTD_LINGER:
+		sa_findings_add(f, "option_differs", "SO_LINGER {%d, %d} reads back as {%d, %d}.",
+				v->linger[0], v->linger[1], v->linger[2], v->linger[3]);
+		break;
+	case SA_OPTD_TIMEOUT:
+		sa_findings_add(f, "option_differs", "%s %lld us reads back as %lld us.", name, v->req_us, v->eff_us);
+		break;
+	case SA_OPTD_NAME:
+		sa_findings_add(f, "option_differs", "%s reads back as a different name.", name);
+		break;
+	case SA_OPTD_DEFER_ROUNDED:
+		sa_defer_window(fd, eff, &real_ms, &rto_max);
+		sa_findings_add(f, "defer_rounded",
+			"TCP_DEFER_ACCEPT %d s reads back as %d s: the kernel keeps it as %d SYN-ACK retransmission %s (secs_to_retrans(); resent at 1, 3, 7, 15, 31, 63, 127 s, then every 120 s) and reports the seconds those rounds span, not the value written. A connection whose client stays silent is held for those rounds; the accept line's syn_ack_retrans and queue time show it. Write %d to say what the kernel keeps.%s",
+			req, eff, v->rounds, sa_plural((unsigned long long)v->rounds, "round", "rounds"), eff,
+			sa_defer_note(note, sizeof note, eff, real_ms, rto_max));
+		break;
+	case SA_OPTD_BUF_DOUBLED:
 		sa_findings_add(f, "option_adjusted",
 			"%s %d reads back as %d: the kernel stores twice the value (sk_setsockopt()) and counts its own per-packet overhead against it, so how much data fits depends on the packet sizes (ss -tm shows the buffer and what is in use).%s",
 			name, req, eff, autotune);
-	} else if (!forced && max > 0 && req > max && (long)eff == 2L * max) {
+		break;
+	case SA_OPTD_BUF_CAPPED:
 		sa_findings_add(f, "option_adjusted",
 			"%s %d was capped by %s=%ld and then doubled to %d: raise %s (or use %sFORCE with CAP_NET_ADMIN) to get the size you asked for.%s",
-			name, req, sysctl, max, eff, sysctl, name, autotune);
-	} else if (eff > 2L * (long)req) {
+			name, req, sysctl, v->sysctl, eff, sysctl, name, autotune);
+		break;
+	case SA_OPTD_BELOW_MIN:
 		sa_findings_add(f, "option_adjusted",
 			"%s %d is below the kernel's minimum; it reads back as %d.%s", name, req, eff, autotune);
-	} else {
-		sa_findings_add(f, "option_differs", "%s %d reads back as %d.", name, req, eff);
-	}
-}
-
-/* Findings for an int-valued option whose read-back differs. */
-static void explain_int(struct sa_findings *f, struct sa_sock *s, int fd, int level, int opt,
-			const char *name, int req, int eff)
-{
-	long v = 0;
-
-	if (level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT) {
-		if (req > 0 && eff == sa_defer_secs(sa_defer_rounds(req))) {
-			int rounds = sa_defer_rounds(req);
-			long real_ms, rto_max;
-			char note[300];
-
-			sa_defer_window(fd, eff, &real_ms, &rto_max);
-			sa_findings_add(f, "defer_rounded",
-				"TCP_DEFER_ACCEPT %d s reads back as %d s: the kernel keeps it as %d SYN-ACK retransmission %s (secs_to_retrans(); resent at 1, 3, 7, 15, 31, 63, 127 s, then every 120 s) and reports the seconds those rounds span, not the value written. A connection whose client stays silent is held for those rounds; the accept line's syn_ack_retrans and queue time show it. Write %d to say what the kernel keeps.%s",
-				req, eff, rounds, sa_plural((unsigned long long)rounds, "round", "rounds"), eff,
-				sa_defer_note(note, sizeof note, eff, real_ms, rto_max));
-		}
-		else if (!(req <= 0 && eff == 0))
-			sa_findings_add(f, "option_differs", "TCP_DEFER_ACCEPT %d reads back as %d.", req, eff);
-		return;
-	}
-	if (level == SOL_SOCKET && (opt == SO_RCVBUF || opt == SO_SNDBUF ||
-				    opt == SO_RCVBUFFORCE || opt == SO_SNDBUFFORCE)) {
-		explain_buf(f, s, name, opt == SO_RCVBUFFORCE || opt == SO_SNDBUFFORCE, req, eff);
-		return;
-	}
-	if (level == IPPROTO_TCP && opt == TCP_FASTOPEN && eff < req &&
-	    sa_read_sysctl("/proc/sys/net/core/somaxconn", &v) == 0 && eff == v) {
+		break;
+	case SA_OPTD_FASTOPEN_CAPPED:
 		sa_findings_add(f, "option_adjusted",
-			"TCP_FASTOPEN queue %d was capped by net.core.somaxconn=%ld.", req, v);
-		return;
-	}
-	if (level == IPPROTO_TCP && opt == TCP_MAXSEG) {
+			"TCP_FASTOPEN queue %d was capped by net.core.somaxconn=%ld.", req, v->sysctl);
+		break;
+	case SA_OPTD_MAXSEG:
 		sa_findings_add(f, "option_adjusted",
 			"TCP_MAXSEG %d reads back as %d: on a connected socket getsockopt reports the MSS in use (tcp_getsockopt() returns mss_cache), not the value set, which shapes only a handshake that follows (tcp_connect_init()). ss -ti (mss:) shows the MSS this connection uses.",
 			req, eff);
-		return;
-	}
-	if (level == IPPROTO_IP && opt == IP_TOS && eff == (req & ~3)) {
+		break;
+	case SA_OPTD_TOS_ECN:
 		sa_findings_add(f, "option_adjusted",
 			"IP_TOS %d reads back as %d: on TCP sockets the kernel keeps the two ECN bits for itself.", req, eff);
-		return;
-	}
-	if (((level == IPPROTO_IP && opt == IP_TTL) || (level == IPPROTO_IPV6 && opt == IPV6_UNICAST_HOPS)) && req == -1) {
+		break;
+	case SA_OPTD_HOPS_DEFAULT:
 		sa_findings_add(f, "option_adjusted", "%s -1 means the system default, which is %d.", name, eff);
-		return;
-	}
-	if (level == IPPROTO_TCP && opt == TCP_WINDOW_CLAMP && eff > req) {
+		break;
+	case SA_OPTD_CLAMP_MIN:
 		sa_findings_add(f, "option_adjusted",
 			"TCP_WINDOW_CLAMP %d is below the kernel's minimum; it reads back as %d.", req, eff);
-		return;
-	}
-	sa_findings_add(f, "option_differs", "%s %d reads back as %d: the kernel kept a value other than the one asked for, for a reason the shim does not know.",
-			name, req, eff);
-}
-
-static void explain_timeval(struct sa_findings *f, const char *name, const void *rq, const void *ef)
-{
-	struct timeval a, b;
-	long long ua, ub;
-
-	memcpy(&a, rq, sizeof a);
-	memcpy(&b, ef, sizeof b);
-	ua = (long long)a.tv_sec * 1000000 + a.tv_usec;
-	ub = (long long)b.tv_sec * 1000000 + b.tv_usec;
-	if (ua == ub)
-		return;
-	if (ub > ua && ub - ua < 20000)
+		break;
+	case SA_OPTD_TIMER_TICK:
 		sa_findings_add(f, "option_adjusted",
-			"%s %lld us reads back as %lld us: the kernel rounds timeouts up to its timer tick.", name, ua, ub);
-	else
-		sa_findings_add(f, "option_differs", "%s %lld us reads back as %lld us.", name, ua, ub);
+			"%s %lld us reads back as %lld us: the kernel rounds timeouts up to its timer tick.",
+			name, v->req_us, v->eff_us);
+		break;
+	}
 }
 
-void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
-		      socklen_t len, int ret, int err)
+/* TCP_NODELAY and TCP_CORK as the host set them (the quickack audit reads them). */
+static void remember_flags(struct sa_sock *s, int level, int opt, const void *val, socklen_t len, int ret)
 {
-	const struct sa_optdesc *d = sa_opt_lookup(level, opt);
-	enum sa_optkind kind = d ? d->kind : (len == sizeof(int) ? SA_OPT_INT : SA_OPT_OPAQUE);
-	unsigned char eff[256];
-	socklen_t efflen = sizeof eff;
-	int have_eff = 0, req_i = 0, eff_i = 0, quickack = level == IPPROTO_TCP && opt == TCP_QUICKACK;
-	int trace = sa_level_enabled(SA_LEVEL_TRACE), always, first = 1;
-	struct sa_findings f;
-	struct sa_optseen *e;
-	enum sa_optsock sk;
-	uint64_t id, nth = 1, effhash;
-	struct sa_line L;
+	int on;
 
-	sa_findings_init(&f);
 	if (s && ret == 0 && level == IPPROTO_TCP && (opt == TCP_NODELAY || opt == TCP_CORK) &&
-	    as_int(val, len, &req_i)) {
+	    sa_opt_as_int(val, len, &on)) {
 		if (opt == TCP_NODELAY)
-			s->opt.nodelay = req_i != 0;
+			s->opt.nodelay = on != 0;
 		else
-			s->opt.cork = req_i != 0;
+			s->opt.cork = on != 0;
 	}
-	/* Seen before in this process, on this kind of socket? A quickack is
-	 * one entry whatever its value (quickack.c counts each call). */
-	sk = sock_kind(s, &id);
-	e = sa_optseen_get(sa_optseen_key(level, opt, ret, err, quickack ? NULL : val, len, sk, id),
-			   level, opt, sk, id);
+}
+
+/* The call's seen entry (NULL: the table is full), counted, and what it
+ * says for the gate: seen before in this process, on this kind of socket?
+ * A quickack is one entry whatever its value (quickack.c counts each call). */
+static struct sa_optseen *seen_entry(const struct sa_sock *s, const struct sa_opt_facts *in, int ret, int err,
+				     struct sa_opt_gate *g)
+{
+	uint64_t id;
+	enum sa_optsock sk = sock_kind(s, &id);
+	struct sa_optseen *e = sa_optseen_get(sa_optseen_key(in->level, in->opt, ret, err,
+							     in->quickack ? NULL : in->req, in->reqlen, sk, id),
+					      in->level, in->opt, sk, id);
+
+	*g = (struct sa_opt_gate){
+		.ok = ret == 0, .trace = sa_level_enabled(SA_LEVEL_TRACE), .info = sa_level_enabled(SA_LEVEL_INFO),
+		.entry = e != NULL, .listener = sk == SA_OPTSOCK_LISTENER,
+		.defer_accept = in->level == IPPROTO_TCP && in->opt == TCP_DEFER_ACCEPT, .first = 1, .nth = 1,
+	};
 	if (e) {
-		nth = __atomic_add_fetch(&e->calls, 1, __ATOMIC_RELAXED);
-		first = !__atomic_exchange_n(&e->logged, 1, __ATOMIC_ACQ_REL);
+		g->nth = __atomic_add_fetch(&e->calls, 1, __ATOMIC_RELAXED);
+		g->first = !__atomic_exchange_n(&e->logged, 1, __ATOMIC_ACQ_REL);
 		if (ret != 0)
 			__atomic_add_fetch(&e->failed, 1, __ATOMIC_RELAXED);
+		g->full = __atomic_load_n(&e->full, __ATOMIC_RELAXED);
 	}
-	always = trace || !e || sk == SA_OPTSOCK_LISTENER ||
-		 (level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT);
-	/* Sampled: nothing to learn from this read-back that the previous
-	 * ones of this kind did not say. Counted (not_read_back). */
-	if (ret == 0 && !sa_optseen_readback(nth, e ? __atomic_load_n(&e->full, __ATOMIC_RELAXED) : 1, always)) {
-		sa_suppressed_add(1);
-		sa_emit_skip("setsockopt", NULL);
+	return e;
+}
+
+/* Reads the value back into eff (never for an opaque option). */
+static void read_back(int fd, struct sa_opt_facts *in, struct sa_optseen *e, unsigned char *eff, socklen_t cap)
+{
+	socklen_t efflen = cap;
+
+	memset(eff, 0, cap);
+	if (in->kind == SA_OPT_INT || in->kind == SA_OPT_BOOL)
+		efflen = sizeof(int);
+	else if (in->kind == SA_OPT_OPAQUE)
+		efflen = in->reqlen < cap ? in->reqlen : cap;
+	if (in->kind == SA_OPT_OPAQUE || sa_real.getsockopt(fd, in->level, in->opt, eff, &efflen) != 0)
 		return;
-	}
-
-	if (ret == 0) {
-		memset(eff, 0, sizeof eff);
-		if (kind == SA_OPT_INT || kind == SA_OPT_BOOL)
-			efflen = sizeof(int);
-		else if (kind == SA_OPT_OPAQUE)
-			efflen = len < sizeof eff ? len : sizeof eff;
-		have_eff = kind != SA_OPT_OPAQUE &&
-			   sa_real.getsockopt(fd, level, opt, eff, &efflen) == 0;
-		if (e && have_eff)
-			__atomic_add_fetch(&e->read_back, 1, __ATOMIC_RELAXED);
-	}
-	if (!sa_level_enabled(SA_LEVEL_INFO) && ret == 0 && !have_eff)
-		return;
-
-	if (have_eff && val) {
-		const char *name = d ? d->name : "option";
-		switch (kind) {
-		case SA_OPT_INT:
-			if (as_int(val, len, &req_i) && as_int(eff, efflen, &eff_i) && req_i != eff_i)
-				explain_int(&f, s, fd, level, opt, name, req_i, eff_i);
-			break;
-		case SA_OPT_BOOL:
-			if (!quickack && as_int(val, len, &req_i) && as_int(eff, efflen, &eff_i) &&
-			    (req_i != 0) != (eff_i != 0))
-				sa_findings_add(&f, "option_differs", "%s %d reads back as %d.", name, req_i, eff_i);
-			break;
-		case SA_OPT_LINGER: {
-			struct linger a, b;
-			if (len >= (socklen_t)sizeof a && efflen >= (socklen_t)sizeof b) {
-				memcpy(&a, val, sizeof a);
-				memcpy(&b, eff, sizeof b);
-				if ((a.l_onoff != 0) != (b.l_onoff != 0) || (a.l_onoff && a.l_linger != b.l_linger))
-					sa_findings_add(&f, "option_differs", "SO_LINGER {%d, %d} reads back as {%d, %d}.",
-							a.l_onoff, a.l_linger, b.l_onoff, b.l_linger);
-			}
-			break;
-		}
-		case SA_OPT_TIMEVAL:
-			if (len >= (socklen_t)sizeof(struct timeval) && efflen >= (socklen_t)sizeof(struct timeval))
-				explain_timeval(&f, name, val, eff);
-			break;
-		case SA_OPT_STRING:
-			if (strncmp((const char *)val, (const char *)eff, len < efflen ? len : efflen) != 0 &&
-			    strnlen((const char *)val, len) != 0)
-				sa_findings_add(&f, "option_differs", "%s reads back as a different name.", name);
-			break;
-		default:
-			break;
-		}
-	}
-
-	if (e && f.n > 0) {
-		__atomic_add_fetch(&e->differs, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&e->full, 1, __ATOMIC_RELAXED);   /* read back every call from now on */
-	}
-
-	/* Deferral on a listener: remember it and check its interplay. */
-	if (s && ret == 0 && level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT) {
-		sa_sock_set_defer(s, have_eff ? eff_i : 0);
-		if (s->flags & SA_F_LISTENER)
-			sa_listen_defer_checks(fd, s, &f);
-	}
-
-	/* This kind already has its line and the kernel kept what it kept
-	 * then (the value asked, or the same explained adjustment): counted.
-	 * A read-back unlike the logged one is logged again. */
-	effhash = have_eff ? sa_fnv64(14695981039346656037ull, eff, efflen) | 1 : 0;
-	if (e && first)
-		__atomic_store_n(&e->eff_hash, effhash, __ATOMIC_RELAXED);
-	if (!trace && ret == 0 && !first && e &&
-	    (f.n == 0 || effhash == __atomic_load_n(&e->eff_hash, __ATOMIC_RELAXED))) {
-		sa_suppressed_add(1);
-		sa_emit_skip("setsockopt", NULL);
-		return;
-	}
-	/* Nothing to say at this level: count it without building a JSON object
-	 * (no allocation: warn is the level for hosts that call setsockopt from
-	 * a signal handler, where malloc may be the code that was interrupted). */
-	if (f.n == 0 && !sa_level_enabled(SA_LEVEL_INFO)) {
-		sa_emit_skip("setsockopt", &f);
-		return;
-	}
+	in->eff = eff;
+	in->efflen = efflen;
 	if (e)
-		__atomic_add_fetch(&e->logged_n, 1, __ATOMIC_RELAXED);
-	/* Written straight into a buffer: no allocation at any level. */
-	sa_line_begin(&L, "setsockopt", fd, &f);
-	name_or_number(&L, 0, sa_sol_name(level), level);
-	name_or_number(&L, 1, d ? d->name : NULL, opt);
+		__atomic_add_fetch(&e->read_back, 1, __ATOMIC_RELAXED);
+}
+
+/* The setsockopt line. Written straight into a buffer: no allocation at
+ * any level. */
+static void option_line(int fd, const struct sa_optdesc *d, const struct sa_opt_facts *in,
+			const struct sa_opt_verdict *v, int ret, int err, const struct sa_findings *f)
+{
+	struct sa_line L;
+	int req_i = 0;
+
+	sa_line_begin(&L, "setsockopt", fd, f);
+	name_or_number(&L, 0, sa_sol_name(in->level), in->level);
+	name_or_number(&L, 1, d ? d->name : NULL, in->opt);
 	if (ret == 0)
-		sa_line_opt(&L, "requested", kind, val, len);
+		sa_line_opt(&L, "requested", in->kind, in->req, in->reqlen);
 	else
 		sa_line_null(&L, "requested");
-	if (have_eff)
-		sa_line_opt(&L, "effective", kind, eff, efflen);
+	if (in->eff)
+		sa_line_opt(&L, "effective", in->kind, in->eff, in->efflen);
 	else
 		sa_line_null(&L, "effective");
-	if (level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT && ret == 0 && as_int(val, len, &req_i)) {
+	if (in->level == IPPROTO_TCP && in->opt == TCP_DEFER_ACCEPT && ret == 0 &&
+	    sa_opt_as_int(in->req, in->reqlen, &req_i)) {
 		sa_line_int(&L, "requested_s", req_i);
-		if (have_eff)
-			sa_line_int(&L, "effective_s", eff_i);
+		if (in->eff)
+			sa_line_int(&L, "effective_s", v->eff_i);
 		else
 			sa_line_null(&L, "effective_s");
 		sa_line_int(&L, "rounds", sa_defer_rounds(req_i));
@@ -332,5 +240,70 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 	sa_line_int(&L, "ret", ret);
 	if (ret != 0)
 		sa_line_errno(&L, "errno", err);
-	sa_line_emit(&L, SA_LEVEL_INFO, &f);
+	sa_line_emit(&L, SA_LEVEL_INFO, f);
+}
+
+/* One setsockopt the host made: its seen entry (seen_entry), the
+ * read-back unless off the sample, what it means (sa_sockopt_judge), and
+ * its line or count (sa_sockopt_route). */
+void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
+		      socklen_t len, int ret, int err)
+{
+	const struct sa_optdesc *d = sa_opt_lookup(level, opt);
+	struct sa_opt_facts in = {
+		.level = level, .opt = opt, .kind = d ? d->kind : (len == sizeof(int) ? SA_OPT_INT : SA_OPT_OPAQUE),
+		.quickack = level == IPPROTO_TCP && opt == TCP_QUICKACK, .req = val, .reqlen = len,
+		.read_sysctl = sa_read_sysctl,
+	};
+	unsigned char eff[256];
+	struct sa_opt_gate g;
+	struct sa_opt_verdict v;
+	struct sa_findings f;
+	struct sa_optseen *e;
+	uint64_t effhash;
+
+	remember_flags(s, level, opt, val, len, ret);
+	e = seen_entry(s, &in, ret, err, &g);
+	if (sa_sockopt_route(&g) == SA_OPT_NOT_READ_BACK) {
+		sa_suppressed_add(1);
+		sa_emit_skip("setsockopt", NULL);
+		return;
+	}
+	if (ret == 0)
+		read_back(fd, &in, e, eff, sizeof eff);
+	g.read_back = in.eff != NULL;
+	if (sa_sockopt_route(&g) == SA_OPT_QUIET)
+		return;
+	sa_findings_init(&f);
+	sa_sockopt_judge(&in, &v);
+	option_findings(&f, fd, s, d ? d->name : "option", &in, &v);
+	if (e && f.n > 0) {
+		__atomic_add_fetch(&e->differs, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&e->full, 1, __ATOMIC_RELAXED);   /* read back every call from now on */
+	}
+	/* Deferral on a listener: remember it and check its interplay. */
+	if (s && ret == 0 && g.defer_accept) {
+		sa_sock_set_defer(s, in.eff ? v.eff_i : 0);
+		if (s->flags & SA_F_LISTENER)
+			sa_listen_defer_checks(fd, s, &f);
+	}
+	effhash = in.eff ? sa_fnv64(14695981039346656037ull, in.eff, in.efflen) | 1 : 0;
+	if (e && g.first)
+		__atomic_store_n(&e->eff_hash, effhash, __ATOMIC_RELAXED);
+	g.differs = f.n > 0;
+	g.same_as_logged = e && effhash == __atomic_load_n(&e->eff_hash, __ATOMIC_RELAXED);
+	switch (sa_sockopt_route(&g)) {
+	case SA_OPT_COUNTED:
+		sa_suppressed_add(1);
+		sa_emit_skip("setsockopt", NULL);
+		return;
+	case SA_OPT_SKIP:
+		sa_emit_skip("setsockopt", &f);
+		return;
+	default:
+		break;
+	}
+	if (e)
+		__atomic_add_fetch(&e->logged_n, 1, __ATOMIC_RELAXED);
+	option_line(fd, d, &in, &v, ret, err, &f);
 }

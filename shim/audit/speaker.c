@@ -6,7 +6,7 @@
  * Counted in the listener's stats; a server that speaks first on a
  * deferred listener is a finding. Below trace, a plain TCP listener's
  * connections are watched on a sample; the others get no fd entry, only a
- * word in the fd table's light table, so a setsockopt on one can still be
+ * word in the fd table's origin table, so a setsockopt on one can still be
  * counted as "accepted from" its listener (sa_accept_promote).
  */
 #include <errno.h>
@@ -29,21 +29,14 @@
  * were most of the instructions an accept cost (bench/counts.sh). */
 uint32_t sa_accept_serial SA_PROC_PAGE;
 
-int sa_accept_watch_due(const struct sa_listener *l)
-{
-	uint64_t n = __atomic_load_n(&l->accepts, __ATOMIC_RELAXED);
-
-	return n < SA_WATCH_FIRST || n % SA_WATCH_EVERY == 0;
-}
-
 void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1)
 {
 	sa_accept_count_only(lfd, fd, l, t0, t1, NULL);
 }
 
-int sa_accept_counted_out(int lfd, int fd, uint64_t t0, uint64_t t1, struct sa_fd_side *d, uint32_t lgen)
+int sa_accept_counted_out(int lfd, int fd, uint64_t t0, uint64_t t1, struct sa_fd_side *d, uint32_t listen_gen)
 {
-	return sa_accept_counted(lfd, fd, t0, t1, d, lgen);
+	return sa_accept_counted(lfd, fd, t0, t1, d, listen_gen);
 }
 
 struct sa_sock *sa_accept_promote(int fd, uint64_t word)
@@ -54,7 +47,7 @@ struct sa_sock *sa_accept_promote(int fd, uint64_t word)
 
 	/* The listener closed, or its number holds another one now. */
 	if (!l || !__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) ||
-	    sa_accept_light_word(lfd, l) != word || (c = sa_fd_adopt(fd)) == NULL)
+	    sa_accept_origin_word(lfd, l) != word || (c = sa_fd_adopt(fd)) == NULL)
 		return NULL;
 	c->acc.listen_fd = lfd;
 	c->acc.listener = l;
@@ -118,7 +111,7 @@ static __attribute__((noinline)) void server_first(int fd, const struct sa_sock 
 						  __atomic_load_n(&l->defer_real_ms, __ATOMIC_RELAXED),
 						  __atomic_load_n(&l->rto_max_ms, __ATOMIC_RELAXED)));
 	}
-	if (!sa_level_enabled(SA_LEVEL_TRACE) && !(f.n && worth_reporting(n))) {
+	if (!sa_level_enabled(SA_LEVEL_TRACE) && !(f.n && sa_nth_worth_a_line(n))) {
 		if (f.n) {
 			sa_findings_count(f.codes[0]);
 			sa_suppressed_add(1);
@@ -154,15 +147,15 @@ static void decided(int fd, struct sa_sock *s, int who)
 	if (!l)
 		return;
 	sa_listener_mine(l);
-	if (who == SPEAKER_CLIENT) {
-		ADD(l->first_client, 1);
+	if (who == SA_SPEAKER_CLIENT) {
+		SA_RELAXED_ADD(l->first_client, 1);
 		return;
 	}
-	if (who == SPEAKER_UNKNOWN) {
-		ADD(l->first_unknown, 1);
+	if (who == SA_SPEAKER_UNKNOWN) {
+		SA_RELAXED_ADD(l->first_unknown, 1);
 		return;
 	}
-	server_first(fd, s, l, ADD(l->first_server, 1));
+	server_first(fd, s, l, SA_RELAXED_ADD(l->first_server, 1));
 }
 
 void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
@@ -171,16 +164,16 @@ void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, in
 
 	if (dir == SA_IO_READ) {
 		if (ret > 0)
-			decided(fd, s, SPEAKER_CLIENT);
+			decided(fd, s, SA_SPEAKER_CLIENT);
 		else if (ret == 0)
-			decided(fd, s, SPEAKER_UNKNOWN);   /* closed without a word */
+			decided(fd, s, SA_SPEAKER_UNKNOWN);   /* closed without a word */
 		else if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)
-			decided(fd, s, SPEAKER_UNKNOWN);
+			decided(fd, s, SA_SPEAKER_UNKNOWN);
 		return;
 	}
 	if (ret < 0) {
 		if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)
-			decided(fd, s, SPEAKER_UNKNOWN);
+			decided(fd, s, SA_SPEAKER_UNKNOWN);
 		return;
 	}
 	if (ret == 0)
@@ -188,9 +181,9 @@ void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, in
 	/* The program wrote before reading: if the client's bytes were
 	 * already waiting, the client still spoke first. */
 	if (ioctl(fd, FIONREAD, &n) == 0 && n > 0)
-		decided(fd, s, SPEAKER_CLIENT);
+		decided(fd, s, SA_SPEAKER_CLIENT);
 	else
-		decided(fd, s, SPEAKER_SERVER);
+		decided(fd, s, SA_SPEAKER_SERVER);
 }
 
 /* An undecided socket with other numbers is closing on this one: the
@@ -210,11 +203,11 @@ static void close_duped(int fd, struct sa_sock *s)
 	in = ti.bytes_received;
 	out = ti.data_segs_out;
 	if (in > 0 && out == 0)
-		decided(fd, s, SPEAKER_CLIENT);
+		decided(fd, s, SA_SPEAKER_CLIENT);
 	else if (in == 0 && out > 0)
-		decided(fd, s, SPEAKER_SERVER);
+		decided(fd, s, SA_SPEAKER_SERVER);
 	else if (in > 0 && out > 0)
-		decided(fd, s, SPEAKER_UNKNOWN);   /* both spoke, order unseen */
+		decided(fd, s, SA_SPEAKER_UNKNOWN);   /* both spoke, order unseen */
 	else
 		sa_flags_clear(s, SA_F_WATCH_IO);
 }
@@ -231,5 +224,5 @@ void sa_accept_close(int fd, struct sa_sock *s, int defer)
 	if ((s->flags & SA_F_DUPED) || s->acc.forks != (uint16_t)sa_fd_forks())
 		close_duped(fd, s);
 	else
-		decided(fd, s, SPEAKER_UNKNOWN);
+		decided(fd, s, SA_SPEAKER_UNKNOWN);
 }

@@ -103,7 +103,7 @@ void sa_on_listen(int fd, int backlog, int ret, int err) SA_HIDDEN;
  * line. An accept that sa_accept_counted did not finish (sampled: it found
  * a TCP_INFO sample due). */
 void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t lgen, int sampled) SA_HIDDEN;
+		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t listen_gen, int sampled) SA_HIDDEN;
 void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len,
 		   int ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;
 /* sendto/sendmsg with MSG_FASTOPEN on a socket not connecting yet. */

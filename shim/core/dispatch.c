@@ -26,7 +26,7 @@ static struct sa_sock *lazy_track(int fd)
 		return s;
 	/* An accepted connection that was counted, not tracked: no system
 	 * call needed to know what it is. */
-	if ((w = sa_fd_light_take(fd)) != 0 && (s = sa_accept_promote(fd, w)) != NULL)
+	if ((w = sa_fd_origin_take(fd)) != 0 && (s = sa_accept_promote(fd, w)) != NULL)
 		return s;
 	if (fd < 0 || sa_real.getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) != 0)
 		return NULL;
@@ -89,9 +89,9 @@ void sa_on_listen(int fd, int backlog, int ret, int err)
 }
 
 void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t lgen, int sampled)
+		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t listen_gen, int sampled)
 {
-	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen, lgen, sampled);
+	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen, listen_gen, sampled);
 }
 
 /* Whether connect()'s addr may be read: only when the kernel read it.

@@ -118,14 +118,14 @@ static __attribute__((noinline)) int accept_traced(int fd, struct sockaddr *addr
 	socklen_t offered = 0, plen = 0;
 	int known = addr && alen && sa_stack_holds(alen, sizeof *alen);
 	uint64_t t0, t1;
-	uint32_t lgen;
+	uint32_t listen_gen;
 	int ret, err;
 
 	if (known)
 		offered = *alen;
 	/* Which socket fd names now: if another thread closes it while we
 	 * block, the accept is not credited to whatever takes the number. */
-	lgen = sa_fd_gen(fd);
+	listen_gen = sa_fd_gen(fd);
 	t0 = sa_now_ns();
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
 	err = errno;
@@ -135,7 +135,7 @@ static __attribute__((noinline)) int accept_traced(int fd, struct sockaddr *addr
 		peer = addr;
 		plen = *alen;
 	}
-	HOOK(err, sa_on_accept(fd, ret, ret >= 0 ? 0 : err, t0, t1, peer, plen, flags, lgen, 0));
+	HOOK(err, sa_on_accept(fd, ret, ret >= 0 ? 0 : err, t0, t1, peer, plen, flags, listen_gen, 0));
 	return ret;
 }
 
@@ -147,14 +147,14 @@ static inline __attribute__((always_inline)) int do_accept(int fd, struct sockad
 {
 	struct sa_fd_side *d;
 	uint64_t t0, t1;
-	uint32_t lgen;
+	uint32_t listen_gen;
 	int ret, err, r;
 
 	if (SA_UNLIKELY(sa_rt_cfg.level >= SA_LEVEL_TRACE))   /* AUDITING(): the configuration is loaded */
 		return accept_traced(fd, addr, alen, flags, is4);
 	/* Which socket fd names now (see accept_traced). */
 	d = sa_fd_side_of(fd);
-	lgen = d ? __atomic_load_n(&d->gen[SA_FD_IDX(fd)], __ATOMIC_ACQUIRE) : 0;
+	listen_gen = d ? __atomic_load_n(&d->gen[SA_FD_IDX(fd)], __ATOMIC_ACQUIRE) : 0;
 	t0 = sa_now_ns();
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
 	t1 = sa_now_ns();   /* CLOCK_MONOTONIC does not fail: errno is the call's */
@@ -163,18 +163,18 @@ static inline __attribute__((always_inline)) int do_accept(int fd, struct sockad
 		 * that could touch it keeps it. */
 		sa_in_shim++;
 #if defined(__SANITIZE_ADDRESS__)
-		r = sa_accept_counted_out(fd, ret, t0, t1, d, lgen);
+		r = sa_accept_counted_out(fd, ret, t0, t1, d, listen_gen);
 #else
-		r = sa_accept_counted(fd, ret, t0, t1, d, lgen);
+		r = sa_accept_counted(fd, ret, t0, t1, d, listen_gen);
 #endif
 		sa_in_shim--;
 		if (SA_LIKELY(r == SA_ACCEPT_DONE))
 			return ret;
 		err = errno;
-		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, NULL, 0, flags, lgen, r == SA_ACCEPT_FULL_SAMPLED));
+		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, NULL, 0, flags, listen_gen, r == SA_ACCEPT_FULL_SAMPLED));
 	} else {
 		err = errno;
-		HOOK(err, sa_on_accept(fd, ret, err, t0, t1, NULL, 0, flags, lgen, 0));
+		HOOK(err, sa_on_accept(fd, ret, err, t0, t1, NULL, 0, flags, listen_gen, 0));
 	}
 	return ret;
 }
@@ -250,10 +250,10 @@ static inline __attribute__((always_inline)) void before_close(int fd)
 	sa_in_shim++;
 	sa_sink_before_close(fd);   /* keeps errno */
 	/* No system call, no errno: a connection that was only counted (its
-	 * light word: such an fd never has an entry, since tracking the
+	 * origin word: such an fd never has an entry, since tracking the
 	 * number clears the word), or one with no entry (not tracked, or not
 	 * a socket of ours). */
-	if (sa_fd_light_take(fd) == 0 && SA_UNLIKELY((s = sa_fd_get(fd)) != NULL))
+	if (sa_fd_origin_take(fd) == 0 && SA_UNLIKELY((s = sa_fd_get(fd)) != NULL))
 		close_tracked(fd, s);
 	sa_in_shim--;
 }
@@ -291,7 +291,7 @@ void sa_before_close_range(unsigned int first, unsigned int last)
 	sa_in_shim++;
 	sa_sink_before_close_range(first, last);
 	sa_fd_foreach(forget_one, r);
-	sa_fd_light_clear_range(first, last);
+	sa_fd_origin_clear_range(first, last);
 	sa_in_shim--;
 	errno = err;
 }

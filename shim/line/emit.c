@@ -92,7 +92,7 @@ void sa_line_write(struct sa_line *L, const struct sa_findings *f)
 }
 
 /* The first line of a process: the hook (the init line) before it. */
-static __attribute__((noinline)) void first(double ts)
+static __attribute__((noinline)) void first_line_hook(double ts)
 {
 	sa_first_line_fn fn = __atomic_load_n(&first_line, __ATOMIC_ACQUIRE);
 
@@ -112,6 +112,6 @@ void sa_line_emit(struct sa_line *L, enum sa_level l, const struct sa_findings *
 	if (!sa_level_enabled(l))
 		return;
 	if (SA_UNLIKELY(!__atomic_load_n(&first_done, __ATOMIC_ACQUIRE)))
-		first(L->ts);
+		first_line_hook(L->ts);
 	write_line(L, f);
 }

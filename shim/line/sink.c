@@ -43,13 +43,13 @@
 
 #include "line/line.h"
 
-#define host_fd sa_sink_host_fd     /* out.h's inline close check reads these and sa_sink_own_failed */
-#define own_fd sa_sink_own_fd
 /* What the host fd (fd 2 or fd:N) is, as last looked at. */
 enum cls { CL_UNKNOWN, CL_FILE, CL_NULL, CL_PIPE, CL_TTY, CL_STREAM, CL_DGRAM, CL_JOURNAL, CL_NONE };
 
 static enum sa_sink_kind kind = SA_SINK_STDERR;
-int sa_sink_host_fd = 2;            /* host_fd: stderr and fd:N: the host's own fd */
+/* Global, not static: line.h's inline close check reads these two and
+ * sa_sink_own_failed. */
+int sa_sink_host_fd = 2;            /* stderr and fd:N: the host's own fd */
 static int explicit_fd;             /* fd:N: the user named it (sockets allowed) */
 static int cls = CL_UNKNOWN;        /* atomic */
 static int cls_nonblock;            /* host fd already O_NONBLOCK */
@@ -58,7 +58,7 @@ static const char *cls_reason;      /* why the host fd is not used */
 static dev_t host_dev;
 static ino_t host_ino;
 
-int sa_sink_own_fd = -1;            /* own_fd: path or syslog, opened at the first line; atomic */
+int sa_sink_own_fd = -1;            /* our fd: path or syslog, opened at the first line; atomic */
 int sa_sink_own_failed;             /* errno of the last failed open */
 static long own_checked;            /* coarse second of the last identity check */
 static long own_retry;              /* coarse second of the last failed open */
@@ -93,17 +93,17 @@ static enum cls classify(void)
 	socklen_t tl = sizeof type;
 	enum cls c;
 
-	if (sa_sinkio_identify(host_fd, &dev, &ino, &mode) != 0 || (fl = fcntl(host_fd, F_GETFL)) < 0 ||
+	if (sa_sinkio_identify(sa_sink_host_fd, &dev, &ino, &mode) != 0 || (fl = fcntl(sa_sink_host_fd, F_GETFL)) < 0 ||
 	    (fl & O_ACCMODE) == O_RDONLY)
 		c = CL_NONE;
 	else if (S_ISREG(mode))
 		c = CL_FILE;
 	else if (S_ISCHR(mode))
-		c = isatty(host_fd) ? CL_TTY : (major(dev) == 1 && minor(dev) == 3) ? CL_NULL : CL_FILE;
+		c = isatty(sa_sink_host_fd) ? CL_TTY : (major(dev) == 1 && minor(dev) == 3) ? CL_NULL : CL_FILE;
 	else if (S_ISFIFO(mode))
 		c = CL_PIPE;
 	else if (S_ISSOCK(mode)) {
-		if (sa_real.getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0)
+		if (sa_real.getsockopt(sa_sink_host_fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0)
 			c = CL_NONE;
 		else if (!explicit_fd)
 			c = is_journal(dev, ino) ? CL_JOURNAL : CL_NONE;   /* inetd: never */
@@ -126,13 +126,13 @@ static int write_shared(const char *line, size_t len, int tty)
 	ssize_t n;
 	int fd;
 
-	if (tty && !sa_sinkio_tty_writable(host_fd)) {
+	if (tty && !sa_sinkio_tty_writable(sa_sink_host_fd)) {
 		sa_sinkio_drop("a background job on a tty with tostop");
 		return 0;
 	}
 	if (!tty && cls_nonblock)
-		return sa_sinkio_write_pipe(host_fd, line, len) == (ssize_t)len ? 1 : (sa_sinkio_drop("the pipe is full or closed"), 0);
-	fd = sa_sinkio_reopen_nonblock(host_fd);
+		return sa_sinkio_write_pipe(sa_sink_host_fd, line, len) == (ssize_t)len ? 1 : (sa_sinkio_drop("the pipe is full or closed"), 0);
+	fd = sa_sinkio_reopen_nonblock(sa_sink_host_fd);
 	if (fd < 0) {
 		sa_sinkio_drop(fd == -ENXIO ? "the pipe has no reader" : "the pipe or tty cannot be reopened non-blocking");
 		return 0;
@@ -162,15 +162,15 @@ static int write_host(const char *line, size_t len)
 		c = classify();
 	switch (c) {
 	case CL_FILE:
-		return sa_sinkio_write_file(host_fd, line, len);
+		return sa_sinkio_write_file(sa_sink_host_fd, line, len);
 	case CL_PIPE:
 		return write_shared(line, len, 0);
 	case CL_TTY:
 		return write_shared(line, len, 1);
 	case CL_STREAM:
-		return sa_sinkio_write_stream(host_fd, line, len);
+		return sa_sinkio_write_stream(sa_sink_host_fd, line, len);
 	case CL_DGRAM:
-		if (sa_syscall(SYS_sendto, host_fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0) == (long)len)
+		if (sa_syscall(SYS_sendto, sa_sink_host_fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0) == (long)len)
 			return 1;
 		sa_sinkio_drop("the log socket is full or closed");
 		return 0;
@@ -212,9 +212,9 @@ static int open_syslog(void)
 
 /* Our fd, opened at the first line (and again when lost, once a second):
  * a process with nothing to say opens nothing. */
-static int own(void)
+static int own_fd_open(void)
 {
-	int fd = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE), nfd, expected = -1;
+	int fd = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE), nfd, expected = -1;
 	dev_t dev;
 	ino_t ino;
 	mode_t mode;
@@ -229,7 +229,7 @@ static int own(void)
 		__atomic_store_n(&own_checked, now, __ATOMIC_RELAXED);
 		if (sa_sinkio_identify(fd, &dev, &ino, &mode) == 0 && dev == own_dev && ino == own_ino)
 			return fd;
-		__atomic_compare_exchange_n(&own_fd, &fd, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+		__atomic_compare_exchange_n(&sa_sink_own_fd, &fd, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	}
 	if (sa_sink_own_failed && now == __atomic_load_n(&own_retry, __ATOMIC_RELAXED))
 		return -sa_sink_own_failed;
@@ -244,7 +244,7 @@ static int own(void)
 		own_dev = dev;
 		own_ino = ino;
 	}
-	if (!__atomic_compare_exchange_n(&own_fd, &expected, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (!__atomic_compare_exchange_n(&sa_sink_own_fd, &expected, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		sa_sinkio_close(nfd);      /* another thread opened it first */
 		return expected;
 	}
@@ -268,7 +268,7 @@ static void switch_to_pending(void)
 		memcpy(path, old, sizeof path);
 		return;
 	}
-	cur = __atomic_exchange_n(&own_fd, fd, __ATOMIC_ACQ_REL);
+	cur = __atomic_exchange_n(&sa_sink_own_fd, fd, __ATOMIC_ACQ_REL);
 	if (cur >= 0)
 		sa_sinkio_close(cur);
 	{
@@ -308,7 +308,7 @@ int sa_sink_open(const struct sa_config *c)
 
 	kind = c->sink;
 	explicit_fd = 0;
-	host_fd = 2;
+	sa_sink_host_fd = 2;
 	__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
 	switch (kind) {
 	case SA_SINK_PATH:
@@ -321,7 +321,7 @@ int sa_sink_open(const struct sa_config *c)
 	case SA_SINK_FD:
 		fl = fcntl(c->sink_fd, F_GETFL);
 		if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) {
-			host_fd = c->sink_fd;
+			sa_sink_host_fd = c->sink_fd;
 			explicit_fd = 1;
 			snprintf(describe, sizeof describe, "fd:%d", c->sink_fd);
 			return 0;
@@ -342,12 +342,12 @@ int sa_sink_ready(void)
 
 	if (kind != SA_SINK_PATH && kind != SA_SINK_SYSLOG)
 		return 0;
-	fd = own();
+	fd = own_fd_open();
 	if (fd >= 0)
 		return 0;
 	/* Unusable: fall back to stderr; the caller writes one warning there. */
 	kind = SA_SINK_STDERR;
-	host_fd = 2;
+	sa_sink_host_fd = 2;
 	explicit_fd = 0;
 	snprintf(describe, sizeof describe, "stderr");
 	return fd;
@@ -362,7 +362,7 @@ static __attribute__((noinline)) int write_slow(const char *line, size_t len)
 	if (SA_UNLIKELY(pending_path[0]) && kind == SA_SINK_PATH)
 		switch_to_pending();
 	if (kind == SA_SINK_PATH || kind == SA_SINK_SYSLOG) {
-		fd = own();
+		fd = own_fd_open();
 		if (fd < 0) {
 			sa_sinkio_drop(kind == SA_SINK_PATH ? "the log file cannot be opened" : "syslog cannot be reached");
 			ok = 0;
@@ -372,10 +372,10 @@ static __attribute__((noinline)) int write_slow(const char *line, size_t len)
 	} else {
 		ok = write_host(line, len);
 		if (ok < 0) {        /* the journal's stream on fd 2: its datagram socket instead */
-			fd = own_fd >= 0 ? own_fd : open_syslog();
-			if (fd >= 0 && own_fd < 0) {
+			fd = sa_sink_own_fd >= 0 ? sa_sink_own_fd : open_syslog();
+			if (fd >= 0 && sa_sink_own_fd < 0) {
 				int expected = -1;
-				if (!__atomic_compare_exchange_n(&own_fd, &expected, fd, 0, __ATOMIC_ACQ_REL,
+				if (!__atomic_compare_exchange_n(&sa_sink_own_fd, &expected, fd, 0, __ATOMIC_ACQ_REL,
 								 __ATOMIC_ACQUIRE)) {
 					sa_sinkio_close(fd);
 					fd = expected;
@@ -407,13 +407,13 @@ static inline int fast_fd(void)
 	int fd;
 
 	if (kind == SA_SINK_PATH) {
-		fd = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE);
+		fd = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE);
 		return fd >= 0 && !pending_path[0] && now == __atomic_load_n(&own_checked, __ATOMIC_RELAXED) ? fd
 														  : -1;
 	}
 	if (kind != SA_SINK_SYSLOG && __atomic_load_n(&cls, __ATOMIC_ACQUIRE) == CL_FILE &&
 	    now == __atomic_load_n(&cls_checked, __ATOMIC_RELAXED))
-		return host_fd;
+		return sa_sink_host_fd;
 	return -1;
 }
 
@@ -454,7 +454,7 @@ static void relocate_above(int fd, unsigned int last)
 
 	if (last < (unsigned int)INT32_MAX - 1)
 		nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)last + 1);
-	if (__atomic_compare_exchange_n(&own_fd, &fd, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+	if (__atomic_compare_exchange_n(&sa_sink_own_fd, &fd, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		wait_writers();
 	else if (nfd >= 0)
 		sa_sinkio_close(nfd);
@@ -463,11 +463,11 @@ static void relocate_above(int fd, unsigned int last)
 
 void sa_sink_before_close_slow(int fd)
 {
-	int cur = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE);
+	int cur = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE);
 
 	if (fd < 0)
 		return;
-	if (fd == host_fd)
+	if (fd == sa_sink_host_fd)
 		__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
 	if (fd == cur)
 		relocate_above(cur, (unsigned int)fd);
@@ -477,9 +477,9 @@ void sa_sink_before_close_slow(int fd)
 
 void sa_sink_before_close_range(unsigned int first, unsigned int last)
 {
-	int cur = __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE);
+	int cur = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE);
 
-	if ((unsigned int)host_fd >= first && (unsigned int)host_fd <= last)
+	if ((unsigned int)sa_sink_host_fd >= first && (unsigned int)sa_sink_host_fd <= last)
 		__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
 	if (cur >= 0 && (unsigned int)cur >= first && (unsigned int)cur <= last)
 		relocate_above(cur, last);
@@ -489,8 +489,8 @@ void sa_sink_before_close_range(unsigned int first, unsigned int last)
 
 int sa_sink_fd(void)
 {
-	return kind == SA_SINK_PATH || kind == SA_SINK_SYSLOG ? __atomic_load_n(&own_fd, __ATOMIC_ACQUIRE)
-							       : host_fd;
+	return kind == SA_SINK_PATH || kind == SA_SINK_SYSLOG ? __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE)
+							       : sa_sink_host_fd;
 }
 
 const char *sa_sink_describe(void)
@@ -510,7 +510,7 @@ void sa_sink_reopen_path(const char *newpath)
 {
 	if (kind != SA_SINK_PATH)
 		return;
-	if (__atomic_load_n(&own_fd, __ATOMIC_ACQUIRE) < 0) {
+	if (__atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE) < 0) {
 		/* Nothing opened yet: the child simply opens its own. */
 		snprintf(path, sizeof path, "%s", newpath);
 		snprintf(describe, sizeof describe, "%s", path);

@@ -53,7 +53,7 @@ static unsigned int chunks_top;
 #define RELEASING (1u << 31)
 static size_t ntracked SA_PROC_PAGE;
 static struct sa_sock_quickack *qa_chunks[NCHUNKS];
-/* The generations, light words and live counts live beside the chunks, not
+/* The generations, origin words and live counts live beside the chunks, not
  * in them: a chunk handed back reads as zeros, and a generation must never
  * go back. One side page per chunk (state.h), never handed back. */
 struct sa_fd_side *sa_fd_sides[NCHUNKS];
@@ -162,17 +162,17 @@ struct sa_sock_quickack *sa_fd_qa(int fd, int create)
 	return side((void **)qa_chunks, sizeof(struct sa_sock_quickack), fd, create);
 }
 
-void sa_fd_light_map(int fd, uint64_t v)
+void sa_fd_origin_map(int fd, uint64_t v)
 {
 	int err = errno;   /* the counted accept's caller did not keep it */
 	struct sa_fd_side *d = side_of(fd, 1);
 
 	errno = err;
 	if (d)
-		__atomic_store_n(&d->light[SA_FD_IDX(fd)], v, __ATOMIC_RELEASE);
+		__atomic_store_n(&d->origin[SA_FD_IDX(fd)], v, __ATOMIC_RELEASE);
 }
 
-void sa_fd_light_clear_range(unsigned int first, unsigned int last)
+void sa_fd_origin_clear_range(unsigned int first, unsigned int last)
 {
 	unsigned int i, j, hi = last >> CHUNK_BITS;
 
@@ -186,8 +186,8 @@ void sa_fd_light_clear_range(unsigned int first, unsigned int last)
 		for (j = 0; j < CHUNK; j++) {
 			unsigned int fd = i * CHUNK + j;
 
-			if (fd >= first && fd <= last && d->light[j])
-				__atomic_store_n(&d->light[j], 0, __ATOMIC_RELEASE);
+			if (fd >= first && fd <= last && d->origin[j])
+				__atomic_store_n(&d->origin[j], 0, __ATOMIC_RELEASE);
 		}
 	}
 }
@@ -328,9 +328,9 @@ static inline struct sa_sock *slot_made(int fd)
 	return SA_LIKELY(c != NULL) ? &c[(unsigned int)fd & (CHUNK - 1)] : slot(fd, 1);
 }
 
-/* A new socket on fd: its entry zeroed, its light word and quickack window
+/* A new socket on fd: its entry zeroed, its origin word and quickack window
  * gone, its generation bumped (bump). The side page is looked up once for
- * the live count, the light word and the generation (bench/counts.sh: the
+ * the live count, the origin word and the generation (bench/counts.sh: the
  * fd entry's life was ~280 instructions of a trace request). */
 static struct sa_sock *fresh(int fd, int bump)
 {
@@ -355,7 +355,7 @@ static struct sa_sock *fresh(int fd, int bump)
 	drop_listener(s);
 	zero_entry(s);
 	qa_clear(fd);
-	w = &d->light[SA_FD_IDX(fd)];
+	w = &d->origin[SA_FD_IDX(fd)];
 	if (__atomic_load_n(w, __ATOMIC_RELAXED))
 		__atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL);
 	if (bump)
@@ -377,7 +377,7 @@ struct sa_sock *sa_fd_adopt(int fd)
 	return fresh(fd, 0);
 }
 
-/* The side page is looked up once, for the light word, the generation
+/* The side page is looked up once, for the origin word, the generation
  * and the live count. */
 void sa_fd_forget(int fd)
 {
@@ -388,8 +388,8 @@ void sa_fd_forget(int fd)
 	if ((unsigned int)fd >= SA_FD_MAX)
 		return;
 	d = sa_fd_side_of(fd);
-	if (d && __atomic_load_n(&d->light[SA_FD_IDX(fd)], __ATOMIC_RELAXED))
-		__atomic_exchange_n(&d->light[SA_FD_IDX(fd)], 0, __ATOMIC_ACQ_REL);
+	if (d && __atomic_load_n(&d->origin[SA_FD_IDX(fd)], __ATOMIC_RELAXED))
+		__atomic_exchange_n(&d->origin[SA_FD_IDX(fd)], 0, __ATOMIC_ACQ_REL);
 	c = __atomic_load_n(&sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
 	if (!c)
 		return;
@@ -412,7 +412,7 @@ void sa_fd_dup(int oldfd, int newfd)
 
 	if (oldfd == newfd)
 		return;
-	sa_fd_light_take(newfd);   /* a copy is not counted twice; newfd's own word is gone */
+	sa_fd_origin_take(newfd);   /* a copy is not counted twice; newfd's own word is gone */
 	if (!o) {
 		sa_fd_forget(newfd);
 		return;

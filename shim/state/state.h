@@ -30,7 +30,7 @@
  * state: what the counted accept (audit/accept.h) needs to know of it, in
  * one bit. Set by the full accept path when it finds all that true, cleared
  * whenever TCP_DEFER_ACCEPT is learnt again (sa_sock_set_defer). */
-#define SA_F_PLAIN_LSN   0x80u
+#define SA_F_PLAIN_LISTENER   0x80u
 
 struct sa_listener;             /* audit/accept.h */
 
@@ -102,12 +102,12 @@ struct sa_sock {
 };
 
 /* What TCP_DEFER_ACCEPT is now on s: a listener that may have become
- * deferred is not plain any more (SA_F_PLAIN_LSN) until the full accept
+ * deferred is not plain any more (SA_F_PLAIN_LISTENER) until the full accept
  * path looks again. */
 static inline void sa_sock_set_defer(struct sa_sock *s, int defer_s)
 {
 	s->opt.defer_accept_s = defer_s;
-	__atomic_and_fetch(&s->flags, ~SA_F_PLAIN_LSN, __ATOMIC_RELEASE);
+	__atomic_and_fetch(&s->flags, ~SA_F_PLAIN_LISTENER, __ATOMIC_RELEASE);
 }
 
 /* TCP over IPv4 or IPv6: the sockets tcp_info and the TCP findings are for. */
@@ -164,12 +164,12 @@ static inline uint32_t sa_flags_clear(struct sa_sock *s, uint32_t mask)
 	return old;
 }
 /* Beside each chunk, one page (fdtab.c) with what must outlive the chunk's
- * hand-back or is written on paths that keep no entry: the counted-not-
- * tracked words, the generations, the chunk's count of tracked entries. One
+ * hand-back or is written on paths that keep no entry: the origin words
+ * (which listener an accepted connection with no entry came from), the generations, the chunk's count of tracked entries. One
  * page, so a forked child that closes an inherited socket copies one page
  * for all three, not three. Read inline on hot paths. */
 struct sa_fd_side {
-	uint64_t light[1u << SA_FD_CHUNK_BITS];   /* sa_fd_light_set; 0 = none */
+	uint64_t origin[1u << SA_FD_CHUNK_BITS];   /* sa_fd_origin_set; 0 = none */
 	uint32_t gen[1u << SA_FD_CHUNK_BITS];     /* sa_fd_gen */
 	uint32_t live;                            /* tracked entries in the chunk (+ RELEASING) */
 	uint32_t released_at_s;                   /* when the chunk was last handed back */
@@ -213,26 +213,26 @@ void sa_fd_forget(int fd) SA_HIDDEN;
  * only this word (audit/accept.c: which listener, while it is that one), so
  * that a later setsockopt on the fd can still name it "accepted from X".
  * Cleared when the fd is tracked, forgotten or closed. 0 = none. */
-void sa_fd_light_map(int fd, uint64_t v) SA_HIDDEN;   /* sa_fd_light_set's first use of a chunk */
-static inline __attribute__((always_inline)) void sa_fd_light_set(int fd, uint64_t v)
+void sa_fd_origin_map(int fd, uint64_t v) SA_HIDDEN;   /* sa_fd_origin_set's first use of a chunk */
+static inline __attribute__((always_inline)) void sa_fd_origin_set(int fd, uint64_t v)
 {
 	struct sa_fd_side *d = sa_fd_side_of(fd);
 
 	if (SA_LIKELY(d != NULL))
-		__atomic_store_n(&d->light[SA_FD_IDX(fd)], v, __ATOMIC_RELEASE);
+		__atomic_store_n(&d->origin[SA_FD_IDX(fd)], v, __ATOMIC_RELEASE);
 	else
-		sa_fd_light_map(fd, v);
+		sa_fd_origin_map(fd, v);
 }
 /* The word of fd, cleared. */
-static inline __attribute__((always_inline)) uint64_t sa_fd_light_take(int fd)
+static inline __attribute__((always_inline)) uint64_t sa_fd_origin_take(int fd)
 {
 	struct sa_fd_side *d = sa_fd_side_of(fd);
-	uint64_t *w = d ? &d->light[SA_FD_IDX(fd)] : NULL;
+	uint64_t *w = d ? &d->origin[SA_FD_IDX(fd)] : NULL;
 
 	return w && __atomic_load_n(w, __ATOMIC_RELAXED) ? __atomic_exchange_n(w, 0, __ATOMIC_ACQ_REL) : 0;
 }
 /* Clears the words of fds first..last (close_range, closefrom). */
-void sa_fd_light_clear_range(unsigned int first, unsigned int last) SA_HIDDEN;
+void sa_fd_origin_clear_range(unsigned int first, unsigned int last) SA_HIDDEN;
 /* Copy oldfd's entry to newfd (dup), or forget newfd if oldfd untracked. */
 void sa_fd_dup(int oldfd, int newfd) SA_HIDDEN;
 /* This process's forks so far (the parent's fork handler counts them), kept

@@ -1,7 +1,7 @@
 /* Unit tests for the accepting side's pure parts: /proc/net/{netstat,snmp}
- * parsing and deltas (netns.c), why an empty connection arrived and whether
- * the queue was full (audit/accept.c), and listener_stats advice
- * (listener_stats.c). */
+ * parsing and deltas (netns.c), which way an accept goes and what its facts
+ * mean (audit/accept_judge.c, sa_accept_route in accept.h), and
+ * listener_stats advice (listener_stats.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -105,6 +105,92 @@ static void empty_cause(void **state)
 	assert_int_equal(sa_empty_cause(1, 18, 1, 0, 0, 0), SA_EMPTY_NONE);   /* data */
 	assert_int_equal(sa_empty_cause(1, 0, 8, 0, 0, 0), SA_EMPTY_NONE);    /* FIN only: CLOSE_WAIT */
 	assert_int_equal(sa_empty_cause(1, 0, 1, 0, 0, 128), SA_EMPTY_NONE);  /* Fast Open child */
+}
+
+/* The count-only rule (sa_accept_route): one row per fact that sends an
+ * accept another way. */
+static void route_table(void **state)
+{
+	static const struct {
+		struct sa_accept_gate g;
+		enum sa_accept_route want;
+		const char *why;
+	} rows[] = {
+		{ { .tcp = 1, .listener = 1, .netns_ready = 1, .accepts = 100 }, SA_ROUTE_COUNT, "plain, off the sample" },
+		{ { .tcp = 0, .listener = 1, .netns_ready = 1, .accepts = 100 }, SA_ROUTE_FULL, "not TCP" },
+		{ { .tcp = 0, .listener = 1, .netns_ready = 1, .accepts = 128 }, SA_ROUTE_FULL, "not TCP: never sampled" },
+		{ { .tcp = 1, .listener = 0, .netns_ready = 1, .accepts = 100 }, SA_ROUTE_SAMPLE, "no listener state" },
+		{ { .tcp = 1, .listener = 1, .netns_ready = 1, .accepts = 128 }, SA_ROUTE_SAMPLE, "every 128th" },
+		{ { .tcp = 1, .listener = 1, .netns_ready = 1, .accepts = 0 }, SA_ROUTE_SAMPLE, "the first" },
+		{ { .tcp = 1, .listener = 1, .netns_ready = 1, .accepts = 100, .sample_due = 1 }, SA_ROUTE_SAMPLE, "100 ms" },
+		{ { .tcp = 1, .listener = 1, .netns_ready = 1, .accepts = 100, .deferred = 1 }, SA_ROUTE_FULL, "deferred" },
+		{ { .tcp = 1, .listener = 1, .netns_ready = 1, .accepts = 128, .deferred = 1 }, SA_ROUTE_SAMPLE, "deferred, sampled" },
+		{ { .tcp = 1, .listener = 1, .netns_ready = 1, .accepts = 63 }, SA_ROUTE_FULL, "watched: the first 64" },
+		{ { .tcp = 1, .listener = 1, .netns_ready = 1, .accepts = 64 }, SA_ROUTE_COUNT, "the 65th" },
+		{ { .tcp = 1, .listener = 1, .netns_ready = 1, .accepts = 100, .child_known = 1 }, SA_ROUTE_FULL, "number has an entry" },
+		{ { .tcp = 1, .listener = 1, .netns_ready = 0, .accepts = 100 }, SA_ROUTE_FULL, "no netns baseline" },
+		{ { .tcp = 1, .listener = 1, .trace = 1, .accepts = 100 }, SA_ROUTE_TRACE_PLAIN, "trace, off the sample" },
+		{ { .tcp = 1, .listener = 1, .trace = 1, .accepts = 5 }, SA_ROUTE_TRACE_PLAIN, "trace: nobody is watched" },
+		{ { .tcp = 1, .listener = 1, .trace = 1, .accepts = 112 }, SA_ROUTE_SAMPLE, "trace: every 16th" },
+		{ { .tcp = 1, .listener = 1, .trace = 1, .accepts = 100, .sample_due = 1 }, SA_ROUTE_SAMPLE, "trace, 100 ms" },
+		{ { .tcp = 1, .listener = 1, .trace = 1, .accepts = 100, .deferred = 1 }, SA_ROUTE_FULL, "trace, deferred" },
+		{ { .tcp = 0, .listener = 0, .trace = 1 }, SA_ROUTE_FULL, "trace, not TCP" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		if (sa_accept_route(&rows[i].g) != rows[i].want)
+			fail_msg("row %zu (%s): got %d, want %d", i, rows[i].why,
+				 (int)sa_accept_route(&rows[i].g), (int)rows[i].want);
+	}
+}
+
+/* sa_accept_judge: what one full accept's facts mean. */
+static void judge_table(void **state)
+{
+	/* state, bytes_received, total_retrans, last_data_sent (queue ms); sacked
+	 * (backlog) and unacked (queue length) for the listener. */
+	static const struct sa_tcpinfo est_empty = { .state = SA_TCP_ESTABLISHED, .has_bytes_received = 1 };
+	static const struct sa_tcpinfo est_resent = { .state = SA_TCP_ESTABLISHED, .total_retrans = 1 };
+	static const struct sa_tcpinfo waited = { .state = SA_TCP_ESTABLISHED, .last_data_sent = 1500 };
+	static const struct sa_tcpinfo lsn_full = { .state = SA_TCP_LISTEN, .sacked = 3, .unacked = 3 };
+	static const struct sa_tcpinfo lsn_room = { .state = SA_TCP_LISTEN, .sacked = 3, .unacked = 1 };
+	static const struct sa_tcpinfo lsn_zero = { .state = SA_TCP_LISTEN, .sacked = 0, .unacked = 0 };
+	static const int zero = 0, five = 5;
+	static const struct {
+		struct sa_accept_facts in;
+		enum sa_empty_cause cause;
+		int full, backlog, with_data, client_first, plain;
+		const char *why;
+	} rows[] = {
+		{ { .tcp = 1, .last_backlog = 511 }, SA_EMPTY_NONE, 0, 511, -1, 0, 1, "nothing read" },
+		{ { .tcp = 1, .last_backlog = -1 }, SA_EMPTY_NONE, 0, -1, -1, 0, 1, "nothing known" },
+		{ { .tcp = 1, .bytes = &five, .last_backlog = 8 }, SA_EMPTY_NONE, 0, 8, 1, 1, 0, "client spoke" },
+		{ { .tcp = 1, .defer_s = 5, .bytes = &zero, .ti = &est_resent, .last_backlog = 8 },
+		  SA_EMPTY_DEFER_EXPIRED, 0, 8, 0, 0, 0, "deferred, SYN-ACK resent" },
+		{ { .tcp = 1, .defer_s = 5, .bytes = &zero, .ti = &est_empty, .last_backlog = 8 },
+		  SA_EMPTY_SYNCOOKIE, 0, 8, 0, 0, 0, "deferred, no resend: a SYN cookie" },
+		{ { .tcp = 1, .defer_s = 0, .bytes = &zero, .ti = &est_empty, .last_backlog = 8 },
+		  SA_EMPTY_NONE, 0, 8, 0, 0, 0, "empty, not deferred" },
+		{ { .tcp = 1, .ti = &waited, .listener_ti = &lsn_full, .last_backlog = 100 },
+		  SA_EMPTY_NONE, 1, 3, -1, 0, 0, "queue full: the listener's backlog wins" },
+		{ { .tcp = 1, .ti = &waited, .listener_ti = &lsn_room, .last_backlog = 100 },
+		  SA_EMPTY_NONE, 0, 3, -1, 0, 0, "room left" },
+		{ { .tcp = 1, .ti = &waited, .listener_ti = &lsn_zero }, SA_EMPTY_NONE, 1, 0, -1, 0, 0, "backlog 0, waited 1.5 s" },
+		{ { .tcp = 1, .listener_ti = &lsn_zero }, SA_EMPTY_NONE, 0, 0, -1, 0, 0, "backlog 0, child not read" },
+		{ { .tcp = 0, .bytes = &zero, .last_backlog = -1 }, SA_EMPTY_NONE, 0, -1, 0, 0, 0, "not TCP" },
+	};
+	struct sa_accept_verdict v;
+	size_t i;
+
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		sa_accept_judge(&rows[i].in, &v);
+		if (v.cause != rows[i].cause || v.full != rows[i].full || v.backlog != rows[i].backlog ||
+		    v.with_data != rows[i].with_data || v.client_first != rows[i].client_first ||
+		    v.plain != rows[i].plain)
+			fail_msg("row %zu (%s): cause %d full %d backlog %d with_data %d client_first %d plain %d",
+				 i, rows[i].why, (int)v.cause, v.full, v.backlog, v.with_data, v.client_first, v.plain);
+	}
 }
 
 static void queue_full(void **state)
@@ -221,6 +307,8 @@ int main(void)
 		cmocka_unit_test(live_proc),
 		cmocka_unit_test(empty_cause),
 		cmocka_unit_test(queue_full),
+		cmocka_unit_test(route_table),
+		cmocka_unit_test(judge_table),
 		cmocka_unit_test(advice),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,82 @@
+/*
+ * sockopt.h: the pure decisions of sockopt.c, shared with their cmocka
+ * tests: whether a setsockopt is read back, what its read-back means, and
+ * whether it gets a line or is only counted. Nothing here makes a system
+ * call; the few sysctls a read-back is explained by are read through the
+ * facts' read_sysctl, only when the comparison needs them.
+ */
+#ifndef SA_AUDIT_SOCKOPT_H
+#define SA_AUDIT_SOCKOPT_H
+
+#include "audit/audit.h"
+
+/* What the seen table and the level say about one setsockopt call. */
+struct sa_opt_gate {
+	unsigned ok : 1;             /* the call succeeded */
+	unsigned trace : 1;          /* every call has a line, every call is read back */
+	unsigned info : 1;           /* a call with nothing to say still has a line */
+	unsigned entry : 1;          /* it has a seen entry (the table was not full) */
+	unsigned listener : 1;       /* on a listening socket: always read back */
+	unsigned defer_accept : 1;   /* TCP_DEFER_ACCEPT: always read back */
+	unsigned full : 1;           /* its entry once read back a difference: read back every call */
+	unsigned first : 1;          /* the first of its entry */
+	unsigned read_back : 1;      /* the value was read back (after the read) */
+	unsigned differs : 1;        /* the read-back carries a finding */
+	unsigned same_as_logged : 1; /* the read-back is the one its entry's line showed */
+	uint64_t nth;                /* its entry's calls, this one included (from 1) */
+};
+enum sa_opt_route {
+	SA_OPT_LINE,             /* a setsockopt line */
+	SA_OPT_NOT_READ_BACK,    /* off the read-back sample: counted (not_read_back) */
+	SA_OPT_COUNTED,          /* its kind has a line that said the same: counted */
+	SA_OPT_SKIP,             /* nothing to say at this level: counted as skipped */
+	SA_OPT_QUIET,            /* below info, not read back: nothing at all */
+};
+/* The count-only rule, asked twice: before the read-back (read_back and
+ * differs 0) SA_OPT_NOT_READ_BACK says the call is off the read-back
+ * sample (sa_optseen_readback; always read back at trace, on listeners,
+ * for TCP_DEFER_ACCEPT and with no entry); after it, whether the call
+ * gets a line. */
+enum sa_opt_route sa_sockopt_route(const struct sa_opt_gate *g) SA_HIDDEN;
+
+/* What a read-back means: one sentence template of a finding each. */
+enum sa_opt_diff {
+	SA_OPTD_SAME,              /* nothing to say */
+	SA_OPTD_DIFFERS,           /* option_differs: "NAME req reads back as eff." */
+	SA_OPTD_DIFFERS_UNEXPLAINED, /* option_differs, for a reason the shim does not know */
+	SA_OPTD_LINGER,            /* option_differs: SO_LINGER {on, s} */
+	SA_OPTD_TIMEOUT,           /* option_differs: a timeout, in us */
+	SA_OPTD_NAME,              /* option_differs: a device or algorithm name */
+	SA_OPTD_DEFER_ROUNDED,     /* defer_rounded */
+	SA_OPTD_BUF_DOUBLED,       /* option_adjusted: a buffer size stored doubled */
+	SA_OPTD_BUF_CAPPED,        /* option_adjusted: capped by [rw]mem_max, then doubled */
+	SA_OPTD_BELOW_MIN,         /* option_adjusted: below the kernel's minimum (buffers) */
+	SA_OPTD_FASTOPEN_CAPPED,   /* option_adjusted: TCP_FASTOPEN capped by somaxconn */
+	SA_OPTD_MAXSEG,            /* option_adjusted: TCP_MAXSEG reads back the MSS in use */
+	SA_OPTD_TOS_ECN,           /* option_adjusted: IP_TOS without the ECN bits */
+	SA_OPTD_HOPS_DEFAULT,      /* option_adjusted: IP_TTL/IPV6_UNICAST_HOPS -1 */
+	SA_OPTD_CLAMP_MIN,         /* option_adjusted: TCP_WINDOW_CLAMP below the minimum */
+	SA_OPTD_TIMER_TICK,        /* option_adjusted: a timeout rounded up to the tick */
+};
+struct sa_opt_facts {
+	int level, opt;
+	enum sa_optkind kind;
+	int quickack;                      /* TCP_QUICKACK: quickack.c says what it means */
+	const void *req; socklen_t reqlen; /* what the host asked; NULL: the call failed */
+	const void *eff; socklen_t efflen; /* what was read back; NULL: not read */
+	/* Reads a sysctl (0, or -errno): sa_read_sysctl, or a test's table. */
+	int (*read_sysctl)(const char *path, long *out);
+};
+struct sa_opt_verdict {
+	enum sa_opt_diff diff;
+	int req_i, eff_i;                  /* int and bool options: the values compared (0: not decoded) */
+	long long req_us, eff_us;          /* timeouts */
+	int linger[4];                     /* SO_LINGER: asked {onoff, linger}, read back {onoff, linger} */
+	long sysctl;                       /* the sysctl that explains it (buffers, TCP_FASTOPEN) */
+	int rounds;                        /* TCP_DEFER_ACCEPT: the SYN-ACK rounds kept */
+};
+void sa_sockopt_judge(const struct sa_opt_facts *in, struct sa_opt_verdict *v) SA_HIDDEN;
+/* An option value as an int: all of it from 4 bytes, else its first byte. */
+int sa_opt_as_int(const void *buf, socklen_t len, int *out) SA_HIDDEN;
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * sockopt_judge.c: the pure decisions of the setsockopt audit
+ * (sockopt.h): whether a call is read back, whether it gets a line, and
+ * what a read-back unlike the value asked means, with the kernel
+ * function behind each adjustment. No system call: cmocka tests call
+ * these with tables of facts.
+ */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "audit/sockopt.h"
+
+int sa_opt_as_int(const void *buf, socklen_t len, int *out)
+{
+	if (!buf || len == 0)
+		return 0;
+	if (len >= (socklen_t)sizeof(int))
+		memcpy(out, buf, sizeof *out);
+	else
+		*out = *(const unsigned char *)buf;
+	return 1;
+}
+
+enum sa_opt_route sa_sockopt_route(const struct sa_opt_gate *g)
+{
+	/* Sampled: nothing to learn from this read-back that the previous
+	 * ones of this kind did not say. */
+	if (g->ok && !sa_optseen_readback(g->nth, g->entry ? g->full : 1,
+					  g->trace || !g->entry || g->listener || g->defer_accept))
+		return SA_OPT_NOT_READ_BACK;
+	if (!g->info && g->ok && !g->read_back)
+		return SA_OPT_QUIET;
+	/* This kind already has its line and the kernel kept what it kept
+	 * then (the value asked, or the same explained adjustment, e.g.
+	 * SO_RCVBUF doubled). A read-back unlike the logged one, and every
+	 * failure, are logged again. */
+	if (!g->trace && g->ok && !g->first && g->entry && (!g->differs || g->same_as_logged))
+		return SA_OPT_COUNTED;
+	/* Nothing to say at this level: no line is built (warn is the level
+	 * for hosts that call setsockopt from a signal handler). */
+	if (!g->differs && !g->info)
+		return SA_OPT_SKIP;
+	return SA_OPT_LINE;
+}
+
+static int is_buf(int level, int opt)
+{
+	return level == SOL_SOCKET && (opt == SO_RCVBUF || opt == SO_SNDBUF ||
+				       opt == SO_RCVBUFFORCE || opt == SO_SNDBUFFORCE);
+}
+
+/* A buffer size: sk_setsockopt() stores twice the value, capped by
+ * [rw]mem_max unless forced, and never below SOCK_MIN_[RS]CVBUF. */
+static enum sa_opt_diff judge_buf(const struct sa_opt_facts *in, struct sa_opt_verdict *v)
+{
+	int rcv = in->opt == SO_RCVBUF || in->opt == SO_RCVBUFFORCE;
+	int forced = in->opt == SO_RCVBUFFORCE || in->opt == SO_SNDBUFFORCE;
+	long max = 0;
+	int req = v->req_i, eff = v->eff_i;
+
+	in->read_sysctl(rcv ? "/proc/sys/net/core/rmem_max" : "/proc/sys/net/core/wmem_max", &max);
+	v->sysctl = max;
+	if (req > 0 && (long)eff == 2L * req)
+		return SA_OPTD_BUF_DOUBLED;
+	if (!forced && max > 0 && req > max && (long)eff == 2L * max)
+		return SA_OPTD_BUF_CAPPED;
+	if (eff > 2L * (long)req)
+		return SA_OPTD_BELOW_MIN;
+	return SA_OPTD_DIFFERS;
+}
+
+/* An int-valued option whose read-back differs. */
+static enum sa_opt_diff judge_int(const struct sa_opt_facts *in, struct sa_opt_verdict *v)
+{
+	int level = in->level, opt = in->opt, req = v->req_i, eff = v->eff_i;
+	long n = 0;
+
+	if (level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT) {
+		/* secs_to_retrans(): kept as SYN-ACK rounds, read back as the
+		 * seconds those rounds span. */
+		if (req > 0 && eff == sa_defer_secs(sa_defer_rounds(req))) {
+			v->rounds = sa_defer_rounds(req);
+			return SA_OPTD_DEFER_ROUNDED;
+		}
+		return req <= 0 && eff == 0 ? SA_OPTD_SAME : SA_OPTD_DIFFERS;
+	}
+	if (is_buf(level, opt))
+		return judge_buf(in, v);
+	if (level == IPPROTO_TCP && opt == TCP_FASTOPEN && eff < req &&
+	    in->read_sysctl("/proc/sys/net/core/somaxconn", &n) == 0 && eff == n) {
+		v->sysctl = n;
+		return SA_OPTD_FASTOPEN_CAPPED;
+	}
+	if (level == IPPROTO_TCP && opt == TCP_MAXSEG)
+		return SA_OPTD_MAXSEG;
+	if (level == IPPROTO_IP && opt == IP_TOS && eff == (req & ~3))
+		return SA_OPTD_TOS_ECN;
+	if (((level == IPPROTO_IP && opt == IP_TTL) || (level == IPPROTO_IPV6 && opt == IPV6_UNICAST_HOPS)) &&
+	    req == -1)
+		return SA_OPTD_HOPS_DEFAULT;
+	if (level == IPPROTO_TCP && opt == TCP_WINDOW_CLAMP && eff > req)
+		return SA_OPTD_CLAMP_MIN;
+	return SA_OPTD_DIFFERS_UNEXPLAINED;
+}
+
+static enum sa_opt_diff judge_timeval(const struct sa_opt_facts *in, struct sa_opt_verdict *v)
+{
+	struct timeval a, b;
+
+	memcpy(&a, in->req, sizeof a);
+	memcpy(&b, in->eff, sizeof b);
+	v->req_us = (long long)a.tv_sec * 1000000 + a.tv_usec;
+	v->eff_us = (long long)b.tv_sec * 1000000 + b.tv_usec;
+	if (v->req_us == v->eff_us)
+		return SA_OPTD_SAME;
+	/* The kernel rounds timeouts up to its timer tick. */
+	if (v->eff_us > v->req_us && v->eff_us - v->req_us < 20000)
+		return SA_OPTD_TIMER_TICK;
+	return SA_OPTD_TIMEOUT;
+}
+
+static enum sa_opt_diff judge_linger(const struct sa_opt_facts *in, struct sa_opt_verdict *v)
+{
+	struct linger a, b;
+
+	memcpy(&a, in->req, sizeof a);
+	memcpy(&b, in->eff, sizeof b);
+	v->linger[0] = a.l_onoff;
+	v->linger[1] = a.l_linger;
+	v->linger[2] = b.l_onoff;
+	v->linger[3] = b.l_linger;
+	if ((a.l_onoff != 0) != (b.l_onoff != 0) || (a.l_onoff && a.l_linger != b.l_linger))
+		return SA_OPTD_LINGER;
+	return SA_OPTD_SAME;
+}
+
+void sa_sockopt_judge(const struct sa_opt_facts *in, struct sa_opt_verdict *v)
+{
+	socklen_t len = in->reqlen, efflen = in->efflen;
+
+	memset(v, 0, sizeof *v);
+	v->diff = SA_OPTD_SAME;
+	if (!in->req || !in->eff)
+		return;
+	switch (in->kind) {
+	case SA_OPT_INT:
+		if (sa_opt_as_int(in->req, len, &v->req_i) && sa_opt_as_int(in->eff, efflen, &v->eff_i) &&
+		    v->req_i != v->eff_i)
+			v->diff = judge_int(in, v);
+		break;
+	case SA_OPT_BOOL:
+		if (!in->quickack && sa_opt_as_int(in->req, len, &v->req_i) &&
+		    sa_opt_as_int(in->eff, efflen, &v->eff_i) && (v->req_i != 0) != (v->eff_i != 0))
+			v->diff = SA_OPTD_DIFFERS;
+		break;
+	case SA_OPT_LINGER:
+		if (len >= (socklen_t)sizeof(struct linger) && efflen >= (socklen_t)sizeof(struct linger))
+			v->diff = judge_linger(in, v);
+		break;
+	case SA_OPT_TIMEVAL:
+		if (len >= (socklen_t)sizeof(struct timeval) && efflen >= (socklen_t)sizeof(struct timeval))
+			v->diff = judge_timeval(in, v);
+		break;
+	case SA_OPT_STRING:
+		if (strncmp((const char *)in->req, (const char *)in->eff, len < efflen ? len : efflen) != 0 &&
+		    strnlen((const char *)in->req, len) != 0)
+			v->diff = SA_OPTD_NAME;
+		break;
+	default:
+		break;
+	}
+}
