@@ -60,6 +60,12 @@ struct sa_listener {
 	uint64_t queue_tail[SA_HIST_TAIL], wait_tail[SA_HIST_TAIL];   /* the histograms' buckets past 6.2 s */
 };
 
+/* A listener's histograms keep their buckets past 6.2 s in it too. */
+static inline void sa_listener_hist_tails(struct sa_listener *l)
+{
+	l->queue_ms.tail = l->queue_tail;
+	l->wait_ms.tail = l->wait_tail;
+}
 /* The listener for s (a listening socket), created on first use. NULL when
  * memory is short or too many listeners are open at once. */
 struct sa_listener *sa_listener_get(int fd, struct sa_sock *s) SA_HIDDEN;

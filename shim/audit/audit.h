@@ -58,6 +58,9 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err) S
 /* An AF_UNIX listener's backlog from unix_diag (NETLINK_SOCK_DIAG), and
  * its connections waiting in *pending; -errno when it cannot be read. */
 int sa_unix_backlog(int fd, unsigned *pending) SA_HIDDEN;
+/* Whether s is a listener (its listen() succeeded, or it said
+ * SO_ACCEPTCONN when met late); reads a late AF_UNIX one's backlog. */
+int sa_listen_is_listener(int fd, struct sa_sock *s) SA_HIDDEN;
 /* The largest backlog a request is taken at its word for. Above it (up to
  * INT_MAX: systemd's and others' "as many as allowed") it means the most
  * allowed, as -1 does, and the kernel lowering it to somaxconn is what was

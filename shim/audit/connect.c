@@ -123,30 +123,6 @@ void sa_connect_reset(void)
 
 /* ---- one connect's report ----------------------------------------------------- */
 
-static const char *proto_name(const struct sa_sock *s)
-{
-	if (s->family == AF_UNIX)
-		return s->type == SOCK_STREAM ? "unix" : s->type == SOCK_DGRAM ? "unix_dgram" : "unix_seqpacket";
-	if (s->family == AF_INET || s->family == AF_INET6) {
-		if (sa_sock_is_tcp(s))
-			return "tcp";
-		if (s->type == SOCK_DGRAM)
-			return "udp";
-	}
-	return NULL;
-}
-
-struct conn_done {
-	enum sa_conn_outcome outcome;
-	int err;                    /* final errno when failed, 0 if unknown */
-	int nonblocking;            /* completed after the call returned */
-	int after_interrupt;        /* a blocking connect that went on after EINTR */
-	int left_by_jump;           /* a handler siglongjmp()ed out of the blocking call */
-	int fast_open;              /* TCP Fast Open: the handshake began at the first send */
-	const char *by;             /* what proved the outcome */
-	double ms;
-	struct sa_tcpinfo ti;       /* read once at completion (TCP only) */
-};
 
 static int tcp_state_of(const struct sa_tcpinfo *ti)
 {
@@ -172,66 +148,10 @@ static int defer_of(int fd, const struct sa_sock *s)
 	return v;
 }
 
-/* The connect line, in its own frame: its buffer (a few KB of stack) is
- * touched only when a line is written, not on every counted connect (a
- * fresh stack page is a fault in a forked child). */
-static __attribute__((noinline)) void connect_line(int fd, const struct sa_sock *s, const struct sockaddr *peer,
-						   socklen_t plen, const struct conn_done *d, struct sa_findings *f,
-						   enum sa_level lvl, int retrans, int defer_s)
-{
-	struct sockaddr_storage local;
-	socklen_t llen = sizeof local;
-	int tcp = sa_sock_is_tcp(s);
-	struct sa_line L;
-
-	sa_line_begin(&L, "connect", fd, f);
-	sa_line_addr(&L, "peer", peer, plen);
-	if (getsockname(fd, (struct sockaddr *)&local, &llen) == 0 && s->family != AF_UNIX)
-		sa_line_addr(&L, "local", (struct sockaddr *)&local, llen);
-	sa_line_str(&L, "proto", proto_name(s));
-	sa_line_bool(&L, "nonblocking", d->nonblocking);
-	if (d->fast_open)
-		sa_line_bool(&L, "fast_open", 1);
-	sa_line_str(&L, "outcome", sa_conn_outcome_name(d->outcome));
-	sa_line_str(&L, "completed_by", d->by);
-	if (d->after_interrupt)
-		sa_line_bool(&L, "after_interrupt", 1);
-	if (d->left_by_jump)
-		sa_line_bool(&L, "left_by_jump", 1);
-	sa_line_real(&L, "connect_ms", sa_round(d->ms * 1000.0) / 1000.0);
-	if (tcp) {
-		if (retrans >= 0)
-			sa_line_int(&L, "syn_retrans", retrans);
-		else
-			sa_line_null(&L, "syn_retrans");
-		if (d->ti.valid && d->ti.has_total_rto)
-			sa_line_int(&L, "syn_rto", d->ti.total_rto);
-		if (defer_s > 0)
-			sa_line_int(&L, "defer_accept_s", defer_s);
-	}
-	if (d->outcome == SA_CONN_DISCONNECT) {
-		sa_line_int(&L, "ret", d->err ? -1 : 0);
-		if (d->err)
-			sa_line_errno(&L, "errno", d->err);
-	} else if (d->outcome == SA_CONN_OK) {
-		sa_line_int(&L, "ret", 0);
-	} else if (d->left_by_jump) {
-		/* The call never returned: the program saw no result. */
-		sa_line_null(&L, "ret");
-		sa_line_null(&L, "errno");
-	} else if (d->outcome == SA_CONN_FAILED || d->outcome == SA_CONN_INTERRUPTED) {
-		sa_line_int(&L, "ret", -1);
-		if (d->err)
-			sa_line_errno(&L, "errno", d->err);
-		else
-			sa_line_str(&L, "errno", "unknown");
-	}
-	sa_line_emit(&L, lvl, f);
-}
 
 
 static void report_connect(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
-			   const struct conn_done *d)
+			   const struct sa_conn_done *d)
 {
 	const struct sa_config *cfg = sa_cfg();
 	struct sa_findings f;
@@ -273,12 +193,12 @@ static void report_connect(int fd, const struct sa_sock *s, const struct sockadd
 		sa_emit_skip("connect", &f);
 		return;
 	}
-	connect_line(fd, s, peer, plen, d, &f, lvl, retrans, defer_s);
+	sa_connect_line(fd, s, peer, plen, d, &f, lvl, retrans, defer_s);
 }
 
 /* Reports a pending connect once: whoever clears SA_F_CONNECTING first
  * (two threads may race on one socket) writes the event. */
-static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t now)
+static void complete(int fd, struct sa_sock *s, struct sa_conn_done *d, uint64_t now)
 {
 	uint32_t old = sa_flags_clear(s, SA_F_CONNECTING | SA_F_WATCH_IO);
 	struct sockaddr_storage peer;   /* aligned copy: the table keeps bytes */
@@ -306,7 +226,7 @@ static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t no
 	report_connect(fd, s, (const struct sockaddr *)&peer, s->conn.peer_len, d);
 }
 
-static void init_done(struct conn_done *d, const char *by)
+static void init_done(struct sa_conn_done *d, const char *by)
 {
 	memset(d, 0, sizeof *d);
 	d->by = by;
@@ -352,7 +272,7 @@ void sa_connect_left(int fd, struct sa_sock *s, const struct sockaddr *peer, soc
 		     uint64_t t0, uint64_t sig_ns)
 {
 	struct sa_sock tmp;
-	struct conn_done d;
+	struct sa_conn_done d;
 
 	if (!s) {
 		/* Closed (and maybe reused) since: the facts we kept only. */
@@ -379,7 +299,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 		      int ret, int err, uint64_t t0, uint64_t t1)
 {
 	struct sa_sock tmp;
-	struct conn_done d;
+	struct sa_conn_done d;
 	int e;
 
 	if (!s) {
@@ -459,7 +379,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 void sa_connect_fastopen(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
 			 ssize_t ret, int err, uint64_t t0, uint64_t t1)
 {
-	struct conn_done d;
+	struct sa_conn_done d;
 
 	/* EISCONN: already connected, a plain send. Others before any
 	 * connect (EBADF, ENOTSOCK, EOPNOTSUPP without the sysctl...) are
@@ -490,7 +410,7 @@ void sa_connect_fastopen(int fd, struct sa_sock *s, const struct sockaddr *addr,
 void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 			   const void *val, const socklen_t *len, int ret)
 {
-	struct conn_done d;
+	struct sa_conn_done d;
 	int so_error;
 
 	if (ret != 0 || level != SOL_SOCKET || opt != SO_ERROR || !val || !len ||
@@ -507,7 +427,7 @@ void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 
 void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
 {
-	struct conn_done d;
+	struct sa_conn_done d;
 	int e;
 
 	/* Not yet connected: no system call of ours on this path. */
@@ -524,7 +444,7 @@ void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, i
 
 void sa_connect_close(int fd, struct sa_sock *s)
 {
-	struct conn_done d;
+	struct sa_conn_done d;
 	uint64_t now = sa_now_ns(), est;
 	int r = -1;   /* TCP_INFO's result, read for TCP only */
 

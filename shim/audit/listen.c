@@ -80,6 +80,26 @@ out:
 	return backlog;
 }
 
+int sa_listen_is_listener(int fd, struct sa_sock *s)
+{
+	/* No listener without a listen() that succeeded (or SO_ACCEPTCONN on
+	 * one met late): an accept on a datagram socket, or on one whose
+	 * listen() failed, is a failed call, not a listener's. */
+	if (!(__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) & SA_F_LISTENER))
+		return 0;
+	/* An AF_UNIX listener we never saw listen() (passed over SCM_RIGHTS,
+	 * inherited across exec) has no TCP_INFO: unix_diag gives its
+	 * backlog. Unknown stays -1 and is written as null. */
+	if (s->lsn.backlog_effective < 0 && s->family == AF_UNIX) {
+		unsigned waiting = 0;
+		int b = sa_unix_backlog(fd, &waiting);
+
+		if (b >= 0)
+			__atomic_store_n(&s->lsn.backlog_effective, b, __ATOMIC_RELAXED);
+	}
+	return 1;
+}
+
 void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f)
 {
 	int tfo = 0;

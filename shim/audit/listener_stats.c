@@ -63,8 +63,6 @@ static struct sa_listener *claim(void)
 		inc = __atomic_load_n(&l->inc, __ATOMIC_RELAXED);
 		memset(l, 0, sizeof *l);
 		l->next = next;
-		l->queue_ms.tail = l->queue_tail;
-		l->wait_ms.tail = l->wait_tail;
 		l->in_use = 1;
 		l->epoch = sa_proc_epoch();
 		__atomic_store_n(&l->inc, inc + 1, __ATOMIC_RELEASE);
@@ -83,8 +81,6 @@ static struct sa_listener *claim(void)
 		__atomic_sub_fetch(&nlisteners, 1, __ATOMIC_RELAXED);
 		return NULL;
 	}
-	l->queue_ms.tail = l->queue_tail;
-	l->wait_ms.tail = l->wait_tail;
 	l->in_use = 1;
 	l->epoch = sa_proc_epoch();
 	l->next = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
@@ -216,26 +212,12 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 	char text[SA_ADDR_TEXT_MAX];
 	int n;
 
-	if (l)
+	if (l || !sa_listen_is_listener(fd, s))
 		return l;
-	/* No listener without a listen() that succeeded (or SO_ACCEPTCONN on
-	 * one we met late): an accept on a datagram socket, or on one whose
-	 * listen() failed, is a failed call, not a listener's. */
-	if (!(__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) & SA_F_LISTENER))
-		return NULL;
-	/* An AF_UNIX listener we never saw listen() (passed over SCM_RIGHTS,
-	 * inherited across exec) has no TCP_INFO: unix_diag gives its
-	 * backlog. Unknown stays -1 and is written as null. */
-	if (s->lsn.backlog_effective < 0 && s->family == AF_UNIX) {
-		unsigned waiting = 0;
-		int b = sa_unix_backlog(fd, &waiting);
-
-		if (b >= 0)
-			__atomic_store_n(&s->lsn.backlog_effective, b, __ATOMIC_RELAXED);
-	}
 	l = claim();
 	if (!l)
 		return NULL;
+	sa_listener_hist_tails(l);
 	l->refs = 1;                 /* s's */
 	l->listen_fd = fd;
 	l->family = s->family;

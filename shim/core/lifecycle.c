@@ -305,10 +305,11 @@ void sa_lifecycle_end(void)
 {
 	int err = errno;
 
-	/* exit() after a jump out of a handler that left a call in flight:
+	/* A call of this thread's still in flight at its exit() never
+	 * returns (a handler jumped out of it, or is exiting from inside it):
 	 * that call first, so the summary counts it. */
-	if (sa_in_signal && !sa_in_vfork)
-		sa_signal_escaped();
+	if (__atomic_load_n(&sa_inflight.t0, __ATOMIC_RELAXED) && !sa_in_vfork && (!sa_in_shim || sa_in_signal))
+		sa_inflight_settle();
 	if (!sa_active() || (sa_in_shim && !sa_in_signal) || sa_in_vfork || (!sa_event_any() && !sa_accept_active()))
 		return;
 	if (__atomic_exchange_n(&summary_done, 1, __ATOMIC_ACQ_REL))

@@ -29,8 +29,6 @@ static __thread uintptr_t sig_frame __attribute__((tls_model("initial-exec")));
 
 static void *handlers[NSIGS];          /* the host's handler per signal */
 
-__thread struct sa_inflight sa_inflight SA_TLS_IE;
-
 /* A host handler runs while this thread blocks in a call we time: when,
  * the fd's generation and the peer, while its buffer is still there.
  * Plain loads and stores and a vDSO clock read: async-signal-safe. */
@@ -232,20 +230,4 @@ int sa_signal_escaped(void)
 		return 1;
 	}
 	return 0;
-}
-
-void sa_inflight_settle(void)
-{
-	struct sa_inflight r = sa_inflight;
-	int err = errno;
-
-	sa_inflight_end();
-	if (!r.t0 || !sa_active())
-		return;
-	if (!r.sig_ns)
-		r.sig_ns = sa_now_ns();   /* a handler we did not see: the time we learnt */
-	sa_in_shim++;
-	sa_on_left_by_jump(&r);
-	sa_in_shim--;
-	errno = err;
 }
