@@ -40,6 +40,7 @@ struct sa_listener {
 	int defer_s;                     /* TCP_DEFER_ACCEPT seconds, as last known */
 	long defer_real_ms, rto_max_ms;  /* its real window and cap (sa_defer_window); 0: not known */
 	uint64_t accepts, eagain, errors;
+	uint64_t left_by_jump;           /* accept calls a signal handler jumped out of */
 	/* Of accepts, those counted inline (sa_accept_count_only) and not yet
 	 * added to the process's accept event count: that count is on the
 	 * process page, which a fork-per-connection parent would otherwise

@@ -102,6 +102,11 @@ int sa_accept_active(void) SA_HIDDEN;                   /* a listener accepted (
  * (the summary's counts, before they are read). */
 void sa_listener_fold_counted(void) SA_HIDDEN;
 
+/* A blocking accept on lfd this thread left by a jump out of a signal
+ * handler (lfd's generation gen when the handler ran): waited from t0 to
+ * sig_ns. Counted on the listener (left_by_jump, wait_ms); a trace line. */
+void sa_accept_left(int lfd, uint32_t gen, uint64_t t0, uint64_t sig_ns) SA_HIDDEN;
+
 /* ---- connect.c ------------------------------------------------------------ */
 void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
 		      int ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;

@@ -66,6 +66,16 @@ static inline void sa_inflight_begin(int kind, int fd, const struct sockaddr *ad
 	__atomic_store_n(&sa_inflight.t0, t0 | 1, __ATOMIC_RELAXED);   /* never 0 */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
+/* The same for a call with no address to keep (accept): fewer stores on
+ * the accept path. */
+static inline void sa_inflight_begin_fd(int kind, int fd, uint64_t t0)
+{
+	sa_inflight.sig_ns = 0;
+	sa_inflight.fd = fd;
+	sa_inflight.kind = (uint8_t)kind;
+	__atomic_store_n(&sa_inflight.t0, t0 | 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
 static inline void sa_inflight_end(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

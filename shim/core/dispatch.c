@@ -134,6 +134,8 @@ void sa_on_left_by_jump(const struct sa_inflight *r)
 	if (r->kind == SA_INFLIGHT_CONNECT)
 		sa_connect_left(r->fd, s, r->peer_len ? (const struct sockaddr *)r->peer : NULL, r->peer_len,
 				r->t0 & ~(uint64_t)1, r->sig_ns);
+	else if (r->kind == SA_INFLIGHT_ACCEPT)
+		sa_accept_left(r->fd, r->gen, r->t0 & ~(uint64_t)1, r->sig_ns);
 }
 
 /* A non-blocking connect's first I/O; then, as sa_on_io, an accepted one. */

@@ -121,8 +121,10 @@ static __attribute__((noinline)) int accept_traced(int fd, struct sockaddr *addr
 	 * block, the accept is not credited to whatever takes the number. */
 	listen_gen = sa_fd_gen(fd);
 	t0 = sa_now_ns();
+	sa_inflight_begin_fd(SA_INFLIGHT_ACCEPT, fd, t0);
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
 	err = errno;
+	sa_inflight_end();
 	t1 = sa_now_ns();
 	/* The kernel wrote min(offered, *alen) bytes of addr. */
 	if (ret >= 0 && known && *alen <= offered && *alen <= sizeof(struct sockaddr_storage)) {
@@ -150,7 +152,9 @@ static inline __attribute__((always_inline)) int do_accept(int fd, struct sockad
 	d = sa_fd_side_of(fd);
 	listen_gen = d ? __atomic_load_n(&d->gen[SA_FD_IDX(fd)], __ATOMIC_ACQUIRE) : 0;
 	t0 = sa_now_ns();
+	sa_inflight_begin_fd(SA_INFLIGHT_ACCEPT, fd, t0);
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
+	sa_inflight_end();
 	t1 = sa_now_ns();   /* CLOCK_MONOTONIC does not fail: errno is the call's */
 	if (ret >= 0) {
 		/* errno as the call left it: what the counted path may call

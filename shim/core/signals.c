@@ -39,7 +39,7 @@ static __attribute__((noinline, cold)) void note_inflight(void)
 	sa_inflight.sig_ns = sa_now_ns();
 	sa_inflight.gen = sa_fd_gen(sa_inflight.fd);
 	sa_inflight.peer_len = 0;
-	if (sa_inflight.addr && n > 0 && n <= sizeof sa_inflight.peer) {
+	if (sa_inflight.kind == SA_INFLIGHT_CONNECT && sa_inflight.addr && n > 0 && n <= sizeof sa_inflight.peer) {
 		memcpy(sa_inflight.peer, sa_inflight.addr, n);
 		sa_inflight.peer_len = (uint8_t)n;
 	}

@@ -47,6 +47,25 @@ life_shim "$T/ws" 10 info wget -q -t 1 --connect-timeout=0.6 "http://127.0.0.1:$
 life_same "wget: ends as plain (status $(cat "$T/wp.rc"))" "$T/wp" "$T/ws"
 one "wget" "$T/ws.jsonl"
 
+# The same for a blocking accept on a listener nobody connects to: the next
+# call is the listener's close, or exit(). Counted on the listener
+# (left_by_jump, wait_ms) at every level; a trace line.
+for m in close exit; do
+	for lvl in trace info; do
+		life_plain "$T/a$m$lvl.p" 10 "$PROGS/life_jumpacc" 300 "$m"
+		life_shim "$T/a$m$lvl.s" 10 $lvl "$PROGS/life_jumpacc" 300 "$m"
+		life_same "accept left by a jump, then $m ($lvl): ends as plain" "$T/a$m$lvl.p" "$T/a$m$lvl.s"
+		L=$T/a$m$lvl.s.jsonl
+		got=$(life_jq "$L" '[.[] | select(.event=="listener_stats") | {left_by_jump, wait_ms}] | tostring')
+		check_jq "accept left by a jump, then $m ($lvl): listener_stats left_by_jump 1, wait_ms n 1, 250-3000 ms (got $got)" "$L" \
+			'[.[] | select(.event=="listener_stats")] | length == 1 and .[0].left_by_jump == 1 and .[0].wait_ms.n == 1 and .[0].wait_ms.max >= 250 and .[0].wait_ms.max < 3000'
+		if [ $lvl = trace ]; then
+			check_jq "accept left by a jump, then $m (trace): one accept line, left_by_jump, ret null" "$L" \
+				'[.[] | select(.event=="accept")] | length == 1 and .[0].left_by_jump == true and .[0].ret == null and .[0].wait_ms >= 250'
+		fi
+	done
+done
+
 # The stand-in: the next call is the close (as wget), another socket call, or exit().
 for m in close next exit; do
 	life_plain "$T/${m}p" 10 "$PROGS/life_jumpconn" "$P" 600 "$m"
