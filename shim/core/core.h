@@ -46,35 +46,31 @@ int sa_signal_escaped(void) SA_HIDDEN;
  * plain stores on the connect path, nothing allocated. */
 enum sa_inflight_kind { SA_INFLIGHT_NONE = 0, SA_INFLIGHT_CONNECT, SA_INFLIGHT_ACCEPT };
 struct sa_inflight {
-	uint64_t t0;                     /* the call's start; 0: none in flight */
-	uint64_t sig_ns;                 /* a host handler first ran; 0: none yet */
-	const struct sockaddr *addr;     /* the host's, valid while the call blocks */
-	socklen_t len;
+	uint64_t t0;                     /* the call's start, its kind in the low 2 bits; 0: none */
 	int fd;
-	uint32_t gen;                    /* fd's table generation when the handler ran */
-	uint8_t kind, peer_len;
+	const struct sockaddr *addr;     /* connect: the host's, valid while the call blocks */
+	socklen_t len;
+	/* Written by the trampoline when a host handler first runs during the
+	 * call whose t0 is sig_t0 (a note for an earlier call is stale). */
+	uint64_t sig_t0, sig_ns;
+	uint32_t gen;                    /* fd's table generation then */
+	uint8_t peer_len;
 	unsigned char peer[sizeof(struct sockaddr_in6) + 4];
 };
 extern __thread struct sa_inflight sa_inflight SA_HIDDEN SA_TLS_IE;
-static inline void sa_inflight_begin(int kind, int fd, const struct sockaddr *addr, socklen_t len, uint64_t t0)
-{
-	sa_inflight.sig_ns = 0;
-	sa_inflight.addr = addr;
-	sa_inflight.len = len;
-	sa_inflight.fd = fd;
-	sa_inflight.kind = (uint8_t)kind;
-	__atomic_store_n(&sa_inflight.t0, t0 | 1, __ATOMIC_RELAXED);   /* never 0 */
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-}
-/* The same for a call with no address to keep (accept): fewer stores on
- * the accept path. */
+#define SA_INFLIGHT_KIND(t0) ((int)((t0) & 3))
+/* Two stores before the call (accept), one after. */
 static inline void sa_inflight_begin_fd(int kind, int fd, uint64_t t0)
 {
-	sa_inflight.sig_ns = 0;
 	sa_inflight.fd = fd;
-	sa_inflight.kind = (uint8_t)kind;
-	__atomic_store_n(&sa_inflight.t0, t0 | 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&sa_inflight.t0, (t0 & ~(uint64_t)3) | (uint64_t)kind, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+static inline void sa_inflight_begin(int kind, int fd, const struct sockaddr *addr, socklen_t len, uint64_t t0)
+{
+	sa_inflight.addr = addr;
+	sa_inflight.len = len;
+	sa_inflight_begin_fd(kind, fd, t0);
 }
 static inline void sa_inflight_end(void)
 {

@@ -131,11 +131,13 @@ void sa_on_left_by_jump(const struct sa_inflight *r)
 	 * the handler ran (the generation moves on every close we see). */
 	struct sa_sock *s = sa_fd_gen(r->fd) == r->gen ? lazy_track(r->fd) : NULL;
 
-	if (r->kind == SA_INFLIGHT_CONNECT)
+	uint64_t t0 = r->t0 & ~(uint64_t)3;
+
+	if (SA_INFLIGHT_KIND(r->t0) == SA_INFLIGHT_CONNECT)
 		sa_connect_left(r->fd, s, r->peer_len ? (const struct sockaddr *)r->peer : NULL, r->peer_len,
-				r->t0 & ~(uint64_t)1, r->sig_ns);
-	else if (r->kind == SA_INFLIGHT_ACCEPT)
-		sa_accept_left(r->fd, r->gen, r->t0 & ~(uint64_t)1, r->sig_ns);
+				t0, r->sig_ns);
+	else if (SA_INFLIGHT_KIND(r->t0) == SA_INFLIGHT_ACCEPT)
+		sa_accept_left(r->fd, r->gen, t0, r->sig_ns);
 }
 
 /* A non-blocking connect's first I/O; then, as sa_on_io, an accepted one. */

@@ -19,8 +19,12 @@ void sa_inflight_settle(void)
 	sa_inflight_end();
 	if (!r.t0 || !sa_active())
 		return;
-	if (!r.sig_ns)
-		r.sig_ns = sa_now_ns();   /* a handler we did not see: the time we learnt */
+	if (r.sig_t0 != r.t0) {
+		/* A handler we did not see: what we know now. */
+		r.sig_ns = sa_now_ns();
+		r.gen = sa_fd_gen(r.fd);
+		r.peer_len = 0;
+	}
 	sa_in_shim++;
 	sa_on_left_by_jump(&r);
 	sa_in_shim--;
