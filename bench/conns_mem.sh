@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/conns_mem.sh: what tracked connections cost a server in memory, and
-# whether it comes back when they close (issue 17).
+# whether it comes back when they close.
 #
 # nginx (1 worker, return 200) plain and under the shim; a client opens
 # CONNS idle connections (one request each, kept alive), then closes them.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/counts.sh: what the shim adds per request to an nginx worker, in
-# figures the kernel and valgrind count exactly (issue 17), not in clock
+# figures the kernel and valgrind count exactly, not in clock
 # ratios that swing 2-15 % on a shared machine.
 #
 # For each arm (plain; the shim at the default level; at trace; strace
@@ -36,7 +36,7 @@ read -r -a ARMS <<<"${COUNTS_ARMS:-plain default trace strace}"
 read -r -a MODES <<<"${COUNTS_MODES:-close ka4}"
 CG=${BENCH_CALLGRIND:-1}
 STRACE_CALLS=socket,setsockopt,listen,accept4,connect
-# Targets (issue 17): arm mode column max-added.
+# Targets: arm mode column max-added.
 TARGETS=("default close sys 0.05" "default ka4 sys 0.05" "trace close sys 1.2"
 	 "default close lines 0.001" "default ka4 lines 0.001"
 	 "default close instr 300" "trace close instr 1500")

@@ -1,6 +1,6 @@
 #!/bin/bash
-# bench/report_log.sh OUT [LINES]: a real trace log for timing `sockaudit report`
-# (issue 17). nginx (bench/nginx_conf.sh) runs under the shim at trace level while
+# bench/report_log.sh OUT [LINES]: a real trace log for timing `sockaudit report`.
+# nginx (bench/nginx_conf.sh) runs under the shim at trace level while
 # wrk sends Connection: close requests on loopback, in rounds, until the log has
 # at least LINES lines (default 1,000,000). Nothing synthetic: every line is one the
 # shim wrote. Needs nginx and wrk (scripts/ensure-deps.sh bench).

@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/socat_fork.sh: a fork-per-connection server under the shim (issue 17).
+# bench/socat_fork.sh: a fork-per-connection server under the shim.
 #
 # socat TCP-LISTEN,fork in front of a fixed backend (a plain nginx, 1 worker,
 # return 200, shared by all arms; -t 0.01: a child ends as soon as the

@@ -1,4 +1,4 @@
-# mk/bench.mk: what the shim costs (issues 9, 17).
+# mk/bench.mk: what the shim costs.
 #   make bench             counted first (bench/counts.sh: syscalls, instructions and
 #                          lines per request per arm: plain, default, trace, strace),
 #                          then wall and CPU ratios side by side (bench/run.sh)
@@ -7,7 +7,7 @@
 #   make bench-conns-mem   memory of 10,000 idle connections, and after they close
 #   make bench-callgrind   instructions per call of the wrappers' fast paths (valgrind)
 #   make bench-mem         the shim's resident memory at low and high RLIMIT_NOFILE
-# Documented in README.md, "Performance: what the shim costs".
+# Documented in docs/performance.md.
 
 BENCH_MB := $(BUILD)/bench/microbench
 
@@ -56,7 +56,7 @@ bench-mem:
 	@$(MAKE) --no-print-directory bench-build
 	@bench/mem.sh
 
-# make bench-report: `sockaudit report` on a real 1M-line trace log (issue 17),
+# make bench-report: `sockaudit report` on a real 1M-line trace log,
 # wall time and peak memory. The log is made once by bench/report_log.sh
 # (nginx under the shim at trace, wrk on loopback) and kept in $(BUILD)/bench.
 .PHONY: bench-report

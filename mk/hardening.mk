@@ -1,4 +1,4 @@
-# mk/hardening.mk: the fuzz target and the peer suite (issue 8).
+# mk/hardening.mk: the fuzz target and the peer suite.
 #   make fuzz          build the libFuzzer target and run it FUZZ_SECONDS (600)
 #   make fuzz-build    only build it ($(BUILD)/fuzz/fuzz_shim)
 #   make check-peer    CPython's test_socket with and without the shim
@@ -43,8 +43,9 @@ check-peer: all
 	@scripts/ensure-deps.sh test
 	@tests/integration/peer_python.sh
 
-# Socket calls from signal handlers at every level (known to fail at info
-# and trace; see README.md, "Hardening").
+# Socket calls from signal handlers at every level: the host must run
+# unchanged, since calls made inside a handler go straight to libc
+# (docs/hardening.md, "Signals").
 .PHONY: check-signals
 check-signals: all $(BUILD)/progs/sighandler
 	@tests/hardening/signals_levels.sh

@@ -5,8 +5,8 @@
 # Runs as root on a fresh Debian 12 machine with only Debian's registry reachable.
 set -u
 pkgs=""
-# The real daemons tests/integration/daemon_*.sh run plain and under the shim
-# (issue 16); they never start as system services: see policy-rc.d below.
+# The real daemons tests/integration/daemon_*.sh run plain and under the shim;
+# they never start as system services: see policy-rc.d below.
 daemons="haproxy redis-server redis-tools memcached apache2 apache2-utils lighttpd openssh-server openssh-client socat"
 for group in "$@"; do
 	case "$group" in

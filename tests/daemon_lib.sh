@@ -1,4 +1,4 @@
-# Helpers for tests/integration/daemon_*.sh (issue 16, "a suite of real
+# Helpers for tests/integration/daemon_*.sh ("a suite of real
 # daemons"). Source after tests/lib.sh:
 #   . "$(dirname "$0")/../lib.sh"; . "$TOP/tests/daemon_lib.sh"
 # Each daemon runs plain and under the shim; every wait is bounded by timeout

@@ -10,9 +10,9 @@ build=${BUILD:-$top/build}
 jobs=${TEST_JOBS:-2}
 filter=${TESTS:-}
 # Unit tests run without tests/lib.sh: give them its sanitizer options too
-# (TSan's lock-order detector cannot hold the fork handlers' 65 locks).
+# (why each is set: tests/lib.sh).
 if [ -n "${SANITIZE:-}" ]; then
-	export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=88:report_signal_unsafe=0:detect_deadlocks=0}
+	export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=88:report_signal_unsafe=0}
 fi
 out=$(mktemp -d /tmp/sa-tests.XXXXXX)
 trap 'rm -rf "$out"' EXIT INT TERM

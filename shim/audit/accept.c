@@ -12,6 +12,12 @@
  * socket's SA_F_WATCH_IO bit is cleared and the I/O wrappers are back to
  * one lookup. EAGAIN from a non-blocking accept loop is only counted.
  * Never changes the child or the listener.
+ *
+ * The shape: which way an accept goes is sa_accept_route() (accept.h, the
+ * one rule the inline path asks too); for the full audit this file reads
+ * the facts (read_facts), accept_judge.c says what they mean
+ * (sa_accept_judge, pure), and this file counts (count_accept), words the
+ * findings and writes the line.
  */
 #include <errno.h>
 #include <limits.h>
@@ -108,11 +114,11 @@ static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_
 			snprintf(queue, sizeof queue, "its length was not read");
 		if (err == EMFILE)
 			sa_findings_add(&f, "accept_fd_limit",
-				"accept() failed with EMFILE: this process has reached its RLIMIT_NOFILE of %llu open file descriptors. Connections stay in the listen queue (%s) until an accept succeeds; how long their clients wait shows in the next accepts' queue_ms, and if the queue fills, in TcpExtListenOverflows. Raise the limit (ulimit -n, systemd LimitNOFILE=) or close idle connections sooner.",
+				SA_MSG_ACCEPT_FD_LIMIT_EMFILE,
 				(unsigned long long)rl.rlim_cur, queue);
 		else
 			sa_findings_add(&f, "accept_fd_limit",
-				"accept() failed with ENFILE: the system reached its limit of open files (fs.file-max; /proc/sys/fs/file-nr shows used and max). Connections stay in the listen queue (%s) until an accept succeeds. Raise fs.file-max or find the process holding them.",
+				SA_MSG_ACCEPT_FD_LIMIT_ENFILE,
 				queue);
 	}
 	/* Trace shows every failure; otherwise the 1st, 2nd, 4th ... per listener. */
@@ -158,12 +164,12 @@ static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *liste
 	 * client's next segment or the SYN-ACK timer completes it later. */
 	if (k->abort_on_overflow)
 		sa_findings_add(f, "accept_queue_full",
-			"The accept queue was full when accept() ran: %u %s still waiting after this one, room for %d (backlog %d).%s While it is full the kernel drops new SYNs (their clients resend after 1 s) and, with net.ipv4.tcp_abort_on_overflow=%ld, answers a final handshake ACK with a reset (the client sees ECONNRESET). This line does not see whether any arrived meanwhile: check TcpExtListenOverflows and TcpExtListenDrops with nstat here, TcpExtTCPSynRetrans on the clients. A backlog of at least %d (and net.core.somaxconn to match), or accepting faster, keeps the queue from filling.",
+			SA_MSG_ACCEPT_QUEUE_FULL_ABORT,
 			listener_ti->unacked, sa_plural(listener_ti->unacked, "connection", "connections"), backlog + 1, backlog,
 			child, k->abort_on_overflow, need);
 	else
 		sa_findings_add(f, "accept_queue_full",
-			"The accept queue was full when accept() ran: %u %s still waiting after this one, room for %d (backlog %d).%s While it is full the kernel drops new SYNs (their clients resend after 1 s, so connect() takes 1 s or more) and final handshake ACKs (net.ipv4.tcp_abort_on_overflow=0: connect() returns at once, and the handshake completes when the client's data or its ACK to a SYN-ACK resent at 1, 3, 7 s finds room, so the delay goes from milliseconds to seconds). This line does not see whether either happened: check TcpExtListenOverflows with nstat here (drops) and TcpExtTCPSynRetrans on the clients (SYN resends), or the clients' own times. A backlog of at least %d (and net.core.somaxconn to match), or accepting faster, keeps the queue from filling.",
+			SA_MSG_ACCEPT_QUEUE_FULL_DROP,
 			listener_ti->unacked, sa_plural(listener_ti->unacked, "connection", "connections"), backlog + 1, backlog,
 			child, need);
 }
@@ -402,11 +408,11 @@ static void accept_findings(struct sa_findings *f, int lfd, const struct sa_acce
 		sa_defer_note(note, sizeof note, defer_s, real_ms, rto_max);
 		if (v->cause == SA_EMPTY_DEFER_EXPIRED)
 			sa_findings_add(f, "empty_accept_defer_expired",
-				"This connection arrived with no data (FIONREAD 0) on a listener with TCP_DEFER_ACCEPT=%d s, after %u SYN-ACK %s (tcpi_total_retrans): the kernel resends the SYN-ACK once when the window runs out and then accepts the connection empty. Deferral is a delay, not a filter, so handle empty connections; if clients of this port are slow to speak or the server speaks first, turn deferral off.%s",
+				SA_MSG_EMPTY_ACCEPT_DEFER_EXPIRED,
 				defer_s, retrans, sa_plural(retrans, "resend", "resends"), note);
 		else
 			sa_findings_add(f, "empty_accept_syncookie",
-				"This connection arrived with no data and no SYN-ACK resend although TCP_DEFER_ACCEPT is %d s, which only a connection made by a SYN cookie does (it never waits at the deferral gate): the SYN queue, bounded by the backlog (%d), was probably full; TcpExtSyncookiesRecv in listener_stats.netns_counters (or nstat) confirms it. If you rely on deferral, raise the backlog above the number of clients that connect within %s s.%s",
+				SA_MSG_EMPTY_ACCEPT_SYNCOOKIE,
 				defer_s, v->backlog, sa_secs_str(win, sizeof win, real_ms), note);
 	}
 	if (v->full)

@@ -7,6 +7,7 @@
 #ifndef SA_ACCEPT_H
 #define SA_ACCEPT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "audit/audit.h"
@@ -242,14 +243,14 @@ static inline __attribute__((always_inline)) void sa_accept_count_only(int lfd, 
  * and by sa_accept_audit (from the entry it made or found); judged by
  * sa_accept_route, the one place the rule is written. */
 struct sa_accept_gate {
-	unsigned tcp : 1;            /* the listener is a TCP socket */
-	unsigned listener : 1;       /* it has listener state (struct sa_listener) */
-	unsigned deferred : 1;       /* TCP_DEFER_ACCEPT is set on it */
-	unsigned trace : 1;          /* every accept has a line */
-	unsigned sample_due : 1;     /* 100 ms since the listener's last TCP_INFO sample, or sampled already */
-	unsigned child_known : 1;    /* an fd entry holds the new connection's number */
-	unsigned netns_ready : 1;    /* the namespace baseline is taken */
-	uint64_t accepts;            /* the listener's accepts before this one */
+	bool tcp;                   /* the listener is a TCP socket */
+	bool listener;              /* it has listener state (struct sa_listener) */
+	bool deferred;              /* TCP_DEFER_ACCEPT is set on it */
+	bool trace;                 /* every accept has a line */
+	bool sample_due;            /* 100 ms since the listener's last TCP_INFO sample, or sampled already */
+	bool child_known;           /* an fd entry holds the new connection's number */
+	bool netns_ready;           /* the namespace baseline is taken */
+	uint64_t accepts;           /* the listener's accepts before this one */
 };
 enum sa_accept_route {
 	SA_ROUTE_COUNT,          /* counted and timed only: no fd entry, no line, no syscall */

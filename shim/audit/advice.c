@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "audit/accept.h"
+#include "advice_text.h"
 #include "syn_schedule.h"
 
 /* Advice about emptiness needs a few accepts to mean anything. */
@@ -62,45 +63,45 @@ int sa_listener_advice(const struct sa_advice_in *in, json_t *arr)
 	/* 1. Who sends the first byte on this port? */
 	if (in->first_server > 0 && in->first_server >= in->first_client) {
 		if (in->defer_s > 0)
-			advise(arr, &n, "The server speaks first on this port (%llu of %llu connections) and TCP_DEFER_ACCEPT is %d s: a client that waits for the server's greeting reaches accept() only after the whole %s s window (the accept lines' syn_ack_retrans and queue_ms show whether they did). Turn TCP_DEFER_ACCEPT off here.%s",
+			advise(arr, &n, SA_ADVICE_SERVER_FIRST_DEFERRED,
 			       (unsigned long long)in->first_server, (unsigned long long)decided, in->defer_s, win, note);
 		else
-			advise(arr, &n, "The server speaks first on this port (%llu of %llu connections): do not use TCP_DEFER_ACCEPT (nginx deferred) here: a client that waits for the greeting would wait out the whole window.",
+			advise(arr, &n, SA_ADVICE_SERVER_FIRST,
 			       (unsigned long long)in->first_server, (unsigned long long)decided);
 	} else if (in->first_client > 0 && in->defer_s <= 0 && in->accepts >= ADVICE_MIN_ACCEPTS &&
 		   in->empty_accepts + in->with_data >= ADVICE_MIN_ACCEPTS) {
 		/* 2. What would deferral gain? The accepts that found no data. */
 		if (empty_pct >= 50)
-			advise(arr, &n, "The client speaks first and %d%% of accepts found no data yet: TCP_DEFER_ACCEPT=1 (nginx: listen ... deferred) could save those wake-ups; the window is about 1 s and empty connections still arrive when it expires.",
+			advise(arr, &n, SA_ADVICE_CLIENT_FIRST_MOSTLY_EMPTY,
 			       empty_pct);
 		else
-			advise(arr, &n, "The client speaks first and %d%% of accepts already had data: TCP_DEFER_ACCEPT would gain little on this port.",
+			advise(arr, &n, SA_ADVICE_CLIENT_FIRST_WITH_DATA,
 			       100 - empty_pct);
 	} else if (in->first_client > 0 && in->defer_s > 0 && in->first_server == 0) {
-		advise(arr, &n, "The client speaks first (%llu %s): TCP_DEFER_ACCEPT=%d s suits this port.",
+		advise(arr, &n, SA_ADVICE_CLIENT_FIRST_DEFERRED,
 		       (unsigned long long)in->first_client, sa_plural(in->first_client, "connection", "connections"),
 		       in->defer_s);
 	}
 	/* 4. The window expires and the connection arrives anyway. */
 	if (in->defer_s > 0 && (in->defer_expired || in->syncookie))
-		advise(arr, &n, "TCP_DEFER_ACCEPT is %d s here, yet %llu of %llu accepts arrived empty (%llu after the window expired, %llu made by SYN cookies that skip deferral): deferral is a delay, not a filter, so the program must handle empty connections.%s",
+		advise(arr, &n, SA_ADVICE_DEFER_EMPTY_ACCEPTS,
 		       in->defer_s, (unsigned long long)in->empty_accepts, (unsigned long long)in->accepts,
 		       (unsigned long long)in->defer_expired, (unsigned long long)in->syncookie, note);
 	/* 5. Under load the queue, bounded by the backlog, fills. */
 	if (in->queue_full_seen > 0) {
-		advise(arr, &n, "The accept queue was seen full at %llu %s (room for %d, backlog %d; peak %u waiting). Whether clients waited for it shows in ListenOverflows here (drops) and TCPSynRetrans on the clients (SYNs resent after 1 s); a backlog of at least %d (and net.core.somaxconn to match), or accepting faster, keeps it from filling.",
+		advise(arr, &n, SA_ADVICE_QUEUE_FULL,
 		       (unsigned long long)in->queue_full_seen, sa_plural(in->queue_full_seen, "accept", "accepts"),
 		       in->backlog + 1, in->backlog, in->peak_waiting,
 		       sa_needed_backlog(in->peak_waiting, in->backlog));
 		if (in->defer_s > 0)
-			advise(arr, &n, "Deferred connections wait in the SYN queue, which the same backlog bounds: once it fills, SYN cookies accept new clients without deferral.");
+			advise(arr, &n, SA_ADVICE_QUEUE_FULL_DEFERRED);
 	}
 	/* 6. The kernel's counters tell whether deferral engaged at all. */
 	if (in->ns_valid && in->defer_s > 0 && in->accepts > 0) {
 		if (in->has_defer_drop && in->defer_drop == 0)
-			advise(arr, &n, "TCPDeferAcceptDrop did not rise in this network namespace (a namespace-wide counter): deferral held back no handshake ACK, so it saved no wake-up for these connections.");
+			advise(arr, &n, SA_ADVICE_NO_DEFER_DROP);
 		if (in->has_cookies_recv && in->cookies_recv > 0)
-			advise(arr, &n, "SyncookiesRecv rose by %llu in this network namespace (a namespace-wide counter) while this listener defers: connections made by SYN cookies skip deferral, so up to %llu of them did (another listener in the namespace may account for some).",
+			advise(arr, &n, SA_ADVICE_SYNCOOKIES_RECV,
 			       (unsigned long long)in->cookies_recv, (unsigned long long)in->cookies_recv);
 	}
 	return n;

@@ -48,16 +48,10 @@ void sa_blind_raw_syscall(long n)
 	sa_findings_init(&f);
 	if (bit == 8)
 		sa_findings_add(&f, "blind_spot",
-			"This process set up an io_uring (io_uring_setup through syscall()). Accepts, connects "
-			"and closes submitted there do not go through libc, so the shim would neither see nor "
-			"count them. This line does not see what the ring is used for (a ring for file I/O "
-			"changes nothing here): compare this process's accept and connect counts with its own "
-			"logs, or with ss -tnp, to tell.");
+			SA_MSG_BLIND_SPOT_IO_URING);
 	else
 		sa_findings_add(&f, "blind_spot",
-			"This process called %s through syscall(), not libc's %s(): the shim does not audit "
-			"calls made that way, so this one and any like it are missing from the accept/connect "
-			"lines and counts here.",
+			SA_MSG_BLIND_SPOT_SYSCALL,
 			name, name);
 	sa_line_begin(&L, "blind_spot", -1, &f);
 	sa_line_str(&L, "call", name);

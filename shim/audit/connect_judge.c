@@ -96,7 +96,7 @@ void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double conn
 
 		sa_syn_schedule_str(when, sizeof when, shown, k->linear, k->rto_max_ms);
 		sa_findings_add(f, "syn_retransmitted",
-				"%d SYN %s on this connect (tcpi_total_retrans) and it %s after %.0f ms: the first %s got no SYN-ACK in time. This kernel resends an unanswered SYN at %s%s after the first (net.ipv4.tcp_syn_linear_timeouts=%ld, tcp_syn_retries=%ld, TCP_RTO_MAX_MS=%ld on this socket; it gives up at %ld s), so the resends account for about %.1f s of the wait. Not measured here is why: the server's accept queue may have been full (check TcpExtListenOverflows with nstat on the server and its listen backlog) or packets were lost (a capture on both ends); the server's own logs do not show this wait.",
+				SA_MSG_SYN_RETRANSMITTED,
 				syn_retrans, sa_plural((unsigned)syn_retrans, "retransmission", "retransmissions"),
 				o == SA_CONN_FAILED ? "failed" : o == SA_CONN_ABANDONED ? "was given up" :
 				o == SA_CONN_INTERRUPTED ? "was interrupted by a signal" : "completed",
@@ -108,21 +108,21 @@ void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double conn
 	if (connect_ms >= slow_ms) {
 		if (o == SA_CONN_ABANDONED)
 			sa_findings_add(f, "slow_connect",
-					"The connect waited %.0f ms and was closed unfinished (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d).",
+					SA_MSG_SLOW_CONNECT_ABANDONED,
 					connect_ms, slow_ms);
 		else if (o == SA_CONN_INTERRUPTED)
 			sa_findings_add(f, "slow_connect",
-					"The connect waited %.0f ms and was interrupted by a signal (EINTR, or its handler jumped out of the call) before it finished (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d): a connect timeout built on alarm() or a timer ran out.",
+					SA_MSG_SLOW_CONNECT_INTERRUPTED,
 					connect_ms, slow_ms);
 		else
-			sa_findings_add(f, "slow_connect", "The connect took %.0f ms (threshold SOCKAUDIT_SLOW_CONNECT_MS=%d).%s",
+			sa_findings_add(f, "slow_connect", SA_MSG_SLOW_CONNECT,
 					connect_ms, slow_ms,
-					is_unix ? " unix_stream_connect() blocks only while the listener's queue (backlog + 1) is full, so it was full for most of that time: compare the listener's queue_capacity with `ss -xl` Recv-Q, or accept faster." :
-					syn_retrans == 0 ? " No SYN was retransmitted (tcpi_total_retrans 0), so no SYN was dropped: the time went to a slow SYN-ACK, the round trip (ss -ti shows rtt), or, for a non-blocking connect, the program looking late (see completed_by)." : "");
+					is_unix ? SA_MSG_SLOW_CONNECT_UNIX_TAIL :
+					syn_retrans == 0 ? SA_MSG_SLOW_CONNECT_NO_SYN_DROP_TAIL : "");
 	}
 	if (defer_s > 0)
 		sa_findings_add(f, "defer_on_client_socket",
-				"TCP_DEFER_ACCEPT reads back %d s on this connecting socket. On a client it defers nothing on the server: tcp_rcv_synsent_state_process() holds back the handshake's final ACK for up to 200 ms (the delayed-ACK timer) so it can ride on the first data. If the program sends at once that costs nothing; if it waits for the server to speak first, the server sees the connection up to 200 ms late (a capture shows the gap between SYN-ACK and ACK). Set it on the listening socket, or drop it here.",
+				SA_MSG_DEFER_ON_CLIENT_SOCKET,
 				defer_s);
 }
 

@@ -117,13 +117,13 @@ void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f)
 		/* tcp_try_fastopen() queues the child at the SYN when the
 		 * cookie is valid: it never meets tcp_check_req()'s gate. */
 		sa_findings_add(f, "defer_with_fastopen",
-			"TCP_FASTOPEN (queue %d) and TCP_DEFER_ACCEPT (%d s) are both set on this listener (net.ipv4.tcp_fastopen=%ld; 0x2 lets servers take Fast Open). A client that opens with a valid Fast Open cookie is queued for accept() at its SYN and skips the deferral. This line does not see whether any client does: TcpExtTCPFastOpenPassive with nstat counts them.",
+			SA_MSG_DEFER_WITH_FASTOPEN,
 			tfo, s->opt.defer_accept_s, tfo_mode);
 	}
 	if (sa_read_sysctl("/proc/sys/net/ipv4/tcp_syncookies", &cookies) == 0 && cookies != 0 &&
 	    s->lsn.backlog_effective > 0 && s->lsn.backlog_effective < DEFER_BYPASS_BACKLOG)
 		sa_findings_add(f, "defer_bypass_risk",
-			"TCP_DEFER_ACCEPT is %d s on a listener with backlog %d and net.ipv4.tcp_syncookies=%ld. Deferred connections wait as requests in the SYN queue, which holds backlog + 1 = %d (inet_csk_reqsk_queue_is_full()); if more clients than that connect within the %s s deferral window, the kernel answers the rest with SYN cookies and they reach accept() without deferral. This line sees the sizes, not the traffic: TcpExtSyncookiesSent with nstat, and this listener's empty_syncookie count, show whether it happens. Raise the backlog if you rely on deferral.%s",
+			SA_MSG_DEFER_BYPASS_RISK,
 			s->opt.defer_accept_s, s->lsn.backlog_effective, cookies, s->lsn.backlog_effective + 1,
 			sa_secs_str(win, sizeof win, real_ms), note);
 }
@@ -141,11 +141,11 @@ static void backlog_clamped(struct sa_findings *f, int backlog, int effective, c
 
 	if (somaxconn >= 0 && effective == somaxconn)
 		sa_findings_add(f, "backlog_clamped",
-			"listen(%d) got a backlog of %d (%s), the value of net.core.somaxconn in this network namespace: the kernel lowers a larger backlog to it, so the accept queue holds at most %u %s (backlog + 1) waiting for accept(). Raise it with sysctl -w net.core.somaxconn=%d in this namespace (each namespace has its own; a new one starts at 4096).",
+			SA_MSG_BACKLOG_CLAMPED_SOMAXCONN,
 			backlog, effective, how, room, sa_plural(room, "connection", "connections"), backlog);
 	else
 		sa_findings_add(f, "backlog_clamped",
-			"listen(%d) got a backlog of %d (%s), so the accept queue holds at most %u %s (backlog + 1) waiting for accept(). net.core.somaxconn here is %ld, so it did not set this value; ss -ltn (Send-Q) shows the backlog the kernel uses.",
+			SA_MSG_BACKLOG_CLAMPED_OTHER,
 			backlog, effective, how, room, sa_plural(room, "connection", "connections"), somaxconn);
 }
 

@@ -305,11 +305,11 @@ static void emit_line(struct sa_listener *l)
 
 			if (sa_netns_delta(l->ns_prev.valid ? &l->ns_prev : base, &now, SA_NS_SYN_RETRANS, &synr))
 				snprintf(retr, sizeof retr, synr == 0 ?
-					" TCPSynRetrans did not rise here over the same time: no SYN-ACK was resent and no client in this namespace resent a SYN; clients elsewhere show theirs in their own TcpExtTCPSynRetrans." :
-					" TCPSynRetrans rose by %llu here over the same time (SYNs and SYN-ACKs resent by any socket in this namespace; clients elsewhere count theirs in their own TcpExtTCPSynRetrans).",
+					SA_MSG_LISTEN_OVERFLOWS_NO_SYN_RETRANS_TAIL :
+					SA_MSG_LISTEN_OVERFLOWS_SYN_RETRANS_TAIL,
 					(unsigned long long)synr);
 			sa_findings_add(&f, "listen_overflows",
-				"ListenOverflows rose by %llu in this network namespace (a namespace-wide kernel counter, not only this process) while this listener's accept queue (room for %d) was seen full at %llu %s: the kernel dropped that many SYNs or final handshake ACKs.%s A dropped SYN costs its client a resend after 1 s; a dropped final ACK costs little when the client's data soon finds room, up to seconds when it waits for a SYN-ACK resend (1, 3, 7 s). Raise the backlog to at least %d or accept faster.",
+				SA_MSG_LISTEN_OVERFLOWS,
 				(unsigned long long)d, in.backlog + 1,
 				(unsigned long long)(qfull - l->queue_full_prev),
 				sa_plural(qfull - l->queue_full_prev, "accept", "accepts"), retr,

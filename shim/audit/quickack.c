@@ -9,7 +9,7 @@
  * send(): at each set we sample tcpi_data_segs_out and tcpi_data_segs_in
  * and keep, per fd, the last SA_QA_WINDOW intervals between sets.
  *
- * The rule (sa_quickack_judge, pure, documented in README.md, "TCP_QUICKACK"):
+ * The rule (sa_quickack_judge, pure, documented in docs/findings.md, "TCP_QUICKACK"):
  * hot when reasserts >= quickack_min_reasserts, the median of data segments
  * out between sets <= quickack_max_segs, and in at least
  * SA_QA_MIN_QUIET_PCT % of the intervals the program read nothing. The
@@ -21,7 +21,7 @@
  * (SIOCINQ), so it needs no read() hook either. tcpi_data_segs_in, the
  * first idea, depends on timing: on loopback the echo of the first write
  * often arrives before the second set, and the shim's own syscalls make
- * that likelier (measured in README.md, "TCP_QUICKACK").
+ * that likelier (measured in docs/findings.md, "TCP_QUICKACK").
  *
  * One quickack_hot_loop event per fd when first found, then again only
  * when the reasserts double: a hot loop never floods the log. Never
@@ -110,7 +110,7 @@ static void emit(int fd, struct sa_sock *s, uint32_t sets, const struct sa_qa_ve
 	 * data: it sends a pending one and leaves pingpong mode, which the
 	 * kernel re-enters on its own; the ACKs sent are not counted here. */
 	sa_findings_add(&f, "quickack_hot_loop",
-		"TCP_QUICKACK was set %u times on this socket, with a median of %u data segments sent between sets and no read between %u%% of them%s. Each set is a syscall, and it acts only on ACKs this socket owes for data it received: it sends a pending one at once and leaves delayed-ACK mode, which the kernel re-enters on its own. This line does not count the ACKs that went out: a capture, or nstat's TcpOutSegs and TcpExtDelayedACKs over runs with and without the sets, shows what they changed. Set it once, or once per received reply%s.",
+		SA_MSG_QUICKACK_HOT_LOOP,
 		sets, v->median_out, v->quiet_pct, nagle ? ", while Nagle is on" : "",
 		nagle ? "; with Nagle on, write each message in one call (or TCP_CORK around it) or set TCP_NODELAY" : "");
 

@@ -21,6 +21,12 @@
  * trace reads back every call. TCP_QUICKACK calls all reach quickack.c.
  *
  * Only decodes optval after the real call succeeded, and only within optlen.
+ *
+ * The shape: the seen entry and the level are the gate's facts; whether the
+ * call is read back and whether it gets a line are sa_sockopt_read_back_due
+ * and sa_sockopt_route (sockopt.h); what a read-back means is
+ * sa_sockopt_judge (sockopt_judge.c, pure); this file reads, counts and
+ * writes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -85,66 +91,66 @@ static void option_findings(struct sa_findings *f, int fd, const struct sa_sock 
 	case SA_OPTD_SAME:
 		break;
 	case SA_OPTD_DIFFERS:
-		sa_findings_add(f, "option_differs", "%s %d reads back as %d.", name, req, eff);
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS, name, req, eff);
 		break;
 	case SA_OPTD_DIFFERS_UNEXPLAINED:
-		sa_findings_add(f, "option_differs", "%s %d reads back as %d: the kernel kept a value other than the one asked for, for a reason the shim does not know.",
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_UNEXPLAINED,
 				name, req, eff);
 		break;
 	case SA_OPTD_LINGER:
-		sa_findings_add(f, "option_differs", "SO_LINGER {%d, %d} reads back as {%d, %d}.",
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_LINGER,
 				v->linger[0], v->linger[1], v->linger[2], v->linger[3]);
 		break;
 	case SA_OPTD_TIMEOUT:
-		sa_findings_add(f, "option_differs", "%s %lld us reads back as %lld us.", name, v->req_us, v->eff_us);
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_TIMEOUT, name, v->req_us, v->eff_us);
 		break;
 	case SA_OPTD_NAME:
-		sa_findings_add(f, "option_differs", "%s reads back as a different name.", name);
+		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_NAME, name);
 		break;
 	case SA_OPTD_DEFER_ROUNDED:
 		sa_defer_window(fd, eff, &real_ms, &rto_max);
 		sa_findings_add(f, "defer_rounded",
-			"TCP_DEFER_ACCEPT %d s reads back as %d s: the kernel keeps it as %d SYN-ACK retransmission %s (secs_to_retrans(); resent at 1, 3, 7, 15, 31, 63, 127 s, then every 120 s) and reports the seconds those rounds span, not the value written. A connection whose client stays silent is held for those rounds; the accept line's syn_ack_retrans and queue time show it. Write %d to say what the kernel keeps.%s",
+			SA_MSG_DEFER_ROUNDED,
 			req, eff, v->rounds, sa_plural((unsigned long long)v->rounds, "round", "rounds"), eff,
 			sa_defer_note(note, sizeof note, eff, real_ms, rto_max));
 		break;
 	case SA_OPTD_BUF_DOUBLED:
 		sa_findings_add(f, "option_adjusted",
-			"%s %d reads back as %d: the kernel stores twice the value (sk_setsockopt()) and counts its own per-packet overhead against it, so how much data fits depends on the packet sizes (ss -tm shows the buffer and what is in use).%s",
+			SA_MSG_OPTION_ADJUSTED_BUF_DOUBLED,
 			name, req, eff, autotune);
 		break;
 	case SA_OPTD_BUF_CAPPED:
 		sa_findings_add(f, "option_adjusted",
-			"%s %d was capped by %s=%ld and then doubled to %d: raise %s (or use %sFORCE with CAP_NET_ADMIN) to get the size you asked for.%s",
+			SA_MSG_OPTION_ADJUSTED_BUF_CAPPED,
 			name, req, sysctl, v->sysctl, eff, sysctl, name, autotune);
 		break;
 	case SA_OPTD_BELOW_MIN:
 		sa_findings_add(f, "option_adjusted",
-			"%s %d is below the kernel's minimum; it reads back as %d.%s", name, req, eff, autotune);
+			SA_MSG_OPTION_ADJUSTED_BELOW_MIN, name, req, eff, autotune);
 		break;
 	case SA_OPTD_FASTOPEN_CAPPED:
 		sa_findings_add(f, "option_adjusted",
-			"TCP_FASTOPEN queue %d was capped by net.core.somaxconn=%ld.", req, v->sysctl);
+			SA_MSG_OPTION_ADJUSTED_FASTOPEN_CAPPED, req, v->sysctl);
 		break;
 	case SA_OPTD_MAXSEG:
 		sa_findings_add(f, "option_adjusted",
-			"TCP_MAXSEG %d reads back as %d: on a connected socket getsockopt reports the MSS in use (tcp_getsockopt() returns mss_cache), not the value set, which shapes only a handshake that follows (tcp_connect_init()). ss -ti (mss:) shows the MSS this connection uses.",
+			SA_MSG_OPTION_ADJUSTED_MAXSEG,
 			req, eff);
 		break;
 	case SA_OPTD_TOS_ECN:
 		sa_findings_add(f, "option_adjusted",
-			"IP_TOS %d reads back as %d: on TCP sockets the kernel keeps the two ECN bits for itself.", req, eff);
+			SA_MSG_OPTION_ADJUSTED_TOS_ECN, req, eff);
 		break;
 	case SA_OPTD_HOPS_DEFAULT:
-		sa_findings_add(f, "option_adjusted", "%s -1 means the system default, which is %d.", name, eff);
+		sa_findings_add(f, "option_adjusted", SA_MSG_OPTION_ADJUSTED_HOPS_DEFAULT, name, eff);
 		break;
 	case SA_OPTD_CLAMP_MIN:
 		sa_findings_add(f, "option_adjusted",
-			"TCP_WINDOW_CLAMP %d is below the kernel's minimum; it reads back as %d.", req, eff);
+			SA_MSG_OPTION_ADJUSTED_CLAMP_MIN, req, eff);
 		break;
 	case SA_OPTD_TIMER_TICK:
 		sa_findings_add(f, "option_adjusted",
-			"%s %lld us reads back as %lld us: the kernel rounds timeouts up to its timer tick.",
+			SA_MSG_OPTION_ADJUSTED_TIMER_TICK,
 			name, v->req_us, v->eff_us);
 		break;
 	}
@@ -167,19 +173,19 @@ static void remember_flags(struct sa_sock *s, int level, int opt, const void *va
 /* The call's seen entry (NULL: the table is full), counted, and what it
  * says for the gate: seen before in this process, on this kind of socket?
  * A quickack is one entry whatever its value (quickack.c counts each call). */
-static struct sa_optseen *seen_entry(const struct sa_sock *s, const struct sa_opt_facts *in, int ret, int err,
-				     struct sa_opt_gate *g)
+static struct sa_optseen *seen_entry(const struct sa_sock *s, int level, int opt, const void *val, socklen_t len,
+				     int ret, int err, struct sa_opt_gate *g)
 {
 	uint64_t id;
 	enum sa_optsock sk = sock_kind(s, &id);
-	struct sa_optseen *e = sa_optseen_get(sa_optseen_key(in->level, in->opt, ret, err,
-							     in->quickack ? NULL : in->req, in->reqlen, sk, id),
-					      in->level, in->opt, sk, id);
+	int quickack = level == IPPROTO_TCP && opt == TCP_QUICKACK;
+	struct sa_optseen *e = sa_optseen_get(sa_optseen_key(level, opt, ret, err, quickack ? NULL : val, len, sk, id),
+					      level, opt, sk, id);
 
 	*g = (struct sa_opt_gate){
-		.ok = ret == 0, .trace = sa_level_enabled(SA_LEVEL_TRACE), .info = sa_level_enabled(SA_LEVEL_INFO),
-		.entry = e != NULL, .listener = sk == SA_OPTSOCK_LISTENER,
-		.defer_accept = in->level == IPPROTO_TCP && in->opt == TCP_DEFER_ACCEPT, .first = 1, .nth = 1,
+		.ok = ret == 0, .trace = sa_level_enabled(SA_LEVEL_TRACE), .entry = e != NULL,
+		.listener = sk == SA_OPTSOCK_LISTENER, .defer_accept = level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT,
+		.first = 1, .nth = 1,
 	};
 	if (e) {
 		g->nth = __atomic_add_fetch(&e->calls, 1, __ATOMIC_RELAXED);
@@ -243,11 +249,10 @@ static void option_line(int fd, const struct sa_optdesc *d, const struct sa_opt_
 	sa_line_emit(&L, SA_LEVEL_INFO, f);
 }
 
-/* One setsockopt the host made: its seen entry (seen_entry), the
- * read-back unless off the sample, what it means (sa_sockopt_judge), and
- * its line or count (sa_sockopt_route). */
-void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
-		      socklen_t len, int ret, int err)
+/* A call that is read back: the read, what it means (sa_sockopt_judge),
+ * and its line or count (sa_sockopt_route). */
+static void audit_read_back(int fd, struct sa_sock *s, struct sa_optseen *e, struct sa_opt_gate *g, int level,
+			    int opt, const void *val, socklen_t len, int ret, int err)
 {
 	const struct sa_optdesc *d = sa_opt_lookup(level, opt);
 	struct sa_opt_facts in = {
@@ -256,43 +261,36 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 		.read_sysctl = sa_read_sysctl,
 	};
 	unsigned char eff[256];
-	struct sa_opt_gate g;
 	struct sa_opt_verdict v;
 	struct sa_findings f;
-	struct sa_optseen *e;
 	uint64_t effhash;
 
-	remember_flags(s, level, opt, val, len, ret);
-	e = seen_entry(s, &in, ret, err, &g);
-	if (sa_sockopt_route(&g) == SA_OPT_NOT_READ_BACK) {
-		sa_suppressed_add(1);
-		sa_emit_skip("setsockopt", NULL);
-		return;
-	}
 	if (ret == 0)
 		read_back(fd, &in, e, eff, sizeof eff);
-	g.read_back = in.eff != NULL;
-	if (sa_sockopt_route(&g) == SA_OPT_QUIET)
+	g->read_back = in.eff != NULL;
+	g->info = sa_level_enabled(SA_LEVEL_INFO);
+	if (sa_sockopt_route(g) == SA_OPT_QUIET)
 		return;
 	sa_findings_init(&f);
 	sa_sockopt_judge(&in, &v);
-	option_findings(&f, fd, s, d ? d->name : "option", &in, &v);
+	if (v.diff != SA_OPTD_SAME)
+		option_findings(&f, fd, s, d ? d->name : "option", &in, &v);
 	if (e && f.n > 0) {
 		__atomic_add_fetch(&e->differs, 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&e->full, 1, __ATOMIC_RELAXED);   /* read back every call from now on */
 	}
 	/* Deferral on a listener: remember it and check its interplay. */
-	if (s && ret == 0 && g.defer_accept) {
+	if (s && ret == 0 && g->defer_accept) {
 		sa_sock_set_defer(s, in.eff ? v.eff_i : 0);
 		if (s->flags & SA_F_LISTENER)
 			sa_listen_defer_checks(fd, s, &f);
 	}
 	effhash = in.eff ? sa_fnv64(14695981039346656037ull, in.eff, in.efflen) | 1 : 0;
-	if (e && g.first)
+	if (e && g->first)
 		__atomic_store_n(&e->eff_hash, effhash, __ATOMIC_RELAXED);
-	g.differs = f.n > 0;
-	g.same_as_logged = e && effhash == __atomic_load_n(&e->eff_hash, __ATOMIC_RELAXED);
-	switch (sa_sockopt_route(&g)) {
+	g->differs = f.n > 0;
+	g->same_as_logged = e && effhash == __atomic_load_n(&e->eff_hash, __ATOMIC_RELAXED);
+	switch (sa_sockopt_route(g)) {
 	case SA_OPT_COUNTED:
 		/* A repeat of a logged line: its findings still count (the
 		 * summary's totals are every occurrence at every level). */
@@ -309,4 +307,22 @@ void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void 
 	if (e)
 		__atomic_add_fetch(&e->logged_n, 1, __ATOMIC_RELAXED);
 	option_line(fd, d, &in, &v, ret, err, &f);
+}
+
+/* One setsockopt the host made: its seen entry (seen_entry), then, unless
+ * it is off the read-back sample, the read-back and what follows. */
+void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
+		      socklen_t len, int ret, int err)
+{
+	struct sa_opt_gate g;
+	struct sa_optseen *e;
+
+	remember_flags(s, level, opt, val, len, ret);
+	e = seen_entry(s, level, opt, val, len, ret, err, &g);
+	if (!sa_sockopt_read_back_due(&g)) {
+		sa_suppressed_add(1);
+		sa_emit_skip("setsockopt", NULL);
+		return;
+	}
+	audit_read_back(fd, s, e, &g, level, opt, val, len, ret, err);
 }

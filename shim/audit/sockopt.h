@@ -8,36 +8,60 @@
 #ifndef SA_AUDIT_SOCKOPT_H
 #define SA_AUDIT_SOCKOPT_H
 
+#include <stdbool.h>
+#include <string.h>
+
 #include "audit/audit.h"
 
 /* What the seen table and the level say about one setsockopt call. */
 struct sa_opt_gate {
-	unsigned ok : 1;             /* the call succeeded */
-	unsigned trace : 1;          /* every call has a line, every call is read back */
-	unsigned info : 1;           /* a call with nothing to say still has a line */
-	unsigned entry : 1;          /* it has a seen entry (the table was not full) */
-	unsigned listener : 1;       /* on a listening socket: always read back */
-	unsigned defer_accept : 1;   /* TCP_DEFER_ACCEPT: always read back */
-	unsigned full : 1;           /* its entry once read back a difference: read back every call */
-	unsigned first : 1;          /* the first of its entry */
-	unsigned read_back : 1;      /* the value was read back (after the read) */
-	unsigned differs : 1;        /* the read-back carries a finding */
-	unsigned same_as_logged : 1; /* the read-back is the one its entry's line showed */
+	bool ok;                     /* the call succeeded */
+	bool trace;                  /* every call has a line, every call is read back */
+	bool info;                   /* a call with nothing to say still has a line */
+	bool entry;                  /* it has a seen entry (the table was not full) */
+	bool listener;               /* on a listening socket: always read back */
+	bool defer_accept;           /* TCP_DEFER_ACCEPT: always read back */
+	bool full;                   /* its entry once read back a difference: read back every call */
+	bool first;                  /* the first of its entry */
+	bool read_back;              /* the value was read back (after the read) */
+	bool differs;                /* the read-back carries a finding */
+	bool same_as_logged;         /* the read-back is the one its entry's line showed */
 	uint64_t nth;                /* its entry's calls, this one included (from 1) */
 };
+/* Whether the call is read back: always at trace, on listeners, for
+ * TCP_DEFER_ACCEPT, for a failure (nothing to read) and with no seen entry;
+ * otherwise on sa_optseen_readback's sample. Off it, the call is only
+ * counted (not_read_back). Pure; inline, since every setsockopt asks. */
+static inline bool sa_sockopt_read_back_due(const struct sa_opt_gate *g)
+{
+	return !g->ok || sa_optseen_readback(g->nth, g->entry ? g->full : 1,
+					     g->trace || !g->entry || g->listener || g->defer_accept);
+}
 enum sa_opt_route {
 	SA_OPT_LINE,             /* a setsockopt line */
-	SA_OPT_NOT_READ_BACK,    /* off the read-back sample: counted (not_read_back) */
 	SA_OPT_COUNTED,          /* its kind has a line that said the same: counted */
 	SA_OPT_SKIP,             /* nothing to say at this level: counted as skipped */
 	SA_OPT_QUIET,            /* below info, not read back: nothing at all */
 };
-/* The count-only rule, asked twice: before the read-back (read_back and
- * differs 0) SA_OPT_NOT_READ_BACK says the call is off the read-back
- * sample (sa_optseen_readback; always read back at trace, on listeners,
- * for TCP_DEFER_ACCEPT and with no entry); after it, whether the call
- * gets a line. */
-enum sa_opt_route sa_sockopt_route(const struct sa_opt_gate *g) SA_HIDDEN;
+/* The count-only rule for a call that was read back (or failed), asked as
+ * the facts come in: SA_OPT_QUIET right after the read-back (read_back
+ * known, differs not yet), the others once its findings are known. Pure. */
+static inline enum sa_opt_route sa_sockopt_route(const struct sa_opt_gate *g)
+{
+	if (!g->info && g->ok && !g->read_back)
+		return SA_OPT_QUIET;
+	/* This kind already has its line and the kernel kept what it kept
+	 * then (the value asked, or the same explained adjustment, e.g.
+	 * SO_RCVBUF doubled). A read-back unlike the logged one, and every
+	 * failure, are logged again. */
+	if (!g->trace && g->ok && !g->first && g->entry && (!g->differs || g->same_as_logged))
+		return SA_OPT_COUNTED;
+	/* Nothing to say at this level: no line is built (warn is the level
+	 * for hosts that call setsockopt from a signal handler). */
+	if (!g->differs && !g->info)
+		return SA_OPT_SKIP;
+	return SA_OPT_LINE;
+}
 
 /* What a read-back means: one sentence template of a finding each. */
 enum sa_opt_diff {
@@ -77,6 +101,15 @@ struct sa_opt_verdict {
 };
 void sa_sockopt_judge(const struct sa_opt_facts *in, struct sa_opt_verdict *v) SA_HIDDEN;
 /* An option value as an int: all of it from 4 bytes, else its first byte. */
-int sa_opt_as_int(const void *buf, socklen_t len, int *out) SA_HIDDEN;
+static inline int sa_opt_as_int(const void *buf, socklen_t len, int *out)
+{
+	if (!buf || len == 0)
+		return 0;
+	if (len >= (socklen_t)sizeof(int))
+		memcpy(out, buf, sizeof *out);
+	else
+		*out = *(const unsigned char *)buf;
+	return 1;
+}
 
 #endif

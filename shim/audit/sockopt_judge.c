@@ -2,8 +2,9 @@
  * sockopt_judge.c: the pure decisions of the setsockopt audit
  * (sockopt.h): whether a call is read back, whether it gets a line, and
  * what a read-back unlike the value asked means, with the kernel
- * function behind each adjustment. No system call: cmocka tests call
- * these with tables of facts.
+ * function behind each adjustment (the count-only rule,
+ * sa_sockopt_route, is inline in sockopt.h). No system call: cmocka tests
+ * call these with tables of facts.
  */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -11,39 +12,6 @@
 #include <sys/time.h>
 
 #include "audit/sockopt.h"
-
-int sa_opt_as_int(const void *buf, socklen_t len, int *out)
-{
-	if (!buf || len == 0)
-		return 0;
-	if (len >= (socklen_t)sizeof(int))
-		memcpy(out, buf, sizeof *out);
-	else
-		*out = *(const unsigned char *)buf;
-	return 1;
-}
-
-enum sa_opt_route sa_sockopt_route(const struct sa_opt_gate *g)
-{
-	/* Sampled: nothing to learn from this read-back that the previous
-	 * ones of this kind did not say. */
-	if (g->ok && !sa_optseen_readback(g->nth, g->entry ? g->full : 1,
-					  g->trace || !g->entry || g->listener || g->defer_accept))
-		return SA_OPT_NOT_READ_BACK;
-	if (!g->info && g->ok && !g->read_back)
-		return SA_OPT_QUIET;
-	/* This kind already has its line and the kernel kept what it kept
-	 * then (the value asked, or the same explained adjustment, e.g.
-	 * SO_RCVBUF doubled). A read-back unlike the logged one, and every
-	 * failure, are logged again. */
-	if (!g->trace && g->ok && !g->first && g->entry && (!g->differs || g->same_as_logged))
-		return SA_OPT_COUNTED;
-	/* Nothing to say at this level: no line is built (warn is the level
-	 * for hosts that call setsockopt from a signal handler). */
-	if (!g->differs && !g->info)
-		return SA_OPT_SKIP;
-	return SA_OPT_LINE;
-}
 
 static int is_buf(int level, int opt)
 {
@@ -140,8 +108,10 @@ void sa_sockopt_judge(const struct sa_opt_facts *in, struct sa_opt_verdict *v)
 {
 	socklen_t len = in->reqlen, efflen = in->efflen;
 
-	memset(v, 0, sizeof *v);
+	/* What the caller reads whatever the verdict; the rest only for the
+	 * verdict that sets it. */
 	v->diff = SA_OPTD_SAME;
+	v->req_i = v->eff_i = 0;
 	if (!in->req || !in->eff)
 		return;
 	switch (in->kind) {

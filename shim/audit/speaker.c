@@ -106,7 +106,7 @@ static __attribute__((noinline)) void server_first(int fd, const struct sa_sock 
 		char note[300];
 
 		sa_findings_add(&f, "server_speaks_first_deferred",
-			"The server wrote first on a listener with TCP_DEFER_ACCEPT=%d s: no client byte had arrived (FIONREAD 0 at the write). A client that waits for a greeting (SMTP-like) sends nothing, so its connection reaches accept() only when the deferral window runs out (the accept line's syn_ack_retrans >= 1 and queue time show it). Turn TCP_DEFER_ACCEPT (nginx deferred) off on this port.%s",
+			SA_MSG_SERVER_SPEAKS_FIRST_DEFERRED,
 			l->defer_s, sa_defer_note(note, sizeof note, l->defer_s,
 						  __atomic_load_n(&l->defer_real_ms, __ATOMIC_RELAXED),
 						  __atomic_load_n(&l->rto_max_ms, __ATOMIC_RELAXED)));

@@ -18,6 +18,7 @@
 
 #include "base/base.h"
 #include "names.h"
+#include "finding_text.h"   /* the SA_MSG_* sentence templates */
 
 #define SA_LINE_MAX 4096
 #define SA_MAX_FINDINGS 8

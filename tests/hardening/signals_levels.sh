@@ -1,9 +1,9 @@
 #!/bin/bash
 # make check-signals: the signal-handler host (tests/progs/sighandler.c) at
-# every level, 3 runs each. Known to fail at info and trace: the shim builds
-# its JSON with malloc inside the handler, and when the handler interrupted
-# the host's own malloc the heap is corrupted (glibc aborts) or, in a
-# threaded host, malloc's lock deadlocks. See README.md, "Hardening".
+# every level, 3 runs each. The host must run unchanged: a call made inside
+# a handler goes straight to libc, unaudited, so the shim never allocates
+# or takes malloc's lock in a handler that may have interrupted the host's
+# own malloc (docs/hardening.md, "Signals").
 . "$(dirname "$0")/../lib.sh"
 
 prog=$PROGS/sighandler

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Accept side on loopback (issue 3): accept waits with TCP_DEFER_ACCEPT, empty
+# Accept side on loopback: accept waits with TCP_DEFER_ACCEPT, empty
 # connections and their cause, queue age and depth, who speaks first, and
 # listener_stats. Every case runs at once; the longest (D=2) takes ~3 s.
 . "$(dirname "$0")/../lib.sh"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Accept side under load, each case in a network namespace of its own so the
-# namespace-wide kernel counters see only this test (issues 3 and 10):
+# namespace-wide kernel counters see only this test:
 #  - 200 silent clients at once against backlog 10 with TCP_DEFER_ACCEPT=1:
 #    ~11 pass the deferral gate, the rest arrive through SYN cookies, empty;
 #    the shim's counts must agree with nstat.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A real server under the shim (issue 3): nginx with two workers, one listener
+# A real server under the shim: nginx with two workers, one listener
 # with `deferred` (TCP_DEFER_ACCEPT=1), one without. Each worker writes its own
 # listener_stats for the listeners it inherited from the master; HTTP clients
 # speak first; no finding on either port.

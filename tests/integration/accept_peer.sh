@@ -1,6 +1,6 @@
 #!/bin/bash
-# The accept line's "peer" whichever way the host asked for the address
-# (issue 9): the shim takes it from the host's own buffer when the host's
+# The accept line's "peer" whichever way the host asked for the address:
+# the shim takes it from the host's own buffer when the host's
 # addrlen is a local on its stack and the address fitted, and asks
 # getpeername otherwise. Every way must name the real client, and the host
 # must get the same bytes and lengths as without the shim.

@@ -1,8 +1,8 @@
 #!/bin/bash
-# Below trace, data waiting at accept is read only where it pays (issue 9):
+# Below trace, data waiting at accept is read only where it pays:
 # on a plain TCP listener from the once-a-millisecond TCP_INFO sample (no
 # FIONREAD per accept), on a deferred listener on every accept. Who spoke
-# first is watched on a sample of a plain listener's connections (issue 17),
+# first is watched on a sample of a plain listener's connections,
 # on every one of a deferred listener's.
 . "$(dirname "$0")/../lib.sh"
 

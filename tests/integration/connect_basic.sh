@@ -1,5 +1,5 @@
 #!/bin/bash
-# Connect side (issue 4): SYNs dropped at a full accept queue and
+# Connect side: SYNs dropped at a full accept queue and
 # retransmitted, blocking and non-blocking; refused, fast, abandoned,
 # deferred, UDP and AF_UNIX connects.
 . "$(dirname "$0")/../lib.sh"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Connect side (issue 4), the reference study: nginx proxies to an upstream
+# Connect side, the reference study: nginx proxies to an upstream
 # that stops (SIGSTOP) for 2.5 s under ~50 requests/s. The upstream's queue
 # (backlog 4) overflows, its kernel drops SYNs, nginx's kernel retransmits
 # them 1 s apart, and upstream connects take ~1, 2, 3 s while the upstream

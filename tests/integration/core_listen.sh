@@ -1,5 +1,5 @@
 #!/bin/bash
-# Core: listen() backlog read back, somaxconn per network namespace (issue 2).
+# Core: listen() backlog read back, somaxconn per network namespace.
 . "$(dirname "$0")/../lib.sh"
 PY=/usr/bin/python3
 NS=sa-listen-$$

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Core: every setsockopt is read back and explained (issue 2).
+# Core: every setsockopt is read back and explained.
 . "$(dirname "$0")/../lib.sh"
 PY=/usr/bin/python3
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Core: sinks, levels, SOCKAUDIT_COMM / SOCKAUDIT_DISABLE (issue 2).
+# Core: sinks, levels, SOCKAUDIT_COMM / SOCKAUDIT_DISABLE.
 . "$(dirname "$0")/../lib.sh"
 PY=/usr/bin/python3
 prog='import socket; s=socket.socket(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT, 10); s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)'
@@ -52,7 +52,7 @@ check "symlinked log path not followed" test ! -e "$T/target"
 check_jq "unusable path: warning on stderr" "$T/err2" 'any(.[]; .event=="warning" and .variable=="SOCKAUDIT_LOG")'
 # The log file's fd: high, but inside the fd table the process has (the
 # kernel's first 64 slots here), so it does not grow the table every fork
-# then copies (issue 17); a table the host made bigger gets its top slot.
+# then copies; a table the host made bigger gets its top slot.
 fdprog='import os, socket; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1); fds=sorted(int(f) for f in os.listdir("/proc/self/fd")); size=[l.split()[1] for l in open("/proc/self/status") if l.startswith("FDSize")][0]; lg=[f for f in fds if os.path.realpath("/proc/self/fd/%d" % f).endswith(".jsonl")]; print(size, lg)'
 out=$(SOCKAUDIT_LOG="$T/fdpos.jsonl" preload $PY -c "$fdprog" 200>&- 251>&- 255>&-)
 check "log fd at the top of a 64-slot table, table not grown (FDSize, log fds: $out)" test "$out" = "64 [63]"

@@ -1,6 +1,6 @@
 #!/bin/bash
-# apache2 prefork with a graceful stop (issue 16, suite of real daemons;
-# issue 15 case 7: exit() from a signal handler lost the summary). apache2
+# apache2 prefork with a graceful stop (suite of real daemons;
+# exit() from a signal handler lost the summary). apache2
 # -DFOREGROUND, StartServers 3, N HTTP/1.0 GETs from 4 threads, then
 # `apache2 -k graceful-stop`; and a second round stopped with SIGTERM (the
 # children then exit from prefork's just_die handler). Plain and under the

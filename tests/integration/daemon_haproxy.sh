@@ -1,5 +1,5 @@
 #!/bin/bash
-# haproxy (issue 16, suite of real daemons): a frontend with
+# haproxy (suite of real daemons): a frontend with
 # `bind 127.0.0.1:P defer-accept` and `backlog 8`, a backend to a local
 # python HTTP server, N curl requests, plain and under the shim (default
 # level). Replies must be the same; haproxy's own counters (stats socket:

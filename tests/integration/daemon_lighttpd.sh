@@ -1,5 +1,5 @@
 #!/bin/bash
-# lighttpd (issue 16, suite of real daemons; issue 18 case 5: at trace level
+# lighttpd (suite of real daemons; at trace level
 # 5,005 accepts gave 0 accept lines). lighttpd -D, N HTTP/1.0 GETs from 4
 # threads (one connection per request; http_get in daemon_lib.sh, not ab), plain, under the shim at the
 # default level and at trace. The client's counts must be the same; lighttpd's access

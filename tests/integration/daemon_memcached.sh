@@ -1,5 +1,5 @@
 #!/bin/bash
-# memcached -d (issue 16, suite of real daemons; case 3: a daemon keeps the
+# memcached -d (suite of real daemons; a daemon keeps the
 # caller's pipe open through the shim's fd). `memcached -d ... 2>&1 | cat`
 # must end as soon as memcached has daemonized, plain, under the launcher
 # (default sink, and -o -) and under LD_PRELOAD (default sink). With a file log, the

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A CPython server that runs subprocess.run(['/bin/true']) between accepts,
-# at ulimit -n 1024 (issue 15 case 4: the vfork child's close_range corrupted
+# at ulimit -n 1024 (the vfork child's close_range corrupted
 # the shim's table). N connections, plain and under the shim (default
 # level): every reply arrives, the fds open at the end are the same (apart
 # from the shim's own log file), every accepted connection is counted once.

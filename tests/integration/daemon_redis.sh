@@ -1,5 +1,5 @@
 #!/bin/bash
-# redis-server (issue 16, suite of real daemons).
+# redis-server (suite of real daemons).
 # 1. Foreground, plain and under the shim (default level): redis-benchmark
 #    (small -n) completes the same requests; redis's own
 #    total_connections_received equals the shim's listener accepts; every line
@@ -7,7 +7,7 @@
 # 2. `--daemonize yes` under command substitution must return promptly
 #    (plain takes ~0.01 s): out=$(sockaudit -o - -- redis-server --daemonize yes
 #    ...), and again with the plain LD_PRELOAD default sink and stderr captured
-#    (issue 16 case 3: the daemon kept the caller's pipe open through fd 900).
+#    (the daemon kept the caller's pipe open through fd 900).
 . "$(dirname "$0")/../lib.sh"; . "$TOP/tests/daemon_lib.sh"
 skip_under_tsan "an uninstrumented multi-threaded daemon under the TSan runtime reports its own synchronisation as races"
 need redis-server redis-benchmark redis-cli

@@ -1,5 +1,5 @@
 #!/bin/bash
-# socat TCP-LISTEN:P,fork,reuseaddr (issue 16, suite of real daemons): an echo
+# socat TCP-LISTEN:P,fork,reuseaddr (suite of real daemons): an echo
 # server that forks a child per connection, run plain and under the shim at
 # the default level, five clients each. The replies must be the same, socat's
 # own count of accepted connections (-d -d) must equal the shim's listener

@@ -1,5 +1,5 @@
 #!/bin/bash
-# sshd in the foreground (issue 16, suite of real daemons; case 4: sshd's
+# sshd in the foreground (suite of real daemons; sshd's
 # close_range(3, ~0U) right after the shim placed its fd). Own host key in
 # the temp dir, a spare port on 127.0.0.1, ssh-keyscan as the client N times,
 # plain and under the shim (default level). The scanned key must be the same,

@@ -18,7 +18,7 @@ if [ $rc = 0 ] && grep -q '^PASS  1 defer table' "$T/s1.out"; then ok "scenario 
 else fail "scenario 1 passes" "status $rc"; sed 's/^/# /' "$T/s1.out" | tail -20; fi
 check "scenario 1 output has no colour codes when piped" bash -c "! grep -q $'\e' '$T/s1.out'"
 check "scenario 1 left no temporary file or directory" test -z "$(ls -A "$T/tmp")"
-# Scenario 7 (issue 18): shim connect lines vs the client's own times by
+# Scenario 7: shim connect lines vs the client's own times by
 # local port, summary syn_retrans_total vs nstat TCPSynRetrans in a fresh
 # namespace, SO_LINGER read-back. Needs root for the namespace.
 if [ "$(id -u)" = 0 ]; then

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Findings say what their line measured (issue 18): the backlog clamp's
+# Findings say what their line measured: the backlog clamp's
 # plural at somaxconn 0, TCP_DEFER_ACCEPT rounding with the real window
 # (a listener's TCP_RTO_MAX_MS changes it only on 6.19+: measured here with
 # a silent client), and blind_spot for a raw syscall().

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The launcher's blind spots and exit message (issue 16): a static binary
+# The launcher's blind spots and exit message: a static binary
 # and a setuid copy are named on stderr and still run; `sockaudit report`
 # on a log that was never created says why and fails; lines dropped at a
 # full pipe or a full tmpfs are counted in the log (warning, summary) and in

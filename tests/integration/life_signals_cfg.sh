@@ -14,7 +14,7 @@ life_same "case 10: sigaction/signal inside the handler return the host's handle
 	"$T/sp" "$T/ss"
 L="$T/ss.jsonl"
 # Calls inside a host handler are not audited; a process with nothing else
-# to say opens no log at all (issue 16).
+# to say opens no log at all.
 if [ -e "$L" ]; then life_parses "case 10: log parses" "$L"; else ok "case 10: nothing audited, so no log file was created"; : >"$L"; fi
 check_jq "case 10: the handler's connect is audited on every run or on none (got $(life_jq "$L" '[.[]|select(.event=="connect")]|length') of 20)" "$L" \
 	'[.[] | select(.event=="connect")] | length as $n | $n == 0 or $n == 20'

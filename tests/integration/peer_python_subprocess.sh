@@ -1,9 +1,9 @@
 #!/bin/bash
 # CPython's own test_subprocess (Debian's libpython3.X-testsuite), plainly and
-# with the shim preloaded: the same verdict for every test case (issue 16
-# case 6: the shim's old fd 900, a duplicate of stderr that survived exec,
-# was seen by test_pass_fds_redirected in the child and by
-# test_close_fds_when_max_fd_is_lowered at RLIMIT_NOFILE-2).
+# with the shim preloaded: the same verdict for every test case
+# (a shim fd that survived exec would be seen by test_pass_fds_redirected
+# in the child and by test_close_fds_when_max_fd_is_lowered at
+# RLIMIT_NOFILE-2).
 # Bounded: the classes POSIXProcessTestCase (the fd-inheritance tests),
 # ProcessTestCase, RunFuncTestCase, ContextManagerTests and MiscTests, about
 # 25 s a run; left out: ProcessTestCaseNoPoll (ProcessTestCase again without

@@ -1,5 +1,5 @@
 #!/bin/bash
-# TCP_QUICKACK (issue 5): the setsockopt line once per fd with its read-back,
+# TCP_QUICKACK: the setsockopt line once per fd with its read-back,
 # and quickack_hot_loop only for "set again after every send", never for a
 # program that sets it once, once per request, or once per turn.
 . "$(dirname "$0")/../lib.sh"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# `sockaudit report --html` (issue 19), checked in a real browser: a log from
+# `sockaudit report --html`, checked in a real browser: a log from
 # a real run (blocking connects to a loopback listener whose accept queue is
 # full, so their SYNs are retransmitted, plus fast connects to an open one),
 # rendered by headless Chromium; the DOM is checked against the log (listener

@@ -95,7 +95,7 @@ check_jq "non-UTF-8 AF_UNIX name logged as a JSON string" "$log" \
 	'any(.[]; (.local // "" | type=="string") and (.local // "" | startswith("@sa")))'
 check_jq "refused connect logged as ECONNREFUSED" "$log" \
 	'any(.[]; .event=="connect" and .errno=="ECONNREFUSED")'
-# Trace logs every setsockopt (issue 17); info logs the first of each and counts the rest.
+# Trace logs every setsockopt; info logs the first of each and counts the rest.
 check_jq "TCP_QUICKACK repeats: each logged at trace, and counted in the summary" "$log" \
 	'([.[] | select(.event=="setsockopt" and .opt=="TCP_QUICKACK")] | length) as $n | $n >= 5 and any(.[]; .event=="summary" and .setsockopt.TCP_QUICKACK.calls == $n)'
 check_jq "summary event at exit" "$log" 'any(.[]; .event=="summary")'

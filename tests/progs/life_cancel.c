@@ -1,5 +1,5 @@
 /*
- * life_cancel (issue 15, case 1): pthread_cancel of threads that make
+ * life_cancel: pthread_cancel of threads that make
  * socket calls. ROUNDS times: start two workers that loop socket,
  * setsockopt (one that fails, so the shim logs it every time at info),
  * connect to a refused port (logged as failed) and accept on a

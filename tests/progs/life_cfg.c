@@ -1,5 +1,5 @@
 /*
- * life_cfg (issue 15, case 12): configuration seen by a host.
+ * life_cfg: configuration seen by a host.
  *   life_cfg enabled        prints sockaudit_enabled() (-1 when no shim is
  *                           loaded), then makes one listen() call
  *   life_cfg chdir DIR      chdir(DIR) before the first socket call

@@ -1,5 +1,5 @@
 /*
- * life_clone (issue 15, case 5): a clone(CLONE_FILES) child, without and with
+ * life_clone: a clone(CLONE_FILES) child, without and with
  * CLONE_VM, connects to a refused port (a failed connect: logged at info).
  * Its event must carry its own pid and tid (what the child gets from
  * syscall(SYS_getpid) / SYS_gettid, printed to stderr as "# child pid tid"),

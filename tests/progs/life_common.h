@@ -1,6 +1,6 @@
 /*
  * life_common.h: small helpers shared by the life_*.c reproducers of
- * issue 15 (host safety under real process life). Header only: each
+ * host safety under real process life. Header only: each
  * program is still built from its one .c file by the Makefile's pattern rule.
  */
 #ifndef LIFE_COMMON_H

@@ -1,5 +1,5 @@
 /*
- * life_dup (issue 15, case 6): copy a socket whose non-blocking connect to a
+ * life_dup: copy a socket whose non-blocking connect to a
  * refused port is pending (dup, dup2 or fcntl F_DUPFD), close the original,
  * then read SO_ERROR on the copy. Plainly ECONNREFUSED (111): the shim must
  * not consume it when the original closes.

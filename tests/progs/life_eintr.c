@@ -1,5 +1,5 @@
 /*
- * life_eintr (issue 15, case 8): a blocking connect to a stalled peer (a
+ * life_eintr: a blocking connect to a stalled peer (a
  * listener whose accept queue is full, so its SYNs are dropped: see
  * fullq_server.c) interrupted by SIGALRM after MS milliseconds, the handler
  * installed without SA_RESTART (as wget's --connect-timeout does).

@@ -1,5 +1,5 @@
 /*
- * life_exit (issue 15, case 7): the ways a server ends. It accepts 3
+ * life_exit: the ways a server ends. It accepts 3
  * connections of its own, then blocks in accept(); a helper thread (with
  * SIGTERM blocked, so the main thread takes it) sends SIGTERM 300 ms later.
  *   life_exit exit     the SIGTERM handler calls exit(0)

@@ -1,5 +1,5 @@
 /*
- * life_forksig (issue 15, case 3): fork() inside a SIGALRM handler during a
+ * life_forksig: fork() inside a SIGALRM handler during a
  * connect loop. The handler forks; the child _exit()s at once, the parent
  * waitpid()s. The main loop connects to a refused port (a failed connect,
  * logged at info) for SECS seconds; the timer fires every millisecond.

@@ -1,5 +1,5 @@
 /*
- * life_listeners (issue 15, case 11): short-lived listeners, as an FTP
+ * life_listeners: short-lived listeners, as an FTP
  * server's passive mode makes them: listen, accept one connection, close.
  * 100 warm-up rounds, then N; VmRSS (kB, /proc/self/status) is read after
  * the warm-up, half-way and at the end: "# rss_kb BEFORE MID AFTER".

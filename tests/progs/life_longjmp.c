@@ -1,5 +1,5 @@
 /*
- * life_longjmp (issue 15, case 2): siglongjmp out of a SIGALRM handler.
+ * life_longjmp: siglongjmp out of a SIGALRM handler.
  * A timer fires every 300 us for SECS seconds; its handler siglongjmp()s back
  * to the top of a loop of socket calls that the shim logs at info and trace
  * (listen is logged on every call; a failing setsockopt too). Prints how many

@@ -1,5 +1,5 @@
 /*
- * life_sigapi (issue 15, case 10): the signals API seen from a handler.
+ * life_sigapi: the signals API seen from a handler.
  * The SIGUSR1 handler asks sigaction(sig, NULL, &old) for the current
  * handler (plainly: itself), re-installs itself with signal(sig, h) (plainly
  * returns itself) and connects to a refused port (a failed connect, logged at

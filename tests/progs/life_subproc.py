@@ -1,4 +1,4 @@
-"""life_subproc (issue 15, case 4b): CPython's subprocess (vfork, then
+"""life_subproc: CPython's subprocess (vfork, then
 close_range in the child through the shim's wrapper, in shared memory) next to
 a server that accepts one connection per round and sets TCP_NODELAY on it.
    python3 life_subproc.py ROUNDS

@@ -1,5 +1,5 @@
 /*
- * life_unseen (issue 15, case 9): facts after closes the shim cannot see.
+ * life_unseen: facts after closes the shim cannot see.
  *   life_unseen fclose|sysclose
  *     A non-blocking connect to a loopback listener whose accept queue is
  *     full (its SYNs are dropped) is closed by fclose(fdopen(fd)) or

@@ -1,5 +1,5 @@
 /*
- * life_vfork (issue 15, case 4a): a vfork child closes every fd from 3 up
+ * life_vfork: a vfork child closes every fd from 3 up
  * (as CPython's subprocess does) in memory it shares with the parent, then
  * execs /bin/true. Meanwhile the parent has a non-blocking connect to a
  * refused port pending; afterwards it reads SO_ERROR, which must be

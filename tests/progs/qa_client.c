@@ -8,7 +8,7 @@
  * Each turn writes W messages of B bytes, then reads the W*B echoed bytes.
  *   --qa never    never sets TCP_QUICKACK
  *   --qa once     sets TCP_QUICKACK=1 once, right after connect
- *   --qa write    sets it after every write (the hot loop, issue 5); with
+ *   --qa write    sets it after every write (the hot loop); with
  *                 --every K, after every K-th write of a turn
  *   --qa request  sets it once per turn, before the turn's writes (keep-alive)
  *   --qa turn     sets it once per turn, after reading the reply (request/response)

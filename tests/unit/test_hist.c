@@ -1,4 +1,4 @@
-/* Unit test for shim/state/hist.c: the libm-free bucket (issue 17) agrees
+/* Unit test for shim/state/hist.c: the libm-free bucket agrees
  * with log(ms / 0.001) / log(1.04) + 1, but at a boundary by one bucket. */
 #include <math.h>
 #include <setjmp.h>

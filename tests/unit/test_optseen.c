@@ -1,4 +1,4 @@
-/* Unit tests for the per-process setsockopt rule (issue 17, shim/audit/sockopt.c):
+/* Unit tests for the per-process setsockopt rule (shim/audit/sockopt.c):
  * kinds of socket, logged once then counted, sampled read-back, a
  * different read-back logged again, failures every time, trace every call. */
 #include <errno.h>

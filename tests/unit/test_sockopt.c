@@ -251,10 +251,33 @@ static void judge_structs(void **state)
 	assert_int_equal(v.diff, SA_OPTD_SAME);   /* unbinding */
 }
 
-/* The count-only rule for setsockopt (sa_sockopt_route), one row per fact.
- * READ_BACK: before the read-back, the call is read back (any route but
- * SA_OPT_NOT_READ_BACK). */
-#define READ_BACK 100
+/* Whether a setsockopt is read back (sa_sockopt_read_back_due), one row
+ * per fact. */
+static void read_back_table(void **state)
+{
+	static const struct {
+		struct sa_opt_gate g;
+		bool want;
+		const char *why;
+	} rows[] = {
+		{ { .ok = 1, .entry = 1, .nth = 9 }, 0, "9th: off the sample" },
+		{ { .ok = 1, .entry = 1, .nth = 64 }, 1, "64th: sampled" },
+		{ { .ok = 1, .entry = 1, .nth = 8 }, 1, "the first 8" },
+		{ { .ok = 1, .entry = 1, .nth = 9, .full = 1 }, 1, "a difference seen: every call" },
+		{ { .ok = 1, .entry = 1, .nth = 9, .listener = 1 }, 1, "listener: every call" },
+		{ { .ok = 1, .entry = 1, .nth = 9, .defer_accept = 1 }, 1, "TCP_DEFER_ACCEPT" },
+		{ { .ok = 1, .entry = 1, .nth = 9, .trace = 1 }, 1, "trace" },
+		{ { .ok = 1, .entry = 0, .nth = 1 }, 1, "no entry" },
+		{ { .ok = 0, .entry = 1, .nth = 9 }, 1, "failed: never sampled out" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		if (sa_sockopt_read_back_due(&rows[i].g) != rows[i].want)
+			fail_msg("row %zu (%s): got %d", i, rows[i].why, !rows[i].want);
+}
+
+/* Whether a call that was read back gets a line (sa_sockopt_route). */
 static void route_table(void **state)
 {
 	static const struct {
@@ -262,17 +285,6 @@ static void route_table(void **state)
 		enum sa_opt_route want;
 		const char *why;
 	} rows[] = {
-		/* Before the read-back. */
-		{ { .ok = 1, .info = 1, .entry = 1, .nth = 9 }, SA_OPT_NOT_READ_BACK, "9th: off the sample" },
-		{ { .ok = 1, .info = 1, .entry = 1, .nth = 64 }, READ_BACK, "64th: sampled" },
-		{ { .ok = 1, .info = 1, .entry = 1, .nth = 8 }, READ_BACK, "the first 8: read back" },
-		{ { .ok = 1, .info = 1, .entry = 1, .nth = 9, .full = 1 }, READ_BACK, "a difference seen: every call" },
-		{ { .ok = 1, .info = 1, .entry = 1, .nth = 9, .listener = 1 }, READ_BACK, "listener: every call" },
-		{ { .ok = 1, .info = 1, .entry = 1, .nth = 9, .defer_accept = 1 }, READ_BACK, "TCP_DEFER_ACCEPT" },
-		{ { .ok = 1, .info = 1, .entry = 1, .nth = 9, .trace = 1 }, READ_BACK, "trace" },
-		{ { .ok = 1, .info = 1, .entry = 0, .nth = 1 }, READ_BACK, "no entry" },
-		{ { .ok = 0, .info = 1, .entry = 1, .nth = 9 }, READ_BACK, "failed: never sampled out" },
-		/* After it. */
 		{ { .ok = 1, .info = 0, .entry = 1, .nth = 2 }, SA_OPT_QUIET, "warn, not read back" },
 		{ { .ok = 1, .info = 1, .entry = 1, .nth = 2, .read_back = 1, .first = 1 }, SA_OPT_LINE, "first: its line" },
 		{ { .ok = 1, .info = 1, .entry = 1, .nth = 2, .read_back = 1 }, SA_OPT_COUNTED, "a repeat" },
@@ -288,13 +300,9 @@ static void route_table(void **state)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		enum sa_opt_route r = sa_sockopt_route(&rows[i].g);
-		int want = rows[i].want;
-
-		if (want >= 100 ? r == SA_OPT_NOT_READ_BACK : (int)r != want)
-			fail_msg("row %zu (%s): got %d", i, rows[i].why, (int)r);
-	}
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		if (sa_sockopt_route(&rows[i].g) != rows[i].want)
+			fail_msg("row %zu (%s): got %d", i, rows[i].why, (int)sa_sockopt_route(&rows[i].g));
 }
 
 int main(void)
@@ -308,6 +316,7 @@ int main(void)
 		cmocka_unit_test(decode_opaque_reports_size),
 		cmocka_unit_test(judge_table),
 		cmocka_unit_test(judge_structs),
+		cmocka_unit_test(read_back_table),
 		cmocka_unit_test(route_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,143 @@
+/* Unit tests for common/finding_text.h, the one table of every finding
+ * code's words: it names the same codes as the counters (common/names.h),
+ * each code has its explanation and sentence templates, and
+ * docs/findings.md has a section for each code at the anchor the table
+ * gives, an index row linking to it, and no section for a code the table
+ * does not know. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "names.h"
+#include "finding_text.h"
+
+#define NTEXTS (sizeof sa_finding_texts / sizeof sa_finding_texts[0])
+
+static char *doc;
+
+static int setup(void **state)
+{
+	const char *top = getenv("top");
+	char path[4096];
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof path, "%s/docs/findings.md", top && *top ? top : ".");
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	doc = calloc(1, (size_t)n + 1);
+	if (!doc || fread(doc, 1, (size_t)n, f) != (size_t)n) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	free(doc);
+	return 0;
+}
+
+static const struct sa_finding_text *entry(const char *code)
+{
+	size_t i;
+
+	for (i = 0; i < NTEXTS; i++)
+		if (!strcmp(sa_finding_texts[i].code, code))
+			return &sa_finding_texts[i];
+	return NULL;
+}
+
+/* The table and the counters name the same codes ("other" is the
+ * counters' catch-all, never a finding). */
+static void same_codes_as_counters(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < SA_NFINDING_CODES; i++)
+		if (strcmp(sa_finding_codes[i], "other") && !entry(sa_finding_codes[i]))
+			fail_msg("%s is counted but has no words in finding_text.h", sa_finding_codes[i]);
+	for (i = 0; i < NTEXTS; i++) {
+		size_t j;
+
+		for (j = 0; j < SA_NFINDING_CODES && strcmp(sa_finding_codes[j], sa_finding_texts[i].code); j++)
+			;
+		if (j == SA_NFINDING_CODES)
+			fail_msg("%s has words but no counter in names.h", sa_finding_texts[i].code);
+	}
+}
+
+/* Every code has its explanation, and every code the shim raises has its
+ * sentences (config_warning's lines word the refused setting themselves). */
+static void each_code_has_words(void **state)
+{
+	size_t i, k;
+
+	for (i = 0; i < NTEXTS; i++) {
+		const struct sa_finding_text *t = &sa_finding_texts[i];
+
+		if (!t->text || strlen(t->text) < 40)
+			fail_msg("%s: no explanation", t->code);
+		if (strcmp(t->code, "config_warning") && !t->sentences[0])
+			fail_msg("%s: no sentence template", t->code);
+		for (k = 0; k < SA_FINDING_MAX_SENTENCES && t->sentences[k]; k++)
+			if (strlen(t->sentences[k]) < 10)
+				fail_msg("%s: sentence %zu is empty", t->code, k);
+	}
+}
+
+/* docs/findings.md: "### `code`" for each code, an index row linking to
+ * its anchor, and no section for a code the table does not know. */
+static void docs_match_table(void **state)
+{
+	char want[128];
+	const char *p;
+	size_t i;
+
+	assert_non_null(doc);
+	for (i = 0; i < NTEXTS; i++) {
+		const struct sa_finding_text *t = &sa_finding_texts[i];
+
+		snprintf(want, sizeof want, "\n### `%s`\n", t->code);
+		if (!strstr(doc, want))
+			fail_msg("docs/findings.md has no section \"### `%s`\"", t->code);
+		/* GitHub's anchor of "### `code`" is the code itself. */
+		if (strcmp(t->anchor, t->code))
+			fail_msg("%s: anchor %s is not its section's", t->code, t->anchor);
+		snprintf(want, sizeof want, "](#%s) |", t->anchor);
+		if (!strstr(doc, want))
+			fail_msg("docs/findings.md's index has no link to #%s", t->anchor);
+	}
+	for (p = strstr(doc, "\n### `"); p; p = strstr(p + 1, "\n### `")) {
+		const char *b = p + 6, *e = strchr(b, '`');
+		char code[64];
+
+		if (!e || (size_t)(e - b) >= sizeof code)
+			continue;
+		memcpy(code, b, (size_t)(e - b));
+		code[e - b] = '\0';
+		if (!entry(code))
+			fail_msg("docs/findings.md documents %s, which finding_text.h does not know", code);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(same_codes_as_counters),
+		cmocka_unit_test(each_code_has_words),
+		cmocka_unit_test(docs_match_table),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
