@@ -55,7 +55,7 @@ struct sa_inflight {
 	uint64_t sig_t0, sig_ns;
 	uint32_t gen;                    /* fd's table generation then */
 	uint8_t peer_len;
-	unsigned char peer[sizeof(struct sockaddr_in6) + 4];
+	unsigned char peer[sizeof(struct sockaddr_in6) + 4] __attribute__((aligned(8)));   /* read as a sockaddr */
 };
 extern __thread struct sa_inflight sa_inflight SA_HIDDEN SA_TLS_IE;
 #define SA_INFLIGHT_KIND(t0) ((int)((t0) & 3))

@@ -27,6 +27,9 @@ check_jq "faketime x10: ts is real time ($t0..$t1 + 1)" "$T/c.jsonl" \
 	"all(.[]; .ts >= $t0 and .ts <= $t1 + 1)"
 
 # An accept that waited ~1.5 s for its client (the client runs without faketime).
+# Python under both the ASan runtime and libfaketime hangs before main, with
+# or without the shim (libfaketime's known clash with ASan's interceptors).
+case ",${SANITIZE:-}," in *,address,*) ok "faketime x10: accept wait # SKIP python + libfaketime + ASan hang without the shim"; finish ;; esac
 P=$(free_port)
 SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=$T/a.jsonl timeout -k 2 20 env LD_PRELOAD="$(preload_value)" \
 	faketime -f "+0 x10" python3 -c "
