@@ -137,6 +137,10 @@ void sa_lifecycle_new_process(void)
 	sa_sink_atfork_child();
 	sa_fdtab_atfork_child();
 	sa_tid_forget();
+	/* A fork from a handler during a blocking call: the call is the
+	 * parent's, never this child's to report. */
+	if (__atomic_load_n(&sa_inflight.t0, __ATOMIC_RELAXED))
+		sa_inflight_end();
 	sa_set_pid(0);   /* asked when first needed (sa_pid) */
 	sa_proc_epoch_next();
 	/* A new process: its own init line, its own counts, and its own file
