@@ -250,9 +250,13 @@ static void option_line(int fd, const struct sa_optdesc *d, const struct sa_opt_
 }
 
 /* A call that is read back: the read, what it means (sa_sockopt_judge),
- * and its line or count (sa_sockopt_route). */
-static void audit_read_back(int fd, struct sa_sock *s, struct sa_optseen *e, struct sa_opt_gate *g, int level,
-			    int opt, const void *val, socklen_t len, int ret, int err)
+ * and its line or count (sa_sockopt_route). Inline in sa_sockopt_audit:
+ * one frame per call, which a trace-level repeat pays on every setsockopt
+ * (bench/callgrind.sh). */
+static inline __attribute__((always_inline)) void audit_read_back(int fd, struct sa_sock *s,
+								  struct sa_optseen *e, struct sa_opt_gate *g,
+								  int level, int opt, const void *val,
+								  socklen_t len, int ret, int err)
 {
 	const struct sa_optdesc *d = sa_opt_lookup(level, opt);
 	struct sa_opt_facts in = {

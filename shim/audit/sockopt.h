@@ -99,7 +99,6 @@ struct sa_opt_verdict {
 	long sysctl;                       /* the sysctl that explains it (buffers, TCP_FASTOPEN) */
 	int rounds;                        /* TCP_DEFER_ACCEPT: the SYN-ACK rounds kept */
 };
-void sa_sockopt_judge(const struct sa_opt_facts *in, struct sa_opt_verdict *v) SA_HIDDEN;
 /* An option value as an int: all of it from 4 bytes, else its first byte. */
 static inline int sa_opt_as_int(const void *buf, socklen_t len, int *out)
 {
@@ -110,6 +109,30 @@ static inline int sa_opt_as_int(const void *buf, socklen_t len, int *out)
 	else
 		*out = *(const unsigned char *)buf;
 	return 1;
+}
+/* An int option whose read-back differs from the value asked. */
+enum sa_opt_diff sa_sockopt_judge_int(const struct sa_opt_facts *in, struct sa_opt_verdict *v) SA_HIDDEN;
+/* SO_LINGER, timeouts and names. */
+void sa_sockopt_judge_other(const struct sa_opt_facts *in, struct sa_opt_verdict *v) SA_HIDDEN;
+/* What a read-back means (v->diff, and the values it was judged on). Pure;
+ * its common case, an int or bool that reads back as asked, inline. */
+static inline void sa_sockopt_judge(const struct sa_opt_facts *in, struct sa_opt_verdict *v)
+{
+	v->diff = SA_OPTD_SAME;
+	v->req_i = v->eff_i = 0;
+	if (!in->req || !in->eff)
+		return;
+	if (in->kind == SA_OPT_INT) {
+		if (sa_opt_as_int(in->req, in->reqlen, &v->req_i) && sa_opt_as_int(in->eff, in->efflen, &v->eff_i) &&
+		    v->req_i != v->eff_i)
+			v->diff = sa_sockopt_judge_int(in, v);
+	} else if (in->kind == SA_OPT_BOOL) {
+		if (!in->quickack && sa_opt_as_int(in->req, in->reqlen, &v->req_i) &&
+		    sa_opt_as_int(in->eff, in->efflen, &v->eff_i) && (v->req_i != 0) != (v->eff_i != 0))
+			v->diff = SA_OPTD_DIFFERS;
+	} else {
+		sa_sockopt_judge_other(in, v);
+	}
 }
 
 #endif

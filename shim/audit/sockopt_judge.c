@@ -104,27 +104,16 @@ static enum sa_opt_diff judge_linger(const struct sa_opt_facts *in, struct sa_op
 	return SA_OPTD_SAME;
 }
 
-void sa_sockopt_judge(const struct sa_opt_facts *in, struct sa_opt_verdict *v)
+enum sa_opt_diff sa_sockopt_judge_int(const struct sa_opt_facts *in, struct sa_opt_verdict *v)
+{
+	return judge_int(in, v);
+}
+
+void sa_sockopt_judge_other(const struct sa_opt_facts *in, struct sa_opt_verdict *v)
 {
 	socklen_t len = in->reqlen, efflen = in->efflen;
 
-	/* What the caller reads whatever the verdict; the rest only for the
-	 * verdict that sets it. */
-	v->diff = SA_OPTD_SAME;
-	v->req_i = v->eff_i = 0;
-	if (!in->req || !in->eff)
-		return;
 	switch (in->kind) {
-	case SA_OPT_INT:
-		if (sa_opt_as_int(in->req, len, &v->req_i) && sa_opt_as_int(in->eff, efflen, &v->eff_i) &&
-		    v->req_i != v->eff_i)
-			v->diff = judge_int(in, v);
-		break;
-	case SA_OPT_BOOL:
-		if (!in->quickack && sa_opt_as_int(in->req, len, &v->req_i) &&
-		    sa_opt_as_int(in->eff, efflen, &v->eff_i) && (v->req_i != 0) != (v->eff_i != 0))
-			v->diff = SA_OPTD_DIFFERS;
-		break;
 	case SA_OPT_LINGER:
 		if (len >= (socklen_t)sizeof(struct linger) && efflen >= (socklen_t)sizeof(struct linger))
 			v->diff = judge_linger(in, v);
