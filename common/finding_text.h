@@ -196,7 +196,8 @@ struct sa_finding_text {
 	"The connect waited %.0f ms and was closed unfinished (threshold " \
 	"SOCKAUDIT_SLOW_CONNECT_MS=%d)."
 #define SA_MSG_SLOW_CONNECT_INTERRUPTED \
-	"The connect waited %.0f ms and was interrupted by a signal (EINTR) before it finished " \
+	"The connect waited %.0f ms and was interrupted by a signal (EINTR, or its handler " \
+	"jumped out of the call) before it finished " \
 	"(threshold SOCKAUDIT_SLOW_CONNECT_MS=%d): a connect timeout built on alarm() or a timer " \
 	"ran out."
 #define SA_MSG_SLOW_CONNECT \

@@ -25,7 +25,7 @@
 
 /* AF_UNIX has no TCP_INFO: ask unix_diag for the listener's
  * (pending, max_ack_backlog) by inode. Returns the backlog or -errno. */
-static int unix_backlog(int fd, unsigned *pending)
+int sa_unix_backlog(int fd, unsigned *pending)
 {
 	struct {
 		struct nlmsghdr nlh;
@@ -78,6 +78,26 @@ static int unix_backlog(int fd, unsigned *pending)
 out:
 	sa_real.close(nfd);
 	return backlog;
+}
+
+int sa_listen_is_listener(int fd, struct sa_sock *s)
+{
+	/* No listener without a listen() that succeeded (or SO_ACCEPTCONN on
+	 * one met late): an accept on a datagram socket, or on one whose
+	 * listen() failed, is a failed call, not a listener's. */
+	if (!(__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) & SA_F_LISTENER))
+		return 0;
+	/* An AF_UNIX listener we never saw listen() (passed over SCM_RIGHTS,
+	 * inherited across exec) has no TCP_INFO: unix_diag gives its
+	 * backlog. Unknown stays -1 and is written as null. */
+	if (s->lsn.backlog_effective < 0 && s->family == AF_UNIX) {
+		unsigned waiting = 0;
+		int b = sa_unix_backlog(fd, &waiting);
+
+		if (b >= 0)
+			__atomic_store_n(&s->lsn.backlog_effective, b, __ATOMIC_RELAXED);
+	}
+	return 1;
 }
 
 void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f)
@@ -151,7 +171,7 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 			effective = (int)ti.sacked;
 			source = "tcp_info";
 		} else if (s->family == AF_UNIX) {
-			effective = unix_backlog(fd, &pending);
+			effective = sa_unix_backlog(fd, &pending);
 			source = "unix_diag";
 		}
 		if (effective < 0 && somaxconn >= 0) {
@@ -162,7 +182,10 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 		s->lsn.backlog_effective = effective;
 		if (inet && sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, &dl) == 0)
 			sa_sock_set_defer(s, defer);
-		if (backlog > 0 && effective >= 0 && effective < backlog)
+		/* A request above any backlog Linux keeps asks for the most
+		 * allowed, like listen(-1) (systemd and others pass INT_MAX):
+		 * the kernel lowering it is what was asked. */
+		if (backlog > 0 && backlog <= SA_BACKLOG_MOST && effective >= 0 && effective < backlog)
 			backlog_clamped(&f, backlog, effective, source, somaxconn);
 		sa_listen_defer_checks(fd, s, &f);
 	}

@@ -296,8 +296,11 @@ static inline __attribute__((always_inline)) void audit_read_back(int fd, struct
 	g->same_as_logged = e && effhash == __atomic_load_n(&e->eff_hash, __ATOMIC_RELAXED);
 	switch (sa_sockopt_route(g)) {
 	case SA_OPT_COUNTED:
-		sa_suppressed_add(1);
-		sa_emit_skip("setsockopt", NULL);
+		/* A repeat of a logged line: its findings still count (the
+		 * summary's totals are every occurrence at every level). */
+		if (!f.n)
+			sa_suppressed_add(1);
+		sa_emit_skip("setsockopt", &f);
 		return;
 	case SA_OPT_SKIP:
 		sa_emit_skip("setsockopt", &f);

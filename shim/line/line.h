@@ -222,7 +222,7 @@ static inline long sa_sinkio_now_s(void)             /* CLOCK_MONOTONIC_COARSE s
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* vDSO: no system call */
+	sa_clock(CLOCK_MONOTONIC_COARSE, &ts);   /* vDSO: no system call */
 	return (long)ts.tv_sec;
 }
 void sa_sinkio_drop(const char *why) SA_HIDDEN;        /* count a line not written */
