@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,13 +56,16 @@ static void explain_usage(FILE *out)
 }
 
 /* The library's sa_say_fn: each finding's sentence kept for the answer. */
-static void say_collect(void *ctx, const char *code, const char *fmt, va_list ap)
+static void __attribute__((format(printf, 3, 4))) say_collect(void *ctx, const char *code, const char *fmt, ...)
 {
 	struct ex_answer *a = ctx;
+	va_list ap;
 
 	if (a->nfind < EX_FINDINGS_MAX) {
 		a->find[a->nfind].code = code;
+		va_start(ap, fmt);
 		vsnprintf(a->find[a->nfind].text, sizeof a->find[a->nfind].text, fmt, ap);
+		va_end(ap);
 		a->nfind++;
 	}
 }

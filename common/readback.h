@@ -17,7 +17,6 @@
 #ifndef SA_READBACK_H
 #define SA_READBACK_H
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -47,9 +46,11 @@ const char *sa_sol_name(int level) SA_RB_HIDDEN;
 /* ---- sockopt_judge.c: what a read-back or a backlog means (pure) -------- */
 
 /* One finding: its code (common/names.h) and its sentence, a template of
- * common/finding_text.h with its arguments. The shim appends it to the
- * line's findings (sa_findings_say), the CLI formats it for its answer. */
-typedef void (*sa_say_fn)(void *ctx, const char *code, const char *fmt, va_list ap);
+ * common/finding_text.h with its arguments (checked against each other by
+ * the compiler). The shim appends it to the line's findings
+ * (sa_findings_say), the CLI formats it for its answer. */
+typedef void (*sa_say_fn)(void *ctx, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Reads a /proc/sys integer into *out: 0 or -errno. */
 typedef int (*sa_sysctl_fn)(const char *path, long *out);
 

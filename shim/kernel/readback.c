@@ -10,7 +10,6 @@
  * syscall is uname() in sa_kernel_at_least().
  */
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,16 +67,16 @@ int sa_backlog_effective(int backlog, long somaxconn)
 	return (unsigned)backlog > (unsigned long)somaxconn ? (int)somaxconn : backlog;
 }
 
-/* A sentence template and its arguments, checked by the compiler against
- * each other, handed to the caller's callback. */
-static void __attribute__((format(printf, 4, 5))) say_f(sa_say_fn say, void *ctx, const char *code,
-							const char *fmt, ...)
+/* Out of line: its note's buffer stays off the stack of the other words
+ * (a setsockopt line with a finding pays for none of it). */
+static void __attribute__((noinline)) say_defer_rounded(const struct sa_opt_verdict *v,
+							const struct sa_opt_context *c, sa_say_fn say, void *ctx)
 {
-	va_list ap;
+	char note[300];
 
-	va_start(ap, fmt);
-	say(ctx, code, fmt, ap);
-	va_end(ap);
+	say(ctx, "defer_rounded", SA_MSG_DEFER_ROUNDED, v->req_i, v->eff_i, v->rounds,
+	    sa_plural((unsigned long long)v->rounds, "round", "rounds"), v->eff_i,
+	    sa_defer_note(note, sizeof note, v->eff_i, c->defer_real_ms, c->defer_rto_max_ms));
 }
 
 void sa_sockopt_say(const struct sa_opt_facts *in, const struct sa_opt_verdict *v,
@@ -87,59 +86,56 @@ void sa_sockopt_say(const struct sa_opt_facts *in, const struct sa_opt_verdict *
 	const char *name = c->name, *sysctl = rcv ? "net.core.rmem_max" : "net.core.wmem_max";
 	const char *autotune = (rcv && c->stream)
 		? " Setting it also turns off the kernel's receive-buffer autotuning on this socket." : "";
-	char note[300];
 
 	switch (v->diff) {
 	case SA_OPTD_SAME:
 		break;
 	case SA_OPTD_DIFFERS:
-		say_f(say, ctx, "option_differs", SA_MSG_OPTION_DIFFERS, name, req, eff);
+		say(ctx, "option_differs", SA_MSG_OPTION_DIFFERS, name, req, eff);
 		break;
 	case SA_OPTD_DIFFERS_UNEXPLAINED:
-		say_f(say, ctx, "option_differs", SA_MSG_OPTION_DIFFERS_UNEXPLAINED, name, req, eff);
+		say(ctx, "option_differs", SA_MSG_OPTION_DIFFERS_UNEXPLAINED, name, req, eff);
 		break;
 	case SA_OPTD_LINGER:
-		say_f(say, ctx, "option_differs", SA_MSG_OPTION_DIFFERS_LINGER,
+		say(ctx, "option_differs", SA_MSG_OPTION_DIFFERS_LINGER,
 		      v->linger[0], v->linger[1], v->linger[2], v->linger[3]);
 		break;
 	case SA_OPTD_TIMEOUT:
-		say_f(say, ctx, "option_differs", SA_MSG_OPTION_DIFFERS_TIMEOUT, name, v->req_us, v->eff_us);
+		say(ctx, "option_differs", SA_MSG_OPTION_DIFFERS_TIMEOUT, name, v->req_us, v->eff_us);
 		break;
 	case SA_OPTD_NAME:
-		say_f(say, ctx, "option_differs", SA_MSG_OPTION_DIFFERS_NAME, name);
+		say(ctx, "option_differs", SA_MSG_OPTION_DIFFERS_NAME, name);
 		break;
 	case SA_OPTD_DEFER_ROUNDED:
-		say_f(say, ctx, "defer_rounded", SA_MSG_DEFER_ROUNDED,
-		      req, eff, v->rounds, sa_plural((unsigned long long)v->rounds, "round", "rounds"), eff,
-		      sa_defer_note(note, sizeof note, eff, c->defer_real_ms, c->defer_rto_max_ms));
+		say_defer_rounded(v, c, say, ctx);
 		break;
 	case SA_OPTD_BUF_DOUBLED:
-		say_f(say, ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_BUF_DOUBLED, name, req, eff, autotune);
+		say(ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_BUF_DOUBLED, name, req, eff, autotune);
 		break;
 	case SA_OPTD_BUF_CAPPED:
-		say_f(say, ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_BUF_CAPPED,
+		say(ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_BUF_CAPPED,
 		      name, req, sysctl, v->sysctl, eff, sysctl, name, autotune);
 		break;
 	case SA_OPTD_BELOW_MIN:
-		say_f(say, ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_BELOW_MIN, name, req, eff, autotune);
+		say(ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_BELOW_MIN, name, req, eff, autotune);
 		break;
 	case SA_OPTD_FASTOPEN_CAPPED:
-		say_f(say, ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_FASTOPEN_CAPPED, req, v->sysctl);
+		say(ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_FASTOPEN_CAPPED, req, v->sysctl);
 		break;
 	case SA_OPTD_MAXSEG:
-		say_f(say, ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_MAXSEG, req, eff);
+		say(ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_MAXSEG, req, eff);
 		break;
 	case SA_OPTD_TOS_ECN:
-		say_f(say, ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_TOS_ECN, req, eff);
+		say(ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_TOS_ECN, req, eff);
 		break;
 	case SA_OPTD_HOPS_DEFAULT:
-		say_f(say, ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_HOPS_DEFAULT, name, eff);
+		say(ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_HOPS_DEFAULT, name, eff);
 		break;
 	case SA_OPTD_CLAMP_MIN:
-		say_f(say, ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_CLAMP_MIN, req, eff);
+		say(ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_CLAMP_MIN, req, eff);
 		break;
 	case SA_OPTD_TIMER_TICK:
-		say_f(say, ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_TIMER_TICK, name, v->req_us, v->eff_us);
+		say(ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_TIMER_TICK, name, v->req_us, v->eff_us);
 		break;
 	}
 }
@@ -152,10 +148,10 @@ void sa_backlog_say(const struct sa_backlog_facts *in, enum sa_backlog_verdict v
 	unsigned room = (unsigned)in->effective + 1;
 
 	if (v == SA_BACKLOG_CLAMPED_SOMAXCONN)
-		say_f(say, ctx, "backlog_clamped", SA_MSG_BACKLOG_CLAMPED_SOMAXCONN, in->backlog, in->effective,
+		say(ctx, "backlog_clamped", SA_MSG_BACKLOG_CLAMPED_SOMAXCONN, in->backlog, in->effective,
 		      how, room, sa_plural(room, "connection", "connections"), in->backlog);
 	else if (v == SA_BACKLOG_CLAMPED_OTHER)
-		say_f(say, ctx, "backlog_clamped", SA_MSG_BACKLOG_CLAMPED_OTHER, in->backlog, in->effective,
+		say(ctx, "backlog_clamped", SA_MSG_BACKLOG_CLAMPED_OTHER, in->backlog, in->effective,
 		      how, room, sa_plural(room, "connection", "connections"), in->somaxconn);
 }
 

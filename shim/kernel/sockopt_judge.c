@@ -33,10 +33,15 @@ unsigned sa_opt_needs(int level, int opt)
 	return 0;
 }
 
-const char *sa_buf_max_path(int opt)
+static inline const char *buf_max_path(int opt)
 {
 	return opt == SO_RCVBUF || opt == SO_RCVBUFFORCE ? "/proc/sys/net/core/rmem_max"
 							 : "/proc/sys/net/core/wmem_max";
+}
+
+const char *sa_buf_max_path(int opt)
+{
+	return buf_max_path(opt);
 }
 
 /* A buffer size: sk_setsockopt() stores twice the value, capped by
@@ -47,7 +52,7 @@ static enum sa_opt_diff judge_buf(const struct sa_opt_facts *in, struct sa_opt_v
 	long max = 0;
 	int req = v->req_i, eff = v->eff_i;
 
-	in->read_sysctl(sa_buf_max_path(in->opt), &max);
+	in->read_sysctl(buf_max_path(in->opt), &max);
 	v->sysctl = max;
 	if (req > 0 && (long)eff == 2L * req)
 		return SA_OPTD_BUF_DOUBLED;

@@ -71,13 +71,17 @@ void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, .
 	va_end(ap);
 }
 
-void sa_findings_say(void *ctx, const char *code, const char *fmt, va_list ap)
+void sa_findings_say(void *ctx, const char *code, const char *fmt, ...)
 {
 	struct sa_findings *f = ctx;
 	char *p = finding_slot(f, code, fmt);
+	va_list ap;
 
-	if (p)
-		vsnprintf(p, sizeof f->msg - (size_t)(p - f->msg), fmt, ap);
+	if (!p)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p, sizeof f->msg - (size_t)(p - f->msg), fmt, ap);
+	va_end(ap);
 }
 
 void sa_findings_count(const char *code)

@@ -25,13 +25,16 @@ struct said {
 };
 
 /* The sa_say_fn under test: the last finding's code and sentence. */
-static void say(void *ctx, const char *code, const char *fmt, va_list ap)
+static void __attribute__((format(printf, 3, 4))) say(void *ctx, const char *code, const char *fmt, ...)
 {
 	struct said *s = ctx;
+	va_list ap;
 
 	s->n++;
 	s->code = code;
+	va_start(ap, fmt);
 	vsnprintf(s->text, sizeof s->text, fmt, ap);
+	va_end(ap);
 }
 
 /* rmem_max and wmem_max 212992, somaxconn 4096. */
