@@ -67,8 +67,8 @@ int sa_backlog_effective(int backlog, long somaxconn)
 	return (unsigned)backlog > (unsigned long)somaxconn ? (int)somaxconn : backlog;
 }
 
-/* Out of line: its note's buffer stays off the stack of the other words
- * (a setsockopt line with a finding pays for none of it). */
+/* Out of line, so that its note's 300 bytes are not on the stack (nor
+ * behind a stack-protector check) of every other finding's words. */
 static void __attribute__((noinline)) say_defer_rounded(const struct sa_opt_verdict *v,
 							const struct sa_opt_context *c, sa_say_fn say, void *ctx)
 {
@@ -98,7 +98,7 @@ void sa_sockopt_say(const struct sa_opt_facts *in, const struct sa_opt_verdict *
 		break;
 	case SA_OPTD_LINGER:
 		say(ctx, "option_differs", SA_MSG_OPTION_DIFFERS_LINGER,
-		      v->linger[0], v->linger[1], v->linger[2], v->linger[3]);
+		    v->linger[0], v->linger[1], v->linger[2], v->linger[3]);
 		break;
 	case SA_OPTD_TIMEOUT:
 		say(ctx, "option_differs", SA_MSG_OPTION_DIFFERS_TIMEOUT, name, v->req_us, v->eff_us);
@@ -114,7 +114,7 @@ void sa_sockopt_say(const struct sa_opt_facts *in, const struct sa_opt_verdict *
 		break;
 	case SA_OPTD_BUF_CAPPED:
 		say(ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_BUF_CAPPED,
-		      name, req, sysctl, v->sysctl, eff, sysctl, name, autotune);
+		    name, req, sysctl, v->sysctl, eff, sysctl, name, autotune);
 		break;
 	case SA_OPTD_BELOW_MIN:
 		say(ctx, "option_adjusted", SA_MSG_OPTION_ADJUSTED_BELOW_MIN, name, req, eff, autotune);
