@@ -61,11 +61,6 @@ int sa_unix_backlog(int fd, unsigned *pending) SA_HIDDEN;
 /* Whether s is a listener (its listen() succeeded, or it said
  * SO_ACCEPTCONN when met late); reads a late AF_UNIX one's backlog. */
 int sa_listen_is_listener(int fd, struct sa_sock *s) SA_HIDDEN;
-/* The largest backlog a request is taken at its word for. Above it (up to
- * INT_MAX: systemd's and others' "as many as allowed") it means the most
- * allowed, as -1 does, and the kernel lowering it to somaxconn is what was
- * asked: sixteen times somaxconn's default (4096), no queue anyone sizes. */
-#define SA_BACKLOG_MOST 65535
 /* Deferral interplay on a listener (fastopen, SYN-cookie bypass risk). */
 void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f) SA_HIDDEN;
 

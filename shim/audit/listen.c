@@ -128,25 +128,19 @@ void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f)
 			sa_secs_str(win, sizeof win, real_ms), note);
 }
 
-/* backlog_clamped: the request, what the kernel reports, how it was read,
- * and somaxconn beside it; somaxconn named as the cause only when the
- * effective backlog equals it (__sys_listen_socket() lowers to it). */
-static void backlog_clamped(struct sa_findings *f, int backlog, int effective, const char *source,
-			    long somaxconn)
+/* backlog_clamped when the kernel kept less than was asked: judged and
+ * worded by the kernel floor (sa_backlog_judge, sa_backlog_say), as
+ * `sockaudit explain backlog=N` does. */
+static void backlog_findings(struct sa_findings *f, int backlog, int effective, const char *source,
+			     long somaxconn)
 {
-	const char *how = !strcmp(source, "tcp_info") ? "read back with TCP_INFO" :
-			  !strcmp(source, "unix_diag") ? "read back with unix_diag" :
-			  "computed from somaxconn, not read back";
-	unsigned room = (unsigned)effective + 1;
+	struct sa_backlog_facts in = {
+		.backlog = backlog, .effective = effective, .source = source, .somaxconn = somaxconn,
+	};
+	enum sa_backlog_verdict v = sa_backlog_judge(&in);
 
-	if (somaxconn >= 0 && effective == somaxconn)
-		sa_findings_add(f, "backlog_clamped",
-			SA_MSG_BACKLOG_CLAMPED_SOMAXCONN,
-			backlog, effective, how, room, sa_plural(room, "connection", "connections"), backlog);
-	else
-		sa_findings_add(f, "backlog_clamped",
-			SA_MSG_BACKLOG_CLAMPED_OTHER,
-			backlog, effective, how, room, sa_plural(room, "connection", "connections"), somaxconn);
+	if (v != SA_BACKLOG_KEPT)
+		sa_backlog_say(&in, v, sa_findings_say, f);
 }
 
 void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
@@ -175,18 +169,14 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 			source = "unix_diag";
 		}
 		if (effective < 0 && somaxconn >= 0) {
-			/* __sys_listen_socket(): (unsigned)backlog > somaxconn -> somaxconn. */
-			effective = (unsigned)backlog > (unsigned long)somaxconn ? (int)somaxconn : backlog;
+			effective = sa_backlog_effective(backlog, somaxconn);
 			source = "computed";
 		}
 		s->lsn.backlog_effective = effective;
 		if (inet && sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, &dl) == 0)
 			sa_sock_set_defer(s, defer);
-		/* A request above any backlog Linux keeps asks for the most
-		 * allowed, like listen(-1) (systemd and others pass INT_MAX):
-		 * the kernel lowering it is what was asked. */
-		if (backlog > 0 && backlog <= SA_BACKLOG_MOST && effective >= 0 && effective < backlog)
-			backlog_clamped(&f, backlog, effective, source, somaxconn);
+		if (source)
+			backlog_findings(&f, backlog, effective, source, somaxconn);
 		sa_listen_defer_checks(fd, s, &f);
 	}
 	if (!sa_level_enabled(SA_LEVEL_INFO) && f.n == 0 && ret == 0) {
