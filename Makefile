@@ -59,7 +59,7 @@ CORE_OBJ  := $(filter-out $(BUILD)/obj/core/interpose%.o $(BUILD)/obj/core/vfork
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 CLI_OBJ   := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
 # The kernel floor's pure rules, linked into the CLI too (`sockaudit explain`).
-CLI_SHARED_OBJ := $(BUILD)/obj/kernel/readback.o $(BUILD)/obj/kernel/optnames.o
+CLI_SHARED_OBJ := $(BUILD)/obj/kernel/readback.o $(BUILD)/obj/kernel/sockopt_judge.o $(BUILD)/obj/kernel/optnames.o
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
 PROG_SRC  := $(sort $(wildcard tests/progs/*.c))

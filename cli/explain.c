@@ -4,8 +4,8 @@
  *
  * Each option value is set on a fresh socket in the network namespace
  * asked about and read back with getsockopt, then judged by the shim's own
- * rules (shim/kernel/readback.c, linked here): the same sentence the shim
- * would write at read-back. backlog=N listens on a fresh socket and reads
+ * judge and words (shim/kernel/sockopt_judge.c and readback.c, linked
+ * here): the same sentence the shim would write at read-back. backlog=N listens on a fresh socket and reads
  * the backlog back with TCP_INFO; syn and synack read the sysctls the shim
  * reads. Nothing is guessed: a name or value it does not know is an error
  * (exit 2), a value the kernel refuses is said so (exit 1).
@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,13 +55,17 @@ static void explain_usage(FILE *out)
 	      out);
 }
 
-static void say_collect(void *ctx, const char *code, const char *text)
+/* The library's sa_say_fn: each finding's sentence kept for the answer. */
+static void __attribute__((format(printf, 3, 4))) say_collect(void *ctx, const char *code, const char *fmt, ...)
 {
 	struct ex_answer *a = ctx;
+	va_list ap;
 
 	if (a->nfind < EX_FINDINGS_MAX) {
 		a->find[a->nfind].code = code;
-		snprintf(a->find[a->nfind].text, sizeof a->find[a->nfind].text, "%s", text);
+		va_start(ap, fmt);
+		vsnprintf(a->find[a->nfind].text, sizeof a->find[a->nfind].text, fmt, ap);
+		va_end(ap);
 		a->nfind++;
 	}
 }

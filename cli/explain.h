@@ -1,8 +1,8 @@
 /*
  * explain.h: what explain.c (queries, options) and explain_answer.c (the
- * kernel's answers, their printing) share. The rules come from
- * common/readback.h (shim/kernel/readback.c), the SYN schedules from
- * common/syn_schedule.h: the library's own code.
+ * kernel's answers, their printing) share. The judges and their words come
+ * from common/readback.h (shim/kernel/sockopt_judge.c and readback.c), the
+ * SYN schedules from common/syn_schedule.h: the library's own code.
  */
 #ifndef SA_CLI_EXPLAIN_H
 #define SA_CLI_EXPLAIN_H
@@ -32,11 +32,13 @@ struct ex_answer {
 	char eff_s[64];
 	int have_conn;                      /* TCP_MAXSEG after a loopback handshake */
 	int conn_mss;
-	struct sa_optfacts facts;           /* what the judge was given */
+	struct sa_opt_context words;        /* what the judge's words were given */
+	long buf_max;                       /* [rw]mem_max for a buffer size (0: not read) */
 	/* backlog */
 	int effective;
 	const char *source;
-	long somaxconn, syncookies, abort_on_overflow;
+	long somaxconn;                     /* also TCP_FASTOPEN's cap (-1: not read) */
+	long syncookies, abort_on_overflow;
 	/* TCP_DEFER_ACCEPT and the schedules */
 	struct sa_syn_sched sched;
 	int rounds;

@@ -1,8 +1,10 @@
 /*
  * explain_answer.c: the kernel's answer to one `sockaudit explain` query,
  * asked of the kernel itself (a fresh socket, the real setsockopt or
- * listen, the read-back), judged by the library's rules
- * (shim/kernel/readback.c), and printed for people or as JSON.
+ * listen, the read-back), judged and worded by the library's own code
+ * (sa_sockopt_judge and sa_sockopt_say, sa_backlog_judge and
+ * sa_backlog_say: shim/kernel/sockopt_judge.c and readback.c, the shim's
+ * read-back audits' judges and words), and printed for people or as JSON.
  *
  * Sockets made here never connect anywhere but loopback in the namespace
  * asked about, and are closed before the answer is printed.
@@ -51,50 +53,81 @@ out:
 	return ok;
 }
 
+/* Judges one read-back as the shim does (sa_sockopt_judge) and says its
+ * finding in the shim's words (sa_sockopt_say). */
+static void judge(struct ex_answer *a, const void *req, socklen_t reqlen, const void *eff,
+		  socklen_t efflen, sa_say_fn say)
+{
+	const struct sa_optdesc *d = a->desc;
+	/* quickack stays 0: the CLI has no quickack audit, so TCP_QUICKACK is
+	 * judged as the boolean it is. */
+	struct sa_opt_facts in = {
+		.level = d->level, .opt = d->opt, .kind = d->kind, .req = req, .reqlen = reqlen,
+		.eff = eff, .efflen = efflen, .read_sysctl = ex_sysctl,
+	};
+	struct sa_opt_verdict v;
+
+	sa_sockopt_judge(&in, &v);
+	if (v.diff != SA_OPTD_SAME)
+		sa_sockopt_say(&in, &v, &a->words, say, a);
+}
+
+/* The facts the shim reads only when a read-back differs, read here
+ * always: they are the answer's context. */
+static void option_context(struct ex_answer *a, int fd)
+{
+	const struct sa_optdesc *d = a->desc;
+	unsigned need = sa_opt_needs(d->level, d->opt);
+
+	if (need & SA_NEED_BUF_MAX)
+		ex_sysctl(sa_buf_max_path(d->opt), &a->buf_max);
+	if (need & SA_NEED_SOMAXCONN)
+		ex_sysctl("/proc/sys/net/core/somaxconn", &a->somaxconn);
+	if (need & SA_NEED_DEFER) {
+		sa_syn_sched_fill(&a->sched, ex_sysctl);
+		a->rounds = sa_defer_rounds(a->req_i);
+		a->words.defer_rto_max_ms = SA_RTO_MAX_DEFAULT_MS;
+		if (a->sched.synack_capped) {
+			int v = 0;
+			socklen_t l = sizeof v;
+			a->words.defer_rto_max_ms = getsockopt(fd, IPPROTO_TCP, TCP_RTO_MAX_MS, &v, &l) == 0 && v >= 1000
+				? v : a->sched.rto_max_ms;
+		}
+		a->words.defer_real_ms = sa_defer_real_ms(a->rounds, a->words.defer_rto_max_ms, a->sched.synack_capped);
+	}
+}
+
 static void answer_option(struct ex_answer *a, sa_say_fn say)
 {
 	const struct sa_optdesc *d = a->desc;
 	int family = d->level == IPPROTO_IPV6 ? AF_INET6 : AF_INET;
 	unsigned char eff[128];
 	socklen_t efflen = sizeof eff;
-	unsigned need = sa_opt_needs(d->level, d->opt);
-	struct sa_optfacts *k = &a->facts;
-	int fd, rc;
+	struct linger lg = { .l_onoff = a->req_i, .l_linger = a->req_i2 };
+	struct timeval tv = { .tv_sec = a->req_us / 1000000, .tv_usec = a->req_us % 1000000 };
+	const void *req = &a->req_i;
+	socklen_t reqlen = sizeof a->req_i;
+	int fd;
 
-	memset(k, 0, sizeof *k);
-	k->level = d->level;
-	k->opt = d->opt;
-	k->name = d->name;
-	k->stream = 1;
-	k->somaxconn = -1;
+	a->words = (struct sa_opt_context){ .name = d->name, .stream = 1 };
+	a->buf_max = 0;
+	a->somaxconn = -1;
+	if (d->kind == SA_OPT_LINGER) {
+		req = &lg;
+		reqlen = sizeof lg;
+	} else if (d->kind == SA_OPT_TIMEVAL) {
+		req = &tv;
+		reqlen = sizeof tv;
+	} else if (d->kind == SA_OPT_STRING) {
+		req = a->req_s;
+		reqlen = (socklen_t)strlen(a->req_s);
+	}
 	fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
+	if (fd < 0 || setsockopt(fd, d->level, d->opt, req, reqlen) != 0) {
 		a->refused = 1;
 		a->err = errno;
-		return;
-	}
-	switch (d->kind) {
-	case SA_OPT_LINGER: {
-		struct linger l = { .l_onoff = a->req_i, .l_linger = a->req_i2 };
-		rc = setsockopt(fd, d->level, d->opt, &l, sizeof l);
-		break;
-	}
-	case SA_OPT_TIMEVAL: {
-		struct timeval tv = { .tv_sec = a->req_us / 1000000, .tv_usec = a->req_us % 1000000 };
-		rc = setsockopt(fd, d->level, d->opt, &tv, sizeof tv);
-		break;
-	}
-	case SA_OPT_STRING:
-		rc = setsockopt(fd, d->level, d->opt, a->req_s, (socklen_t)strlen(a->req_s));
-		break;
-	default:
-		rc = setsockopt(fd, d->level, d->opt, &a->req_i, sizeof a->req_i);
-		break;
-	}
-	if (rc != 0) {
-		a->refused = 1;
-		a->err = errno;
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	memset(eff, 0, sizeof eff);
@@ -108,59 +141,32 @@ static void answer_option(struct ex_answer *a, sa_say_fn say)
 	}
 	switch (d->kind) {
 	case SA_OPT_LINGER: {
-		struct linger l;
-		memcpy(&l, eff, sizeof l);
-		a->eff_i = l.l_onoff;
-		a->eff_i2 = l.l_linger;
-		sa_opt_judge_linger(a->req_i, a->req_i2, a->eff_i, a->eff_i2, say, a);
+		struct linger e;
+		memcpy(&e, eff, sizeof e);
+		a->eff_i = e.l_onoff;
+		a->eff_i2 = e.l_linger;
 		break;
 	}
 	case SA_OPT_TIMEVAL: {
-		struct timeval tv;
-		memcpy(&tv, eff, sizeof tv);
-		a->eff_us = (long long)tv.tv_sec * 1000000 + tv.tv_usec;
-		sa_opt_judge_timeval(d->name, a->req_us, a->eff_us, say, a);
+		struct timeval e;
+		memcpy(&e, eff, sizeof e);
+		a->eff_us = (long long)e.tv_sec * 1000000 + e.tv_usec;
 		break;
 	}
 	case SA_OPT_STRING:
 		snprintf(a->eff_s, sizeof a->eff_s, "%.*s", (int)efflen, (const char *)eff);
-		sa_opt_judge_string(d->name, a->req_s, strlen(a->req_s), a->eff_s, strlen(a->eff_s), say, a);
-		break;
-	case SA_OPT_BOOL:
-		memcpy(&a->eff_i, eff, sizeof a->eff_i);
-		sa_opt_judge_bool(d->name, a->req_i, a->eff_i, say, a);
+		/* Compared as the names they are, without the kernel's padding. */
+		efflen = (socklen_t)strlen(a->eff_s);
 		break;
 	default:
 		memcpy(&a->eff_i, eff, sizeof a->eff_i);
-		k->req = a->req_i;
-		k->eff = a->eff_i;
-		/* The facts the shim reads when a read-back differs, read here
-		 * always: they are the answer's context. */
-		if (need & SA_NEED_BUF_MAX)
-			ex_sysctl(sa_buf_max_path(d->opt), &k->buf_max);
-		if (need & SA_NEED_SOMAXCONN)
-			ex_sysctl("/proc/sys/net/core/somaxconn", &k->somaxconn);
-		if (need & SA_NEED_DEFER) {
-			sa_syn_sched_fill(&a->sched, ex_sysctl);
-			a->rounds = sa_defer_rounds(a->req_i);
-			k->defer_rto_max_ms = SA_RTO_MAX_DEFAULT_MS;
-			if (a->sched.synack_capped) {
-				int v = 0;
-				socklen_t l = sizeof v;
-				k->defer_rto_max_ms = getsockopt(fd, IPPROTO_TCP, TCP_RTO_MAX_MS, &v, &l) == 0 && v >= 1000
-					? v : a->sched.rto_max_ms;
-			}
-			k->defer_real_ms = sa_defer_real_ms(a->rounds, k->defer_rto_max_ms, a->sched.synack_capped);
-		}
-		if (a->req_i != a->eff_i)
-			sa_opt_judge_int(k, say, a);
-		if (d->level == IPPROTO_TCP && d->opt == TCP_MAXSEG &&
-		    (a->have_conn = maxseg_connected(a->req_i, &a->conn_mss)) && a->conn_mss != a->req_i) {
-			k->eff = a->conn_mss;
-			sa_opt_judge_int(k, say, a);
-		}
+		option_context(a, fd);
 		break;
 	}
+	judge(a, req, reqlen, eff, efflen, say);
+	if (d->level == IPPROTO_TCP && d->opt == TCP_MAXSEG &&
+	    (a->have_conn = maxseg_connected(a->req_i, &a->conn_mss)))
+		judge(a, req, reqlen, &a->conn_mss, sizeof a->conn_mss, say);
 	close(fd);
 }
 
@@ -191,8 +197,15 @@ static void answer_backlog(struct ex_answer *a, sa_say_fn say)
 	}
 	if (fd >= 0)
 		close(fd);
-	if (a->source)
-		sa_backlog_judge(a->req_i, a->effective, a->source, a->somaxconn, say, a);
+	if (a->source) {
+		struct sa_backlog_facts in = {
+			.backlog = a->req_i, .effective = a->effective, .source = a->source, .somaxconn = a->somaxconn,
+		};
+		enum sa_backlog_verdict v = sa_backlog_judge(&in);
+
+		if (v != SA_BACKLOG_KEPT)
+			sa_backlog_say(&in, v, say, a);
+	}
 }
 
 void ex_answer(struct ex_answer *a, sa_say_fn say)

@@ -2,7 +2,7 @@
  * explain_print.c: `sockaudit explain` answers for people (text) and for
  * scripts (--json). Every number printed was read from this kernel or
  * computed by the library's own functions (common/syn_schedule.h,
- * shim/kernel/readback.c); the sentences beside them say which rule
+ * shim/kernel/sockopt_judge.c and readback.c); the sentences beside them say which rule
  * applies.
  */
 #include <errno.h>
@@ -131,7 +131,7 @@ static void defer_table(const struct ex_answer *a, FILE *out)
 		char said[24];
 
 		snprintf(said, sizeof said, "%d s", to);
-		sa_secs_str(win, sizeof win, sa_defer_real_ms(r, a->facts.defer_rto_max_ms, a->sched.synack_capped));
+		sa_secs_str(win, sizeof win, sa_defer_real_ms(r, a->words.defer_rto_max_ms, a->sched.synack_capped));
 		strcat(win, " s");
 		if (r == a->rounds)
 			fprintf(out, "    %-13s %-7d %-18s %-10s<- this value\n", range, r, said, win);
@@ -148,7 +148,7 @@ static void print_defer(const struct ex_answer *a, FILE *out)
 		para(out, 1, "%d turns deferral off: accept() returns each connection as soon as its handshake completes.", a->req_i);
 		return;
 	}
-	sa_secs_str(win, sizeof win, a->facts.defer_real_ms);
+	sa_secs_str(win, sizeof win, a->words.defer_real_ms);
 	para(out, 1, "Kept as %d SYN-ACK %s: getsockopt says %d s; a silent client waits %s s.",
 		a->rounds, sa_plural((unsigned long long)a->rounds, "round", "rounds"), sa_defer_secs(a->rounds), win);
 	defer_table(a, out);
@@ -175,10 +175,10 @@ static void print_option(const struct ex_answer *a, FILE *out)
 	}
 	value_str(a, 1, eff, sizeof eff);
 	fprintf(out, "  reads back as %s", eff);
-	if (a->facts.buf_max > 0)
-		fprintf(out, "   (net.core.%s = %ld)", strstr(a->desc->name, "RCV") ? "rmem_max" : "wmem_max", a->facts.buf_max);
-	if (a->facts.somaxconn >= 0)
-		fprintf(out, "   (net.core.somaxconn = %ld)", a->facts.somaxconn);
+	if (a->buf_max > 0)
+		fprintf(out, "   (net.core.%s = %ld)", strstr(a->desc->name, "RCV") ? "rmem_max" : "wmem_max", a->buf_max);
+	if (a->somaxconn >= 0)
+		fprintf(out, "   (net.core.somaxconn = %ld)", a->somaxconn);
 	fputc('\n', out);
 	if (a->have_conn)
 		fprintf(out, "  after a handshake over loopback it reads back as %d (the MSS in use)\n", a->conn_mss);
@@ -306,19 +306,19 @@ static json_t *answer_json(const struct ex_answer *a)
 			json_object_set_new(o, "errno", json_string(errno_name(a->err)));
 		if (a->have_conn)
 			json_object_set_new(o, "effective_connected", json_integer(a->conn_mss));
-		if (a->facts.buf_max > 0)
-			json_object_set_new(o, strstr(a->desc->name, "RCV") ? "rmem_max" : "wmem_max", json_integer(a->facts.buf_max));
-		if (a->facts.somaxconn >= 0)
-			json_object_set_new(o, "somaxconn", json_integer(a->facts.somaxconn));
+		if (a->buf_max > 0)
+			json_object_set_new(o, strstr(a->desc->name, "RCV") ? "rmem_max" : "wmem_max", json_integer(a->buf_max));
+		if (a->somaxconn >= 0)
+			json_object_set_new(o, "somaxconn", json_integer(a->somaxconn));
 		if (is_defer(a) && a->have_eff) {
 			json_t *near = json_array();
 			int r, lo = a->rounds > 2 ? a->rounds - 2 : 1;
 			json_object_set_new(o, "rounds", json_integer(a->rounds));
-			json_object_set_new(o, "window_ms", json_integer(a->facts.defer_real_ms));
+			json_object_set_new(o, "window_ms", json_integer(a->words.defer_real_ms));
 			for (r = lo; a->rounds > 0 && r <= a->rounds + 2 && r <= 255; r++)
 				json_array_append_new(near, json_pack("{s:i,s:i,s:i,s:I}", "from_s", sa_defer_secs(r - 1) + 1,
 					"to_s", sa_defer_secs(r), "rounds", r, "window_ms",
-					(json_int_t)sa_defer_real_ms(r, a->facts.defer_rto_max_ms, a->sched.synack_capped)));
+					(json_int_t)sa_defer_real_ms(r, a->words.defer_rto_max_ms, a->sched.synack_capped)));
 			json_object_set_new(o, "nearby", near);
 		}
 		break;

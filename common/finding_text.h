@@ -196,7 +196,8 @@ struct sa_finding_text {
 	"The connect waited %.0f ms and was closed unfinished (threshold " \
 	"SOCKAUDIT_SLOW_CONNECT_MS=%d)."
 #define SA_MSG_SLOW_CONNECT_INTERRUPTED \
-	"The connect waited %.0f ms and was interrupted by a signal (EINTR) before it finished " \
+	"The connect waited %.0f ms and was interrupted by a signal (EINTR, or its handler " \
+	"jumped out of the call) before it finished " \
 	"(threshold SOCKAUDIT_SLOW_CONNECT_MS=%d): a connect timeout built on alarm() or a timer " \
 	"ran out."
 #define SA_MSG_SLOW_CONNECT \
@@ -227,6 +228,11 @@ struct sa_finding_text {
 	"count them. This line does not see what the ring is used for (a ring for file I/O " \
 	"changes nothing here): compare this process's accept and connect counts with its own " \
 	"logs, or with ss -tnp, to tell."
+#define SA_MSG_BLIND_SPOT_IO_URING_OPEN \
+	"This process has an io_uring open (fd %d), set up by system calls of its own (liburing " \
+	"makes them itself, not through libc). Accepts, connects and closes submitted through a ring " \
+	"(IORING_OP_ACCEPT, IORING_OP_CONNECT) are not seen: the accept and connect lines and counts " \
+	"here leave them out. Compare with the program's own counters or ss -tnp."
 #define SA_MSG_BLIND_SPOT_SYSCALL \
 	"This process called %s through syscall(), not libc's %s(): the shim does not audit " \
 	"calls made that way, so this one and any like it are missing from the accept/connect " \
@@ -313,7 +319,7 @@ static const struct sa_finding_text sa_finding_texts[] __attribute__((unused)) =
 	  "The process made calls the shim cannot see: accept or connect through syscall() (those calls "
 	  "are missing from the lines and counts), or an io_uring set up, whose submitted accepts and "
 	  "connects, if any, would be missing too.",
-	  { SA_MSG_BLIND_SPOT_IO_URING, SA_MSG_BLIND_SPOT_SYSCALL } },
+	  { SA_MSG_BLIND_SPOT_IO_URING, SA_MSG_BLIND_SPOT_IO_URING_OPEN, SA_MSG_BLIND_SPOT_SYSCALL } },
 	{ "config_warning", "config_warning",
 	  "A SOCKAUDIT_* setting could not be used as given; the line says which and what was "
 	  "used instead.",

@@ -266,6 +266,32 @@ static void accept_failed(int lfd, struct sa_listener *l, int err, uint64_t t0, 
 	sa_listener_tick(l, t1);
 }
 
+void sa_accept_left(int lfd, uint32_t gen, uint64_t t0, uint64_t sig_ns)
+{
+	struct sa_findings f = { 0 };
+	struct sa_listener *l;
+	struct sa_line L;
+	uint64_t wait = sig_ns > t0 ? sig_ns - t0 : 0;
+
+	accept_listener(lfd, gen, &l);
+	if (l) {
+		SA_RELAXED_ADD(l->left_by_jump, 1);
+		sa_hist_add_ns(&l->wait_ms, wait);
+	}
+	if (!sa_level_enabled(SA_LEVEL_TRACE))
+		return;
+	/* The call never returned: the program saw no result. */
+	sa_line_begin(&L, "accept", -1, &f);
+	sa_line_int(&L, "listen_fd", lfd);
+	sa_line_real(&L, "wait_ms", (double)wait / 1e6);
+	if (l && l->local[0])
+		sa_line_str(&L, "local", l->local);
+	sa_line_bool(&L, "left_by_jump", 1);
+	sa_line_null(&L, "ret");
+	sa_line_null(&L, "errno");
+	sa_line_emit(&L, SA_LEVEL_TRACE, &f);
+}
+
 /* sa_accept_route's facts as this path knows them. The sample's 100 ms
  * clock moves here unless the inline path took the sample (sampled). */
 static enum sa_accept_route audit_route(const struct sa_sock *ls, struct sa_listener *l, int fd, uint64_t t1,

@@ -41,6 +41,7 @@ struct sa_listener {
 	int defer_s;                     /* TCP_DEFER_ACCEPT seconds, as last known */
 	long defer_real_ms, rto_max_ms;  /* its real window and cap (sa_defer_window); 0: not known */
 	uint64_t accepts, eagain, errors;
+	uint64_t left_by_jump;           /* accept calls a signal handler jumped out of */
 	/* Of accepts, those counted inline (sa_accept_count_only) and not yet
 	 * added to the process's accept event count: that count is on the
 	 * process page, which a fork-per-connection parent would otherwise
@@ -58,8 +59,15 @@ struct sa_listener {
 	/* What the previous listener_stats line saw, for per-interval findings. */
 	struct sa_netns_snap ns_prev;
 	uint64_t queue_full_prev;
+	uint64_t queue_tail[SA_HIST_TAIL], wait_tail[SA_HIST_TAIL];   /* the histograms' buckets past 6.2 s */
 };
 
+/* A listener's histograms keep their buckets past 6.2 s in it too. */
+static inline void sa_listener_hist_tails(struct sa_listener *l)
+{
+	l->queue_ms.tail = l->queue_tail;
+	l->wait_ms.tail = l->wait_tail;
+}
 /* The listener for s (a listening socket), created on first use. NULL when
  * memory is short or too many listeners are open at once. */
 struct sa_listener *sa_listener_get(int fd, struct sa_sock *s) SA_HIDDEN;

@@ -12,6 +12,9 @@
 #include "audit/accept.h"
 
 #define TCPI_OPT_TFO_CHILD 128
+#ifndef TCPI_OPT_SYN_DATA
+#define TCPI_OPT_SYN_DATA 32
+#endif
 /* A backlog-0 queue holds one connection: call it full only when that one
  * waited long enough for a new SYN to be likely to meet it. */
 #define FULL_MIN_QUEUE_MS 10
@@ -56,6 +59,17 @@ int sa_accept_bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes)
 
 	if (!ti || !ti->has_bytes_received)
 		return 0;
+	/* tcp_get_info() reads tcpi_state before it takes the socket lock and
+	 * the counters after: a FIN that lands in between leaves the state
+	 * ESTABLISHED and bytes_received already one past it. The counters
+	 * agree with each other: no data segment (tcp_segs_in() counts only
+	 * segments with payload) and no data in a Fast Open SYN
+	 * (TCPI_OPT_SYN_DATA) means nothing to read, whatever the state says. */
+	if (ti->has_data_segs && ti->data_segs_in == 0 && !(ti->options & TCPI_OPT_SYN_DATA) &&
+	    (ti->state == SA_TCP_ESTABLISHED || ti->state == SA_TCP_CLOSE_WAIT)) {
+		*bytes = 0;
+		return 1;
+	}
 	b = ti->bytes_received;
 	if (ti->state == SA_TCP_CLOSE_WAIT && b > 0)
 		b--;

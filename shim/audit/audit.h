@@ -55,6 +55,12 @@ void sa_sockopt_reset(void) SA_HIDDEN;                /* a forked child starts o
 
 /* ---- listen.c ------------------------------------------------------------ */
 void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err) SA_HIDDEN;
+/* An AF_UNIX listener's backlog from unix_diag (NETLINK_SOCK_DIAG), and
+ * its connections waiting in *pending; -errno when it cannot be read. */
+int sa_unix_backlog(int fd, unsigned *pending) SA_HIDDEN;
+/* Whether s is a listener (its listen() succeeded, or it said
+ * SO_ACCEPTCONN when met late); reads a late AF_UNIX one's backlog. */
+int sa_listen_is_listener(int fd, struct sa_sock *s) SA_HIDDEN;
 /* Deferral interplay on a listener (fastopen, SYN-cookie bypass risk). */
 void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f) SA_HIDDEN;
 
@@ -91,6 +97,11 @@ int sa_accept_active(void) SA_HIDDEN;                   /* a listener accepted (
  * (the summary's counts, before they are read). */
 void sa_listener_fold_counted(void) SA_HIDDEN;
 
+/* A blocking accept on lfd this thread left by a jump out of a signal
+ * handler (lfd's generation gen when the handler ran): waited from t0 to
+ * sig_ns. Counted on the listener (left_by_jump, wait_ms); a trace line. */
+void sa_accept_left(int lfd, uint32_t gen, uint64_t t0, uint64_t sig_ns) SA_HIDDEN;
+
 /* ---- connect.c ------------------------------------------------------------ */
 void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
 		      int ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;
@@ -98,6 +109,15 @@ void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 			   const void *val, const socklen_t *len, int ret) SA_HIDDEN;
 void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 void sa_connect_close(int fd, struct sa_sock *s) SA_HIDDEN;
+/* sendto/sendmsg with MSG_FASTOPEN on a socket not already connecting: a
+ * connect (and a send) in one call. */
+void sa_connect_fastopen(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
+			 ssize_t ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;
+/* A blocking connect this thread left by a jump out of a signal handler:
+ * it ran from t0 until the handler (sig_ns); s is the fd's entry if fd
+ * still names that socket, else NULL. */
+void sa_connect_left(int fd, struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
+		     uint64_t t0, uint64_t sig_ns) SA_HIDDEN;
 void sa_connect_summary(json_t *summary) SA_HIDDEN;
 int sa_connect_active(void) SA_HIDDEN;       /* any connect finished in this process */     /* connect_ms, connect_hist, syn_retrans_total */
 void sa_connect_reset(void) SA_HIDDEN;

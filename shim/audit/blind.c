@@ -133,11 +133,7 @@ void sa_blind_ring_at_summary(void)
 		return;
 	__atomic_store_n(&sa_blind_opts, 1, __ATOMIC_RELAXED);
 	sa_findings_init(&f);
-	sa_findings_add(&f, "blind_spot",
-		"This process has an io_uring open (fd %d), set up by system calls of its own (liburing "
-		"makes them itself, not through libc). Accepts, connects and closes submitted through a ring "
-		"(IORING_OP_ACCEPT, IORING_OP_CONNECT) are not seen: the accept and connect lines and counts "
-		"here leave them out. Compare with the program's own counters or ss -tnp.", fd);
+	sa_findings_add(&f, "blind_spot", SA_MSG_BLIND_SPOT_IO_URING_OPEN, fd);
 	sa_line_begin(&L, "blind_spot", -1, &f);
 	sa_line_str(&L, "call", "io_uring");
 	sa_line_int(&L, "ring_fd", fd);

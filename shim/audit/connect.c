@@ -37,6 +37,7 @@
  * - Never change what a call returns.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -48,10 +49,12 @@
 /* ---- per-process statistics -------------------------------------------------- */
 
 static struct sa_hist hist SA_PROC_PAGE;     /* TCP connects that succeeded (a fork-per-connection child's one connect) */
+static uint64_t hist_tail[SA_HIST_TAIL];     /* its buckets past 6.2 s, off the process page */
 static uint64_t buckets[SA_CONN_NBUCKETS] SA_PROC_PAGE;
 static uint64_t sum_us SA_PROC_PAGE;         /* their times added up, in us: a Prometheus histogram's _sum */
 static uint64_t n_ok SA_PROC_PAGE, n_failed SA_PROC_PAGE, n_abandoned SA_PROC_PAGE, n_interrupted SA_PROC_PAGE,
 	retrans_total SA_PROC_PAGE;
+static uint64_t n_disconnect;   /* connect(AF_UNSPEC): rare, off the process page */
 
 static void add(uint64_t *c, uint64_t n)
 {
@@ -65,7 +68,7 @@ static uint64_t get(const uint64_t *c)
 
 int sa_connect_active(void)
 {
-	return get(&n_ok) || get(&n_failed) || get(&n_abandoned) || get(&n_interrupted);
+	return get(&n_ok) || get(&n_failed) || get(&n_abandoned) || get(&n_interrupted) || get(&n_disconnect);
 }
 
 void sa_connect_summary(json_t *summary)
@@ -83,6 +86,7 @@ void sa_connect_summary(json_t *summary)
 	json_object_set_new(c, "failed", json_integer((json_int_t)get(&n_failed)));
 	json_object_set_new(c, "abandoned", json_integer((json_int_t)get(&n_abandoned)));
 	json_object_set_new(c, "interrupted", json_integer((json_int_t)get(&n_interrupted)));
+	json_object_set_new(c, "disconnects", json_integer((json_int_t)get(&n_disconnect)));
 	json_object_set_new(summary, "connects", c);
 }
 
@@ -116,33 +120,12 @@ void sa_connect_reset(void)
 	SA_ZERO(n_failed);
 	SA_ZERO(n_abandoned);
 	SA_ZERO(n_interrupted);
+	SA_ZERO(n_disconnect);
 	SA_ZERO(retrans_total);
 }
 
 /* ---- one connect's report ----------------------------------------------------- */
 
-static const char *proto_name(const struct sa_sock *s)
-{
-	if (s->family == AF_UNIX)
-		return s->type == SOCK_STREAM ? "unix" : s->type == SOCK_DGRAM ? "unix_dgram" : "unix_seqpacket";
-	if (s->family == AF_INET || s->family == AF_INET6) {
-		if (sa_sock_is_tcp(s))
-			return "tcp";
-		if (s->type == SOCK_DGRAM)
-			return "udp";
-	}
-	return NULL;
-}
-
-struct conn_done {
-	enum sa_conn_outcome outcome;
-	int err;                    /* final errno when failed, 0 if unknown */
-	int nonblocking;            /* completed after the call returned */
-	int after_interrupt;        /* a blocking connect that went on after EINTR */
-	const char *by;             /* what proved the outcome */
-	double ms;
-	struct sa_tcpinfo ti;       /* read once at completion (TCP only) */
-};
 
 static int tcp_state_of(const struct sa_tcpinfo *ti)
 {
@@ -168,54 +151,10 @@ static int defer_of(int fd, const struct sa_sock *s)
 	return v;
 }
 
-/* The connect line, in its own frame: its buffer (a few KB of stack) is
- * touched only when a line is written, not on every counted connect (a
- * fresh stack page is a fault in a forked child). */
-static __attribute__((noinline)) void connect_line(int fd, const struct sa_sock *s, const struct sockaddr *peer,
-						   socklen_t plen, const struct conn_done *d, struct sa_findings *f,
-						   enum sa_level lvl, int retrans, int defer_s)
-{
-	struct sockaddr_storage local;
-	socklen_t llen = sizeof local;
-	int tcp = sa_sock_is_tcp(s);
-	struct sa_line L;
-
-	sa_line_begin(&L, "connect", fd, f);
-	sa_line_addr(&L, "peer", peer, plen);
-	if (getsockname(fd, (struct sockaddr *)&local, &llen) == 0 && s->family != AF_UNIX)
-		sa_line_addr(&L, "local", (struct sockaddr *)&local, llen);
-	sa_line_str(&L, "proto", proto_name(s));
-	sa_line_bool(&L, "nonblocking", d->nonblocking);
-	sa_line_str(&L, "outcome", sa_conn_outcome_name(d->outcome));
-	sa_line_str(&L, "completed_by", d->by);
-	if (d->after_interrupt)
-		sa_line_bool(&L, "after_interrupt", 1);
-	sa_line_real(&L, "connect_ms", sa_round(d->ms * 1000.0) / 1000.0);
-	if (tcp) {
-		if (retrans >= 0)
-			sa_line_int(&L, "syn_retrans", retrans);
-		else
-			sa_line_null(&L, "syn_retrans");
-		if (d->ti.valid && d->ti.has_total_rto)
-			sa_line_int(&L, "syn_rto", d->ti.total_rto);
-		if (defer_s > 0)
-			sa_line_int(&L, "defer_accept_s", defer_s);
-	}
-	if (d->outcome == SA_CONN_OK) {
-		sa_line_int(&L, "ret", 0);
-	} else if (d->outcome == SA_CONN_FAILED || d->outcome == SA_CONN_INTERRUPTED) {
-		sa_line_int(&L, "ret", -1);
-		if (d->err)
-			sa_line_errno(&L, "errno", d->err);
-		else
-			sa_line_str(&L, "errno", "unknown");
-	}
-	sa_line_emit(&L, lvl, f);
-}
 
 
 static void report_connect(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
-			   const struct conn_done *d)
+			   const struct sa_conn_done *d)
 {
 	const struct sa_config *cfg = sa_cfg();
 	struct sa_findings f;
@@ -228,17 +167,20 @@ static void report_connect(int fd, const struct sa_sock *s, const struct sockadd
 	if (tcp)
 		defer_s = defer_of(fd, s);
 	add(d->outcome == SA_CONN_OK ? &n_ok : d->outcome == SA_CONN_FAILED ? &n_failed :
-	    d->outcome == SA_CONN_INTERRUPTED ? &n_interrupted : &n_abandoned, 1);
+	    d->outcome == SA_CONN_INTERRUPTED ? &n_interrupted :
+	    d->outcome == SA_CONN_DISCONNECT ? &n_disconnect : &n_abandoned, 1);
 	/* After an interrupt the count is cumulative: add only what is new. */
 	if (retrans > s->conn.retrans_counted)
 		add(&retrans_total, (uint64_t)(retrans - s->conn.retrans_counted));
 	if (tcp && d->outcome == SA_CONN_OK) {
+		hist.tail = hist_tail;   /* the process page is written here anyway */
 		sa_hist_add(&hist, d->ms);
 		add(&buckets[sa_conn_bucket(d->ms)], 1);
 		add(&sum_us, d->ms > 0 ? (uint64_t)(d->ms * 1000.0 + 0.5) : 0);
 	}
-	/* UDP and AF_UNIX datagram connects only set a default address. */
-	if (s->type != SOCK_DGRAM) {
+	/* UDP and AF_UNIX datagram connects only set a default address; a
+	 * disconnect waits for nothing. */
+	if (s->type != SOCK_DGRAM && d->outcome != SA_CONN_DISCONNECT) {
 		int slow = cfg && cfg->slow_connect_ms > 0 ? cfg->slow_connect_ms : 500;
 		struct sa_syn_sched k = SA_SYN_SCHED_DEFAULTS;
 
@@ -255,12 +197,12 @@ static void report_connect(int fd, const struct sa_sock *s, const struct sockadd
 		sa_emit_skip("connect", &f);
 		return;
 	}
-	connect_line(fd, s, peer, plen, d, &f, lvl, retrans, defer_s);
+	sa_connect_line(fd, s, peer, plen, d, &f, lvl, retrans, defer_s);
 }
 
 /* Reports a pending connect once: whoever clears SA_F_CONNECTING first
  * (two threads may race on one socket) writes the event. */
-static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t now)
+static void complete(int fd, struct sa_sock *s, struct sa_conn_done *d, uint64_t now)
 {
 	uint32_t old = sa_flags_clear(s, SA_F_CONNECTING | SA_F_WATCH_IO);
 	struct sockaddr_storage peer;   /* aligned copy: the table keeps bytes */
@@ -272,6 +214,13 @@ static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t no
 		if (d->outcome == SA_CONN_ABANDONED)
 			return;
 		d->after_interrupt = 1;
+	} else if (s->conn.fast_open) {
+		/* connect() (or sendto) returned before the handshake whatever
+		 * the socket's mode: the mode is the file's. */
+		int fl = fcntl(fd, F_GETFL);
+
+		d->fast_open = 1;
+		d->nonblocking = fl >= 0 && (fl & O_NONBLOCK);
 	} else {
 		d->nonblocking = 1;
 	}
@@ -281,7 +230,7 @@ static void complete(int fd, struct sa_sock *s, struct conn_done *d, uint64_t no
 	report_connect(fd, s, (const struct sockaddr *)&peer, s->conn.peer_len, d);
 }
 
-static void init_done(struct conn_done *d, const char *by)
+static void init_done(struct sa_conn_done *d, const char *by)
 {
 	memset(d, 0, sizeof *d);
 	d->by = by;
@@ -303,13 +252,58 @@ static int stale(int fd, struct sa_sock *s, int tcpinfo_ret, const struct sa_tcp
 	return 0;
 }
 
+/* The kernel goes on connecting s: watch for its end (interrupted: a
+ * line already said so, with ti's resends). */
+static void mark_pending(struct sa_sock *s, const struct sockaddr *addr, socklen_t len, uint64_t t0,
+			 int interrupted, const struct sa_tcpinfo *ti)
+{
+	s->conn.interrupted = interrupted != 0;
+	s->conn.fast_open = 0;
+	s->conn.retrans_counted = interrupted && ti->valid ? (uint8_t)(ti->total_retrans > 255 ? 255 : ti->total_retrans) : 0;
+	s->conn.start_ns = t0;
+	s->conn.epoch = cur_epoch();
+	s->conn.peer_len = 0;
+	if (addr && len > 0 && len <= (socklen_t)sizeof s->conn.peer) {
+		memcpy(s->conn.peer, addr, len);
+		s->conn.peer_len = (uint8_t)len;
+	}
+	sa_watch_on(s, SA_F_CONNECTING);
+}
+
 /* ---- hooks -------------------------------------------------------------------- */
+
+void sa_connect_left(int fd, struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
+		     uint64_t t0, uint64_t sig_ns)
+{
+	struct sa_sock tmp;
+	struct sa_conn_done d;
+
+	if (!s) {
+		/* Closed (and maybe reused) since: the facts we kept only. */
+		memset(&tmp, 0, sizeof tmp);
+		tmp.family = peer && plen >= sizeof(sa_family_t) ? peer->sa_family : 0;
+		tmp.type = SOCK_STREAM;
+		s = &tmp;
+	}
+	init_done(&d, "signal");
+	d.outcome = SA_CONN_INTERRUPTED;
+	d.left_by_jump = 1;
+	d.ms = sig_ns > t0 ? (double)(sig_ns - t0) / 1e6 : 0;
+	if (s != &tmp && sa_sock_is_tcp(s))
+		sa_tcpinfo_read(fd, &d.ti);
+	report_connect(fd, s, peer, plen, &d);
+	/* The kernel keeps connecting, as after EINTR: its end (or the close)
+	 * is reported with after_interrupt. Only a TCP socket still in the
+	 * handshake. */
+	if (s != &tmp && sa_sock_is_tcp(s) && d.ti.valid && sa_conn_handshaking(d.ti.state))
+		mark_pending(s, peer, plen, t0, 1, &d.ti);
+}
 
 void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
 		      int ret, int err, uint64_t t0, uint64_t t1)
 {
 	struct sa_sock tmp;
-	struct conn_done d;
+	struct sa_conn_done d;
 	int e;
 
 	if (!s) {
@@ -327,7 +321,17 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 			init_done(&d, "connect");
 			d.outcome = SA_CONN_ABANDONED;
 			complete(fd, s, &d, t1);
+			return;
 		}
+		/* A disconnect: a datagram socket forgets its default peer
+		 * (udp_disconnect), a TCP connection is aborted
+		 * (tcp_disconnect). A line at trace, a count; no peer. */
+		init_done(&d, "call");
+		d.outcome = SA_CONN_DISCONNECT;
+		d.err = ret == 0 ? 0 : err;
+		d.ms = (double)(t1 - t0) / 1e6;
+		if (s != &tmp)
+			report_connect(fd, s, NULL, 0, &d);
 		return;
 	}
 	if (s->flags & SA_F_CONNECTING) {
@@ -355,16 +359,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 	 * or SO_SNDTIMEO ran out) and after EINTR on TCP (inet_wait_for_connect
 	 * leaves the socket in SYN_SENT). */
 	if (ret < 0 && s != &tmp && (err == EINPROGRESS || (err == EINTR && sa_sock_is_tcp(s)))) {
-		s->conn.interrupted = err == EINTR;
-		s->conn.retrans_counted = err == EINTR && d.ti.valid ? (uint8_t)(d.ti.total_retrans > 255 ? 255 : d.ti.total_retrans) : 0;
-		s->conn.start_ns = t0;
-		s->conn.epoch = cur_epoch();
-		s->conn.peer_len = 0;
-		if (addr && len > 0 && len <= (socklen_t)sizeof s->conn.peer) {
-			memcpy(s->conn.peer, addr, len);
-			s->conn.peer_len = (uint8_t)len;
-		}
-		sa_watch_on(s, SA_F_CONNECTING);
+		mark_pending(s, addr, len, t0, err == EINTR, &d.ti);
 		return;
 	}
 	init_done(&d, "call");
@@ -373,13 +368,53 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 	d.ms = (double)(t1 - t0) / 1e6;
 	if (sa_sock_is_tcp(s))
 		sa_tcpinfo_read(fd, &d.ti);
+	/* TCP_FASTOPEN_CONNECT: tcp_v4_connect() stops at
+	 * tcp_fastopen_defer_connect() and connect() returns 0 in SYN_SENT
+	 * before any SYN; the first send starts the handshake. Its end is the
+	 * connect's (a refused one fails that send). */
+	if (ret == 0 && s != &tmp && d.ti.valid && d.ti.state == SA_TCP_SYN_SENT) {
+		mark_pending(s, addr, len, t0, 0, &d.ti);
+		s->conn.fast_open = 1;
+		return;
+	}
+	report_connect(fd, s, addr, len, &d);
+}
+
+void sa_connect_fastopen(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
+			 ssize_t ret, int err, uint64_t t0, uint64_t t1)
+{
+	struct sa_conn_done d;
+
+	/* EISCONN: already connected, a plain send. Others before any
+	 * connect (EBADF, ENOTSOCK, EOPNOTSUPP without the sysctl...) are
+	 * the send's, not a connect's: only a TCP socket's outcome counts. */
+	if (!s || !sa_sock_is_tcp(s) || (ret < 0 && (err == EISCONN || err == EBADF || err == ENOTSOCK ||
+						      err == EFAULT || err == EOPNOTSUPP)))
+		return;
+	init_done(&d, "sendto");
+	d.fast_open = 1;
+	sa_tcpinfo_read(fd, &d.ti);
+	if (ret < 0 && err != EINPROGRESS && err != EAGAIN && err != EWOULDBLOCK && err != EINTR &&
+	    err != EALREADY) {
+		d.outcome = SA_CONN_FAILED;
+		d.err = err;
+	} else if (d.ti.valid && sa_conn_handshaking(d.ti.state)) {
+		/* Non-blocking: the data went with the SYN (or waits for it). */
+		mark_pending(s, addr, len, t0, 0, &d.ti);
+		s->conn.fast_open = 1;
+		return;
+	} else {
+		d.outcome = SA_CONN_OK;
+	}
+	d.ms = (double)(t1 - t0) / 1e6;
+	d.nonblocking = 0;
 	report_connect(fd, s, addr, len, &d);
 }
 
 void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 			   const void *val, const socklen_t *len, int ret)
 {
-	struct conn_done d;
+	struct sa_conn_done d;
 	int so_error;
 
 	if (ret != 0 || level != SOL_SOCKET || opt != SO_ERROR || !val || !len ||
@@ -396,7 +431,7 @@ void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 
 void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
 {
-	struct conn_done d;
+	struct sa_conn_done d;
 	int e;
 
 	/* Not yet connected: no system call of ours on this path. */
@@ -413,7 +448,7 @@ void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, i
 
 void sa_connect_close(int fd, struct sa_sock *s)
 {
-	struct conn_done d;
+	struct sa_conn_done d;
 	uint64_t now = sa_now_ns(), est;
 	int r = -1;   /* TCP_INFO's result, read for TCP only */
 

@@ -17,6 +17,7 @@ enum sa_conn_outcome {
 	SA_CONN_FAILED,
 	SA_CONN_ABANDONED,          /* closed before the handshake finished */
 	SA_CONN_INTERRUPTED,        /* a blocking connect returned EINTR (a signal) */
+	SA_CONN_DISCONNECT,         /* connect(AF_UNSPEC): a datagram socket's peer dissolved, or a connection aborted */
 };
 
 /* The program read SO_ERROR and got so_error; tcp_state is the socket's
@@ -40,6 +41,22 @@ void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double conn
  * 3 s SYN-retransmission clusters. */
 #include "connect_buckets.h"   /* SA_CONN_NBUCKETS, sa_conn_bucket(), names */
 
+/* One finished connect, as connect.c decided it (the line's facts). */
+struct sa_conn_done {
+	enum sa_conn_outcome outcome;
+	int err;                    /* final errno when failed, 0 if unknown */
+	int nonblocking;            /* completed after the call returned */
+	int after_interrupt;        /* a blocking connect that went on after EINTR */
+	int left_by_jump;           /* a handler siglongjmp()ed out of the blocking call */
+	int fast_open;              /* TCP Fast Open: the handshake began at the first send */
+	const char *by;             /* what proved the outcome */
+	double ms;
+	struct sa_tcpinfo ti;       /* read once at completion (TCP only) */
+};
+/* Writes the connect line (connect_line.c). */
+void sa_connect_line(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
+		     const struct sa_conn_done *d, struct sa_findings *f, enum sa_level lvl, int retrans,
+		     int defer_s) SA_HIDDEN;
 const char *sa_conn_outcome_name(enum sa_conn_outcome o) SA_HIDDEN;
 /* SYN_SENT or SYN_RECV: the handshake is still under way. */
 int sa_conn_handshaking(int tcp_state) SA_HIDDEN;

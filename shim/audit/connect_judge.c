@@ -20,6 +20,7 @@ const char *sa_conn_outcome_name(enum sa_conn_outcome o)
 	case SA_CONN_FAILED: return "failed";
 	case SA_CONN_ABANDONED: return "abandoned";
 	case SA_CONN_INTERRUPTED: return "interrupted";
+	case SA_CONN_DISCONNECT: return "disconnect";
 	default: return "pending";
 	}
 }

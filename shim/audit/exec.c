@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "event_text.h"
 
 #define LIB_TAG "libsockaudit"
 
@@ -99,12 +100,8 @@ void sa_exec_check(const char *call, const char *prog, char *const envp[], int s
 	sa_line_str(&L, "call", call);
 	sa_line_str(&L, "program", prog);
 	sa_line_bool(&L, "env_replaced", envp != environ);
-	sa_line_str(&L, "msg", envp != environ ?
-		    "This program is started with an environment of the caller's making that has no "
-		    "LD_PRELOAD naming libsockaudit, so it runs unaudited: none of its socket calls will be "
-		    "logged. Pass LD_PRELOAD and SOCKAUDIT_* on (nginx: env LD_PRELOAD; env SOCKAUDIT_LOG;)." :
-		    "This program is started after LD_PRELOAD naming libsockaudit was removed from the "
-		    "environment, so it runs unaudited: none of its socket calls will be logged.");
+	sa_line_str(&L, "msg", envp != environ ? SA_MSG_EXEC_UNAUDITED_ENV_REPLACED
+						: SA_MSG_EXEC_UNAUDITED_PRELOAD_REMOVED);
 	if (shared_mem) {
 		write_shared(&L);
 		return;

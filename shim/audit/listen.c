@@ -25,7 +25,7 @@
 
 /* AF_UNIX has no TCP_INFO: ask unix_diag for the listener's
  * (pending, max_ack_backlog) by inode. Returns the backlog or -errno. */
-static int unix_backlog(int fd, unsigned *pending)
+int sa_unix_backlog(int fd, unsigned *pending)
 {
 	struct {
 		struct nlmsghdr nlh;
@@ -80,6 +80,26 @@ out:
 	return backlog;
 }
 
+int sa_listen_is_listener(int fd, struct sa_sock *s)
+{
+	/* No listener without a listen() that succeeded (or SO_ACCEPTCONN on
+	 * one met late): an accept on a datagram socket, or on one whose
+	 * listen() failed, is a failed call, not a listener's. */
+	if (!(__atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) & SA_F_LISTENER))
+		return 0;
+	/* An AF_UNIX listener we never saw listen() (passed over SCM_RIGHTS,
+	 * inherited across exec) has no TCP_INFO: unix_diag gives its
+	 * backlog. Unknown stays -1 and is written as null. */
+	if (s->lsn.backlog_effective < 0 && s->family == AF_UNIX) {
+		unsigned waiting = 0;
+		int b = sa_unix_backlog(fd, &waiting);
+
+		if (b >= 0)
+			__atomic_store_n(&s->lsn.backlog_effective, b, __ATOMIC_RELAXED);
+	}
+	return 1;
+}
+
 void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f)
 {
 	int tfo = 0;
@@ -108,25 +128,19 @@ void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f)
 			sa_secs_str(win, sizeof win, real_ms), note);
 }
 
-/* backlog_clamped: the request, what the kernel reports, how it was read,
- * and somaxconn beside it; somaxconn named as the cause only when the
- * effective backlog equals it (__sys_listen_socket() lowers to it). */
-static void backlog_clamped(struct sa_findings *f, int backlog, int effective, const char *source,
-			    long somaxconn)
+/* backlog_clamped when the kernel kept less than was asked: judged and
+ * worded by the kernel floor (sa_backlog_judge, sa_backlog_say), as
+ * `sockaudit explain backlog=N` does. */
+static void backlog_findings(struct sa_findings *f, int backlog, int effective, const char *source,
+			     long somaxconn)
 {
-	const char *how = !strcmp(source, "tcp_info") ? "read back with TCP_INFO" :
-			  !strcmp(source, "unix_diag") ? "read back with unix_diag" :
-			  "computed from somaxconn, not read back";
-	unsigned room = (unsigned)effective + 1;
+	struct sa_backlog_facts in = {
+		.backlog = backlog, .effective = effective, .source = source, .somaxconn = somaxconn,
+	};
+	enum sa_backlog_verdict v = sa_backlog_judge(&in);
 
-	if (somaxconn >= 0 && effective == somaxconn)
-		sa_findings_add(f, "backlog_clamped",
-			SA_MSG_BACKLOG_CLAMPED_SOMAXCONN,
-			backlog, effective, how, room, sa_plural(room, "connection", "connections"), backlog);
-	else
-		sa_findings_add(f, "backlog_clamped",
-			SA_MSG_BACKLOG_CLAMPED_OTHER,
-			backlog, effective, how, room, sa_plural(room, "connection", "connections"), somaxconn);
+	if (v != SA_BACKLOG_KEPT)
+		sa_backlog_say(&in, v, sa_findings_say, f);
 }
 
 void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
@@ -151,19 +165,18 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 			effective = (int)ti.sacked;
 			source = "tcp_info";
 		} else if (s->family == AF_UNIX) {
-			effective = unix_backlog(fd, &pending);
+			effective = sa_unix_backlog(fd, &pending);
 			source = "unix_diag";
 		}
 		if (effective < 0 && somaxconn >= 0) {
-			/* __sys_listen_socket(): (unsigned)backlog > somaxconn -> somaxconn. */
-			effective = (unsigned)backlog > (unsigned long)somaxconn ? (int)somaxconn : backlog;
+			effective = sa_backlog_effective(backlog, somaxconn);
 			source = "computed";
 		}
 		s->lsn.backlog_effective = effective;
 		if (inet && sa_real.getsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, &dl) == 0)
 			sa_sock_set_defer(s, defer);
-		if (backlog > 0 && effective >= 0 && effective < backlog)
-			backlog_clamped(&f, backlog, effective, source, somaxconn);
+		if (source)
+			backlog_findings(&f, backlog, effective, source, somaxconn);
 		sa_listen_defer_checks(fd, s, &f);
 	}
 	if (!sa_level_enabled(SA_LEVEL_INFO) && f.n == 0 && ret == 0) {

@@ -11,13 +11,8 @@
  * Lines are written from the accept path when the interval passed (no
  * threads of our own), when the listener closes, and at exit.
  */
-#include <arpa/inet.h>
-#include <math.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -25,7 +20,7 @@
 #include "syn_schedule.h"
 
 /* A process with more listeners open at once than this gets no stats for
- * the rest (each one holds two histograms, ~7 KB). */
+ * the rest (each one holds two histograms, ~9 KB). */
 #define MAX_LISTENERS 4096
 /* At most this many listeners are listed in the summary line (4 KB). */
 #define SUMMARY_LISTENERS 12
@@ -212,11 +207,12 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 	char text[SA_ADDR_TEXT_MAX];
 	int n;
 
-	if (l)
+	if (l || !sa_listen_is_listener(fd, s))
 		return l;
 	l = claim();
 	if (!l)
 		return NULL;
+	sa_listener_hist_tails(l);
 	l->refs = 1;                 /* s's */
 	l->listen_fd = fd;
 	l->family = s->family;
@@ -326,11 +322,12 @@ static void emit_line(struct sa_listener *l)
 
 	json_object_set_new(ev, "listen_fd", json_integer(l->listen_fd));
 	json_object_set_new(ev, "local", l->local[0] ? sa_json_str(l->local) : json_null());
-	json_object_set_new(ev, "backlog", json_integer(in.backlog));
+	json_object_set_new(ev, "backlog", in.backlog >= 0 ? json_integer(in.backlog) : json_null());
 	json_object_set_new(ev, "defer_accept_s", json_integer(in.defer_s));
 	json_object_set_new(ev, "accepts", json_integer((json_int_t)accepts));
 	json_object_set_new(ev, "eagain", json_integer((json_int_t)eagain));
 	json_object_set_new(ev, "errors", json_integer((json_int_t)errors));
+	json_object_set_new(ev, "left_by_jump", json_integer((json_int_t)LOAD(l->left_by_jump)));
 	json_object_set_new(ev, "empty_accepts", json_integer((json_int_t)in.empty_accepts));
 	json_object_set_new(ev, "empty_defer_expired", json_integer((json_int_t)in.defer_expired));
 	json_object_set_new(ev, "empty_syncookie", json_integer((json_int_t)in.syncookie));
@@ -399,7 +396,7 @@ void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 static int active(const struct sa_listener *l)
 {
 	return __atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE) == sa_proc_epoch() &&
-	       (LOAD(l->accepts) || LOAD(l->eagain) || LOAD(l->errors));
+	       (LOAD(l->accepts) || LOAD(l->eagain) || LOAD(l->errors) || LOAD(l->left_by_jump));
 }
 
 int sa_accept_active(void)
@@ -480,6 +477,7 @@ void sa_listener_adopt(struct sa_listener *l)
 	SA_ZERO(l->counted);
 	SA_ZERO(l->eagain);
 	SA_ZERO(l->errors);
+	SA_ZERO(l->left_by_jump);
 	SA_ZERO(l->empty_accepts);
 	SA_ZERO(l->with_data);
 	SA_ZERO(l->defer_expired);

@@ -25,8 +25,9 @@
  * The shape: the seen entry and the level are the gate's facts; whether the
  * call is read back and whether it gets a line are sa_sockopt_read_back_due
  * and sa_sockopt_route (sockopt.h); what a read-back means is
- * sa_sockopt_judge (sockopt_judge.c, pure); this file reads, counts and
- * writes.
+ * sa_sockopt_judge and its words sa_sockopt_say (shim/kernel/
+ * sockopt_judge.c and readback.c, shared with `sockaudit explain`); this
+ * file reads, counts and writes.
  */
 #include <errno.h>
 #include <limits.h>
@@ -76,84 +77,16 @@ static void name_or_number(struct sa_line *L, int which, const char *name, int n
 }
 
 /* The findings a read-back carries (sa_sockopt_judge said which), worded
- * from the values compared. */
+ * by sa_sockopt_say, the words `sockaudit explain` prints too. The real
+ * deferral window is read only for the finding that names it. */
 static void option_findings(struct sa_findings *f, int fd, const struct sa_sock *s, const char *name,
 			    const struct sa_opt_facts *in, const struct sa_opt_verdict *v)
 {
-	int req = v->req_i, eff = v->eff_i, rcv = in->opt == SO_RCVBUF || in->opt == SO_RCVBUFFORCE;
-	const char *sysctl = rcv ? "net.core.rmem_max" : "net.core.wmem_max";
-	const char *autotune = (rcv && s && s->type == SOCK_STREAM)
-		? " Setting it also turns off the kernel's receive-buffer autotuning on this socket." : "";
-	long real_ms, rto_max;
-	char note[300];
+	struct sa_opt_context c = { .name = name, .stream = s && s->type == SOCK_STREAM };
 
-	switch (v->diff) {
-	case SA_OPTD_SAME:
-		break;
-	case SA_OPTD_DIFFERS:
-		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS, name, req, eff);
-		break;
-	case SA_OPTD_DIFFERS_UNEXPLAINED:
-		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_UNEXPLAINED,
-				name, req, eff);
-		break;
-	case SA_OPTD_LINGER:
-		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_LINGER,
-				v->linger[0], v->linger[1], v->linger[2], v->linger[3]);
-		break;
-	case SA_OPTD_TIMEOUT:
-		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_TIMEOUT, name, v->req_us, v->eff_us);
-		break;
-	case SA_OPTD_NAME:
-		sa_findings_add(f, "option_differs", SA_MSG_OPTION_DIFFERS_NAME, name);
-		break;
-	case SA_OPTD_DEFER_ROUNDED:
-		sa_defer_window(fd, eff, &real_ms, &rto_max);
-		sa_findings_add(f, "defer_rounded",
-			SA_MSG_DEFER_ROUNDED,
-			req, eff, v->rounds, sa_plural((unsigned long long)v->rounds, "round", "rounds"), eff,
-			sa_defer_note(note, sizeof note, eff, real_ms, rto_max));
-		break;
-	case SA_OPTD_BUF_DOUBLED:
-		sa_findings_add(f, "option_adjusted",
-			SA_MSG_OPTION_ADJUSTED_BUF_DOUBLED,
-			name, req, eff, autotune);
-		break;
-	case SA_OPTD_BUF_CAPPED:
-		sa_findings_add(f, "option_adjusted",
-			SA_MSG_OPTION_ADJUSTED_BUF_CAPPED,
-			name, req, sysctl, v->sysctl, eff, sysctl, name, autotune);
-		break;
-	case SA_OPTD_BELOW_MIN:
-		sa_findings_add(f, "option_adjusted",
-			SA_MSG_OPTION_ADJUSTED_BELOW_MIN, name, req, eff, autotune);
-		break;
-	case SA_OPTD_FASTOPEN_CAPPED:
-		sa_findings_add(f, "option_adjusted",
-			SA_MSG_OPTION_ADJUSTED_FASTOPEN_CAPPED, req, v->sysctl);
-		break;
-	case SA_OPTD_MAXSEG:
-		sa_findings_add(f, "option_adjusted",
-			SA_MSG_OPTION_ADJUSTED_MAXSEG,
-			req, eff);
-		break;
-	case SA_OPTD_TOS_ECN:
-		sa_findings_add(f, "option_adjusted",
-			SA_MSG_OPTION_ADJUSTED_TOS_ECN, req, eff);
-		break;
-	case SA_OPTD_HOPS_DEFAULT:
-		sa_findings_add(f, "option_adjusted", SA_MSG_OPTION_ADJUSTED_HOPS_DEFAULT, name, eff);
-		break;
-	case SA_OPTD_CLAMP_MIN:
-		sa_findings_add(f, "option_adjusted",
-			SA_MSG_OPTION_ADJUSTED_CLAMP_MIN, req, eff);
-		break;
-	case SA_OPTD_TIMER_TICK:
-		sa_findings_add(f, "option_adjusted",
-			SA_MSG_OPTION_ADJUSTED_TIMER_TICK,
-			name, v->req_us, v->eff_us);
-		break;
-	}
+	if (v->diff == SA_OPTD_DEFER_ROUNDED)
+		sa_defer_window(fd, v->eff_i, &c.defer_real_ms, &c.defer_rto_max_ms);
+	sa_sockopt_say(in, v, &c, sa_findings_say, f);
 }
 
 /* TCP_NODELAY and TCP_CORK as the host set them (the quickack audit reads them). */
@@ -296,8 +229,11 @@ static inline __attribute__((always_inline)) void audit_read_back(int fd, struct
 	g->same_as_logged = e && effhash == __atomic_load_n(&e->eff_hash, __ATOMIC_RELAXED);
 	switch (sa_sockopt_route(g)) {
 	case SA_OPT_COUNTED:
-		sa_suppressed_add(1);
-		sa_emit_skip("setsockopt", NULL);
+		/* A repeat of a logged line: its findings still count (the
+		 * summary's totals are every occurrence at every level). */
+		if (!f.n)
+			sa_suppressed_add(1);
+		sa_emit_skip("setsockopt", &f);
 		return;
 	case SA_OPT_SKIP:
 		sa_emit_skip("setsockopt", &f);

@@ -402,6 +402,21 @@ static inline int sa_clock_trap(clockid_t id, struct timespec *ts)
 	return sa_syscall3_raw(SYS_clock_gettime, id, (long)ts, 0) == 0;
 }
 
+/* ---- clock.c: the kernel's clocks -------------------------------------- */
+
+/* The vDSO's clock_gettime (or the system call where there is none), never
+ * the global-scope clock_gettime: a preload after us (libfaketime) may
+ * fake that one, and durations are real time. Inline: a clock read on
+ * the accept path is a call through this pointer. */
+extern int (*sa_clock_fn)(clockid_t, struct timespec *) SA_HIDDEN;
+void sa_clock_failed(clockid_t id, struct timespec *ts) SA_HIDDEN;
+int sa_clock_is_vdso(void) SA_HIDDEN;   /* 1: the vDSO's; 0: the system call or libc's */
+static inline void sa_clock(clockid_t id, struct timespec *ts)
+{
+	if (SA_UNLIKELY(sa_clock_fn(id, ts) != 0))
+		sa_clock_failed(id, ts);
+}
+
 /* Inline: a call each was a tenth of an accept's cost. Not under
  * AddressSanitizer: the timespec would be an instrumented local of the
  * wrapper's frame, and a thread cancelled in the wrapper's blocking call
@@ -415,7 +430,7 @@ static inline double sa_now_wall(void)          /* Unix seconds */
 	struct timespec ts;
 
 	if (!sa_clock_trap(CLOCK_REALTIME, &ts))
-		clock_gettime(CLOCK_REALTIME, &ts);
+		sa_clock(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000) / 1e6;
 }
 static inline uint64_t sa_now_ns(void)          /* CLOCK_MONOTONIC */
@@ -423,7 +438,7 @@ static inline uint64_t sa_now_ns(void)          /* CLOCK_MONOTONIC */
 	struct timespec ts;
 
 	if (!sa_clock_trap(CLOCK_MONOTONIC, &ts))
-		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sa_clock(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 #endif

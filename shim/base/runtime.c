@@ -176,7 +176,7 @@ double sa_now_wall(void)
 	struct timespec ts;
 
 	if (!sa_clock_trap(CLOCK_REALTIME, &ts))
-		clock_gettime(CLOCK_REALTIME, &ts);
+		sa_clock(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + (double)(ts.tv_nsec / 1000) / 1e6;
 }
 
@@ -185,7 +185,7 @@ uint64_t sa_now_ns(void)
 	struct timespec ts;
 
 	if (!sa_clock_trap(CLOCK_MONOTONIC, &ts))
-		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sa_clock(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 #endif

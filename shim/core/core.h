@@ -37,6 +37,50 @@ sighandler_t sa_sig_signal(int sig, sighandler_t h) SA_HIDDEN;
 /* 1 when a handler left by longjmp (the guard is then reset). */
 int sa_signal_escaped(void) SA_HIDDEN;
 
+/* A blocking call of this thread's in flight (between the wrapper's real
+ * call and its return): a host handler that siglongjmp()s out of it, as
+ * wget's --connect-timeout does (gnulib run_with_timeout), never returns
+ * there, so the wrapper's own report never runs. The trampoline notes when
+ * a handler first ran during the call (and copies the peer, whose buffer a
+ * jump may free); the thread's next wrapper call (sa_signal_escaped) or the
+ * process's end reports the call as left by a jump. Initial-exec TLS:
+ * plain stores on the connect path, nothing allocated. */
+enum sa_inflight_kind { SA_INFLIGHT_NONE = 0, SA_INFLIGHT_CONNECT, SA_INFLIGHT_ACCEPT };
+struct sa_inflight {
+	uint64_t t0;                     /* the call's start, its kind in the low 2 bits; 0: none */
+	int fd;
+	const struct sockaddr *addr;     /* connect: the host's, valid while the call blocks */
+	socklen_t len;
+	/* Written by the trampoline when a host handler first runs during the
+	 * call whose t0 is sig_t0 (a note for an earlier call is stale). */
+	uint64_t sig_t0, sig_ns;
+	uint32_t gen;                    /* fd's table generation then */
+	uint8_t peer_len;
+	unsigned char peer[sizeof(struct sockaddr_in6) + 4] __attribute__((aligned(8)));   /* read as a sockaddr */
+};
+extern __thread struct sa_inflight sa_inflight SA_HIDDEN SA_TLS_IE;
+#define SA_INFLIGHT_KIND(t0) ((int)((t0) & 3))
+/* Two stores before the call (accept), one after. */
+static inline void sa_inflight_begin_fd(int kind, int fd, uint64_t t0)
+{
+	sa_inflight.fd = fd;
+	__atomic_store_n(&sa_inflight.t0, (t0 & ~(uint64_t)3) | (uint64_t)kind, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+static inline void sa_inflight_begin(int kind, int fd, const struct sockaddr *addr, socklen_t len, uint64_t t0)
+{
+	sa_inflight.addr = addr;
+	sa_inflight.len = len;
+	sa_inflight_begin_fd(kind, fd, t0);
+}
+static inline void sa_inflight_end(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&sa_inflight.t0, 0, __ATOMIC_RELAXED);
+}
+/* Reports the call in flight as left by a jump, if there is one. */
+void sa_inflight_settle(void) SA_HIDDEN;
+
 /* ---- children.c: children that share our memory ------------------------ */
 /* A clone(CLONE_VM) child of ours is running somewhere: is it this code? */
 extern int sa_vm_children SA_HIDDEN;
@@ -69,6 +113,11 @@ void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t listen_gen, int sampled) SA_HIDDEN;
 void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len,
 		   int ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;
+/* sendto/sendmsg with MSG_FASTOPEN on a socket not connecting yet. */
+void sa_on_fastopen(int fd, const struct sockaddr *addr, socklen_t len, ssize_t ret, int err,
+		    uint64_t t0, uint64_t t1) SA_HIDDEN;
+/* A call this thread left by a jump out of a host signal handler. */
+void sa_on_left_by_jump(const struct sa_inflight *r) SA_HIDDEN;
 /* Only for fds with SA_F_WATCH_IO; ret/err of the real call. */
 void sa_on_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 /* Before the real close of a tracked fd. */

@@ -115,6 +115,31 @@ void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len, int ret, 
 	sa_connect_audit(fd, lazy_track(fd), addr, len, ret, err, t0, t1);
 }
 
+void sa_on_fastopen(int fd, const struct sockaddr *addr, socklen_t len, ssize_t ret, int err,
+		    uint64_t t0, uint64_t t1)
+{
+	if (!connect_addr_readable(ret >= 0 ? 0 : -1, err, len)) {
+		addr = NULL;
+		len = 0;
+	}
+	sa_connect_fastopen(fd, lazy_track(fd), addr, len, ret, err, t0, t1);
+}
+
+void sa_on_left_by_jump(const struct sa_inflight *r)
+{
+	/* The same socket only if the number was not closed and reused since
+	 * the handler ran (the generation moves on every close we see). */
+	struct sa_sock *s = sa_fd_gen(r->fd) == r->gen ? lazy_track(r->fd) : NULL;
+
+	uint64_t t0 = r->t0 & ~(uint64_t)3;
+
+	if (SA_INFLIGHT_KIND(r->t0) == SA_INFLIGHT_CONNECT)
+		sa_connect_left(r->fd, s, r->peer_len ? (const struct sockaddr *)r->peer : NULL, r->peer_len,
+				t0, r->sig_ns);
+	else if (SA_INFLIGHT_KIND(r->t0) == SA_INFLIGHT_ACCEPT)
+		sa_accept_left(r->fd, r->gen, t0, r->sig_ns);
+}
+
 /* A non-blocking connect's first I/O; then, as sa_on_io, an accepted one. */
 static __attribute__((noinline)) void on_io_connecting(int fd, struct sa_sock *s, enum sa_io_dir dir,
 						       ssize_t ret, int err)

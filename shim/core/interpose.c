@@ -1,5 +1,5 @@
 /*
- * interpose.c: with interpose_proc.c, the only files that define libc names. Each wrapper calls
+ * interpose.c: with interpose_proc.c and interpose_io.c, the only files that define libc names. Each wrapper calls
  * the real function, keeps exactly the return value and errno the host
  * must see, hands the facts to dispatch.c inside the re-entry guard, and
  * gives the result back. Nothing here may change what the host observes.
@@ -27,11 +27,6 @@
 /* glibc 2.34's; a C library without them (musl) declares neither. */
 int close_range(unsigned int first, unsigned int last, int flags);
 void closefrom(int lowfd);
-/* glibc's _FORTIFY_SOURCE entry points have no public prototypes. */
-ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
-ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
-ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
-		       struct sockaddr *a, socklen_t *al);
 
 /* Run a hook inside the guard with the host's errno kept. */
 #define HOOK(err, stmt) do { sa_in_shim++; stmt; sa_in_shim--; errno = (err); } while (0)
@@ -46,10 +41,7 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 COLD_RESOLVER(socket) COLD_RESOLVER(socketpair) COLD_RESOLVER(setsockopt) COLD_RESOLVER(getsockopt)
 COLD_RESOLVER(listen) COLD_RESOLVER(accept) COLD_RESOLVER(accept4) COLD_RESOLVER(connect)
 COLD_RESOLVER(close) COLD_RESOLVER(close_range) COLD_RESOLVER(closefrom) COLD_RESOLVER(dup)
-COLD_RESOLVER(dup2) COLD_RESOLVER(dup3) COLD_RESOLVER(read) COLD_RESOLVER(write) COLD_RESOLVER(recv)
-COLD_RESOLVER(send) COLD_RESOLVER(recvfrom) COLD_RESOLVER(sendto) COLD_RESOLVER(recvmsg)
-COLD_RESOLVER(sendmsg) COLD_RESOLVER(readv) COLD_RESOLVER(writev) COLD_RESOLVER(read_chk)
-COLD_RESOLVER(recv_chk) COLD_RESOLVER(recvfrom_chk)
+COLD_RESOLVER(dup2) COLD_RESOLVER(dup3)
 /* Our own calls (jansson, dlsym, the sink) and disabled processes pass through. */
 #define AUDITING() ((SA_LIKELY(!sa_in_shim) || sa_signal_escaped()) && !IN_VM_CHILD() && sa_ensure_init())
 
@@ -144,8 +136,10 @@ static __attribute__((noinline)) int accept_traced(int fd, struct sockaddr *addr
 	 * block, the accept is not credited to whatever takes the number. */
 	listen_gen = sa_fd_gen(fd);
 	t0 = sa_now_ns();
+	sa_inflight_begin_fd(SA_INFLIGHT_ACCEPT, fd, t0);
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
 	err = errno;
+	sa_inflight_end();
 	t1 = sa_now_ns();
 	/* The kernel wrote min(offered, *alen) bytes of addr. */
 	if (ret >= 0 && known && *alen <= offered && *alen <= sizeof(struct sockaddr_storage)) {
@@ -173,7 +167,9 @@ static inline __attribute__((always_inline)) int do_accept(int fd, struct sockad
 	d = sa_fd_side_of(fd);
 	listen_gen = d ? __atomic_load_n(&d->gen[SA_FD_IDX(fd)], __ATOMIC_ACQUIRE) : 0;
 	t0 = sa_now_ns();
+	sa_inflight_begin_fd(SA_INFLIGHT_ACCEPT, fd, t0);
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
+	sa_inflight_end();
 	t1 = sa_now_ns();   /* CLOCK_MONOTONIC does not fail: errno is the call's */
 	if (ret >= 0) {
 		/* errno as the call left it: what the counted path may call
@@ -221,8 +217,10 @@ SA_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	if (!AUDITING())
 		return sa_real.connect(fd, addr, len);
 	t0 = sa_now_ns();
+	sa_inflight_begin(SA_INFLIGHT_CONNECT, fd, addr, len, t0);
 	ret = sa_real.connect(fd, addr, len);
 	err = errno;
+	sa_inflight_end();
 	t1 = sa_now_ns();
 	HOOK(err, sa_on_connect(fd, addr, len, ret, ret == 0 ? 0 : err, t0, t1));
 	return ret;
@@ -256,7 +254,9 @@ static inline __attribute__((always_inline)) void before_close(int fd)
 {
 	struct sa_sock *s;
 
-	if (sa_in_shim || IN_VM_CHILD()) {
+	/* A handler that jumped out of the shim is over (sa_signal_escaped
+	 * reports the call it left, which may be the one on this fd). */
+	if ((sa_in_shim && !sa_signal_escaped()) || IN_VM_CHILD()) {
 		close_inside(fd);
 		return;
 	}
@@ -397,103 +397,3 @@ SA_EXPORT int dup3(int oldfd, int newfd, int flags)
 	READY(dup3);
 	return do_dup2(oldfd, newfd, flags, 1);
 }
-
-/* ---- I/O: only fds we watch go further than one lookup ------------------- */
-
-/* Out of line and cold, so the common path of every I/O wrapper (an fd we
- * do not watch) is one table lookup and needs no saved registers: measured
- * with bench/callgrind.sh, read() on a pipe went from +38 to +19 instructions
- * over the real call. errno is still the real call's when this runs. */
-static __attribute__((noinline, cold)) void io_watched(int fd, struct sa_sock *s,
-						       enum sa_io_dir dir, ssize_t ret)
-{
-	int err = errno;
-
-	if (sa_in_shim)
-		return;
-	HOOK(err, sa_on_io(fd, s, dir, ret, ret < 0 ? err : 0));
-}
-
-/* The I/O wrappers' body. While no fd is watched (sa_watching: never
- * below the true count, raised before a watch is set, and a watch is set
- * on a connection before the host gets its number) the real call is a
- * tail call, with no frame of ours around it. Otherwise the fd is looked
- * up after the call. */
-#define IO_WRAP(name, dir, ...) do {                                            \
-	struct sa_sock *s_;                                                      \
-	ssize_t ret_;                                                            \
-	READY(name);                                                             \
-	if (SA_LIKELY(!sa_watching_any()))                                       \
-		return sa_real.name(__VA_ARGS__);                                \
-	ret_ = sa_real.name(__VA_ARGS__);                                        \
-	if ((s_ = sa_fd_get(fd)) != NULL && (s_->flags & SA_F_WATCH_IO))          \
-		io_watched(fd, s_, dir, ret_);                                   \
-	return ret_;                                                             \
-} while (0)
-
-SA_EXPORT ssize_t read(int fd, void *buf, size_t n)
-{
-	IO_WRAP(read, SA_IO_READ, fd, buf, n);
-}
-
-SA_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
-{
-	IO_WRAP(read_chk, SA_IO_READ, fd, buf, n, buflen);
-}
-
-SA_EXPORT ssize_t write(int fd, const void *buf, size_t n)
-{
-	IO_WRAP(write, SA_IO_WRITE, fd, buf, n);
-}
-
-SA_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
-{
-	IO_WRAP(recv, SA_IO_READ, fd, buf, n, flags);
-}
-
-SA_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
-{
-	IO_WRAP(recv_chk, SA_IO_READ, fd, buf, n, buflen, flags);
-}
-
-SA_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
-{
-	IO_WRAP(send, SA_IO_WRITE, fd, buf, n, flags);
-}
-
-SA_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *a, socklen_t *al)
-{
-	IO_WRAP(recvfrom, SA_IO_READ, fd, buf, n, flags, a, al);
-}
-
-SA_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
-				 struct sockaddr *a, socklen_t *al)
-{
-	IO_WRAP(recvfrom_chk, SA_IO_READ, fd, buf, n, buflen, flags, a, al);
-}
-
-SA_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *a, socklen_t al)
-{
-	IO_WRAP(sendto, SA_IO_WRITE, fd, buf, n, flags, a, al);
-}
-
-SA_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)
-{
-	IO_WRAP(recvmsg, SA_IO_READ, fd, m, flags);
-}
-
-SA_EXPORT ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
-{
-	IO_WRAP(sendmsg, SA_IO_WRITE, fd, m, flags);
-}
-
-SA_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
-{
-	IO_WRAP(readv, SA_IO_READ, fd, iov, n);
-}
-
-SA_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
-{
-	IO_WRAP(writev, SA_IO_WRITE, fd, iov, n);
-}
-

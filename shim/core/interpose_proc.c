@@ -1,6 +1,6 @@
 /*
  * interpose_proc.c: the libc names of process life (the rest are in
- * interpose.c; these two files are the only ones that define libc names):
+ * interpose.c and interpose_io.c, the only other files that define libc names):
  * syscall(), vfork() where no assembly exists, clone(), _exit()/_Exit(),
  * the exec family and posix_spawn(), sigaction() and signal(). Same rule as interpose.c: the host sees
  * exactly what libc would have given it.

@@ -151,6 +151,10 @@ void sa_lifecycle_new_process_fds(int shares_fds)
 	sa_sink_atfork_child();
 	sa_fdtab_atfork_child();
 	sa_tid_forget();
+	/* A fork from a handler during a blocking call: the call is the
+	 * parent's, never this child's to report. */
+	if (__atomic_load_n(&sa_inflight.t0, __ATOMIC_RELAXED))
+		sa_inflight_end();
 	sa_set_pid(0);   /* asked when first needed (sa_pid) */
 	sa_proc_epoch_next();
 	/* A new process: its own init line, its own counts, and its own file
@@ -370,6 +374,11 @@ void sa_lifecycle_end(void)
 {
 	int err;
 
+	/* A call of this thread's still in flight at its exit() never
+	 * returns (a handler jumped out of it, or is exiting from inside it):
+	 * that call first, so the summary counts it. */
+	if (__atomic_load_n(&sa_inflight.t0, __ATOMIC_RELAXED) && !sa_in_vfork && (!sa_in_shim || sa_in_signal))
+		sa_inflight_settle();
 	if (!sa_active() || (sa_in_shim && !sa_in_signal) || sa_in_vfork || (!sa_event_any() && !sa_accept_active()))
 		return;
 	if (__atomic_exchange_n(&summary_done, 1, __ATOMIC_ACQ_REL))

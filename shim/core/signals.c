@@ -29,8 +29,29 @@ static __thread uintptr_t sig_frame __attribute__((tls_model("initial-exec")));
 
 static void *handlers[NSIGS];          /* the host's handler per signal */
 
+/* A host handler runs while this thread blocks in a call we time: when,
+ * the fd's generation and the peer, while its buffer is still there.
+ * Plain loads and stores and a vDSO clock read: async-signal-safe. */
+static __attribute__((noinline, cold)) void note_inflight(uint64_t t0)
+{
+	socklen_t n = sa_inflight.len;
+
+	sa_inflight.sig_ns = sa_now_ns();
+	sa_inflight.gen = sa_fd_gen(sa_inflight.fd);
+	sa_inflight.peer_len = 0;
+	if (SA_INFLIGHT_KIND(t0) == SA_INFLIGHT_CONNECT && sa_inflight.addr && n > 0 && n <= sizeof sa_inflight.peer) {
+		memcpy(sa_inflight.peer, sa_inflight.addr, n);
+		sa_inflight.peer_len = (uint8_t)n;
+	}
+	sa_inflight.sig_t0 = t0;
+}
+
 static void enter(uintptr_t frame, int *saved_shim, uintptr_t *saved_frame)
 {
+	uint64_t t0 = __atomic_load_n(&sa_inflight.t0, __ATOMIC_RELAXED);
+
+	if (SA_UNLIKELY(t0) && sa_inflight.sig_t0 != t0 && !sa_in_signal)
+		note_inflight(t0);
 	*saved_shim = sa_in_shim;
 	*saved_frame = sig_frame;
 	sig_frame = frame;
@@ -227,6 +248,8 @@ int sa_signal_escaped(void)
 		sa_in_signal = 0;
 		sa_in_shim = 0;
 		sig_frame = 0;
+		if (__atomic_load_n(&sa_inflight.t0, __ATOMIC_RELAXED))
+			sa_inflight_settle();
 		return 1;
 	}
 	return 0;

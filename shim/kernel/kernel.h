@@ -2,8 +2,9 @@
  * kernel.h: the kernel floor (shim/kernel/): what the kernel stores and
  * how to read it across versions: struct tcp_info, the TCP states, the
  * network namespace's counters, /proc/sys values, the socket option table
- * and its decoders, TCP_DEFER_ACCEPT's rounding. Above line/ (decoders write
- * JSON), below state/.
+ * and its decoders, TCP_DEFER_ACCEPT's rounding, and the pure judge of a
+ * read-back with its words. Above line/ (decoders write JSON), below
+ * state/.
  *
  * Reads only: nothing here changes kernel state a host may read later
  * (never SO_ERROR, which the kernel clears when it is read).
@@ -12,8 +13,9 @@
 #define SA_KERNEL_H
 
 #include "line/line.h"
-/* optnames.c (the option table) and readback.c (what the kernel keeps of
- * a value, and why): shared with `sockaudit explain`. */
+/* optnames.c (the option table), sockopt_judge.c (what a read-back or a
+ * backlog means) and readback.c (the arithmetic and the words): shared
+ * with `sockaudit explain`. */
 #include "readback.h"
 
 /* ---- tcpinfo.c: struct tcp_info across kernels ---------------------------- */

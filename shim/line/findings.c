@@ -38,10 +38,11 @@ static size_t index_of(const char *const *tab, size_t n, const char *name)
 	return n - 1;
 }
 
-void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, ...)
+/* Records code once; returns where its sentence goes in msg, or NULL when
+ * there is no sentence or no room. */
+static inline char *finding_slot(struct sa_findings *f, const char *code, const char *fmt)
 {
 	size_t used = strlen(f->msg);
-	va_list ap;
 	int i;
 
 	for (i = 0; i < f->n; i++)
@@ -50,13 +51,36 @@ void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, .
 	if (i == f->n && f->n < SA_MAX_FINDINGS)
 		f->codes[f->n++] = code;
 	if (!fmt || used + 2 >= sizeof f->msg)
-		return;
+		return NULL;
 	if (used) {
 		f->msg[used++] = ' ';
 		f->msg[used] = '\0';
 	}
+	return f->msg + used;
+}
+
+void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, ...)
+{
+	char *p = finding_slot(f, code, fmt);
+	va_list ap;
+
+	if (!p)
+		return;
 	va_start(ap, fmt);
-	vsnprintf(f->msg + used, sizeof f->msg - used, fmt, ap);
+	vsnprintf(p, sizeof f->msg - (size_t)(p - f->msg), fmt, ap);
+	va_end(ap);
+}
+
+void sa_findings_say(void *ctx, const char *code, const char *fmt, ...)
+{
+	struct sa_findings *f = ctx;
+	char *p = finding_slot(f, code, fmt);
+	va_list ap;
+
+	if (!p)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p, sizeof f->msg - (size_t)(p - f->msg), fmt, ap);
 	va_end(ap);
 }
 

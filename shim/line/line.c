@@ -82,7 +82,7 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
 		struct timespec now;
 		uint32_t us;
 
-		clock_gettime(CLOCK_REALTIME, &now);
+		sa_clock(CLOCK_REALTIME, &now);
 		us = (uint32_t)(now.tv_nsec / 1000);
 		L->ts = (double)now.tv_sec + (double)us / 1e6;
 		r = sa_out_ts_fast(o, L->ts, (uint64_t)now.tv_sec, us, &ts_digits);

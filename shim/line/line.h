@@ -129,6 +129,10 @@ static inline void sa_findings_init(struct sa_findings *f)
 }
 void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4))) SA_HIDDEN;
+/* sa_findings_add as the kernel floor's sa_say_fn (common/readback.h):
+ * ctx is the struct sa_findings. */
+void sa_findings_say(void *f, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4))) SA_HIDDEN;
 
 /* Counters for the summary, indexed by common/names.h. */
 void sa_findings_count(const char *code) SA_HIDDEN;
@@ -222,7 +226,7 @@ static inline long sa_sinkio_now_s(void)             /* CLOCK_MONOTONIC_COARSE s
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);   /* vDSO: no system call */
+	sa_clock(CLOCK_MONOTONIC_COARSE, &ts);   /* vDSO: no system call */
 	return (long)ts.tv_sec;
 }
 void sa_sinkio_drop(const char *why) SA_HIDDEN;        /* count a line not written */

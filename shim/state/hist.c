@@ -2,8 +2,9 @@
  * hist.c: latency histograms with percentiles.
  *
  * Histograms are fixed arrays of atomic counters (no allocation, no lock),
- * log-spaced at about 4 % per bucket from 1 us to ~70 minutes, so p50/p95/
- * p99 are accurate to a few percent; max is exact.
+ * log-spaced at 4 % per bucket from 1 us to 103 minutes, so p50/p95/p99
+ * are accurate to 2 % (a bucket's middle); max is exact, and a percentile
+ * beyond the last bucket's start is the max.
  */
 #include <string.h>
 
@@ -146,7 +147,7 @@ void sa_hist_add(struct sa_hist *h, double ms)
 	if (!(ms >= 0))
 		ms = 0;
 	__atomic_add_fetch(&h->n, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&h->b[bucket_of(ms)], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(sa_hist_slot(h, (unsigned)bucket_of(ms)), 1, __ATOMIC_RELAXED);
 	memcpy(&bits, &ms, sizeof bits);
 	old = __atomic_load_n(&h->max_bits, __ATOMIC_RELAXED);
 	/* Non-negative doubles order like their bit patterns. */
@@ -184,8 +185,18 @@ double sa_hist_pct(const struct sa_hist *h, double pct)
 	if (rank == 0)
 		rank = 1;
 	for (i = 0; i < SA_HIST_BUCKETS; i++) {
-		seen += __atomic_load_n(&h->b[i], __ATOMIC_RELAXED);
+		seen += __atomic_load_n(sa_hist_slot(h, (unsigned)i), __ATOMIC_RELAXED);
+		if (i == SA_HIST_HOT - 1 && !h->tail) {
+			/* Without a tail the last hot bucket is the open one. */
+			if (seen >= rank)
+				return max;
+			break;
+		}
 		if (seen >= rank) {
+			/* The last bucket has no upper end: only max says where
+			 * its values lie. */
+			if (i == SA_HIST_BUCKETS - 1)
+				return max;
 			v = bucket_mid(i);
 			return v > max ? max : v;
 		}
@@ -212,5 +223,7 @@ json_t *sa_hist_json(const struct sa_hist *h)
 
 void sa_hist_reset(struct sa_hist *h)
 {
-	sa_zero(h, sizeof *h);
+	sa_zero(h, offsetof(struct sa_hist, tail));
+	if (h->tail)
+		sa_zero(h->tail, SA_HIST_TAIL * sizeof h->tail[0]);
 }

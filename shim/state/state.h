@@ -64,7 +64,8 @@ struct sa_sock_accepted {
 struct sa_sock_connect {
 	uint64_t start_ns;
 	uint8_t peer_len;           /* bytes of peer in use */
-	uint8_t interrupted;        /* a blocking connect that returned EINTR, already reported */
+	uint8_t interrupted : 1;    /* a blocking connect that returned EINTR, already reported */
+	uint8_t fast_open : 1;      /* TCP Fast Open: connect() returned before any SYN, or sendto(MSG_FASTOPEN) */
 	uint8_t retrans_counted;    /* SYN retransmissions already in the summary (at EINTR) */
 	uint8_t epoch;              /* audit/connect.c's process epoch when it started */
 	uint8_t peer[28];           /* pending connect's address (sockaddr_in/in6 fit) */
@@ -249,14 +250,34 @@ size_t sa_fdtab_tracked(void) SA_HIDDEN;        /* fds tracked now */
 /* ---- hist.c: latency histograms -------------------------------------------- */
 
 /* Fixed arrays of atomic counters (no allocation, no lock), log-spaced at
- * about 4 % per bucket from 1 us to ~70 minutes. */
-#define SA_HIST_BUCKETS 400
+ * 4 % per bucket from 1 us to 103 minutes (1.04^575 us): SYN-retry
+ * connects take 7, 15, 31 s and more, quiet listeners wait minutes. The
+ * last bucket is open: a percentile that falls in it is the max.
+ * The first SA_HIST_HOT buckets (to 6.2 s) are in the struct, the rest in
+ * an array of SA_HIST_TAIL the owner gives (tail): a histogram on the
+ * process page (a forked child writes that page anyway) keeps its common
+ * values there and its rare long ones elsewhere. Without a tail, values
+ * past the hot buckets count in the last of them. sa_hist_reset keeps
+ * the tail pointer. */
+#define SA_HIST_BUCKETS 576
+#define SA_HIST_HOT 400
+#define SA_HIST_TAIL (SA_HIST_BUCKETS - SA_HIST_HOT)
 struct sa_hist {
 	uint64_t n;
 	uint64_t max_bits;           /* a double's bits; compare as integers */
 	uint64_t max_ns;             /* the most sa_hist_add_ns_inline has seen: below it, max_bits holds */
-	uint64_t b[SA_HIST_BUCKETS];
+	uint64_t b[SA_HIST_HOT];
+	uint64_t *tail;              /* SA_HIST_TAIL counters, or NULL */
 };
+/* The counter of bucket i (i < SA_HIST_BUCKETS). */
+static inline uint64_t *sa_hist_slot(const struct sa_hist *h, unsigned i)
+{
+	if (SA_LIKELY(i < SA_HIST_HOT))
+		return (uint64_t *)&h->b[i];
+	if (!h->tail)
+		return (uint64_t *)&h->b[SA_HIST_HOT - 1];
+	return &h->tail[i - SA_HIST_HOT];
+}
 void sa_hist_add(struct sa_hist *h, double ms) SA_HIDDEN;
 double sa_hist_pct(const struct sa_hist *h, double pct) SA_HIDDEN;
 double sa_hist_max(const struct sa_hist *h) SA_HIDDEN;
@@ -293,7 +314,7 @@ static inline __attribute__((always_inline)) void sa_hist_add_ns_inline(struct s
 		? (b - 1) + (ns > __atomic_load_n(&sa_hist_cell_last[c], __ATOMIC_RELAXED))
 		: (unsigned)sa_hist_bucket_ns(ns);
 	__atomic_add_fetch(&h->n, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&h->b[b], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(sa_hist_slot(h, b), 1, __ATOMIC_RELAXED);
 	/* Not above the most seen here: max_bits is already at least its ms. */
 	old = __atomic_load_n(&h->max_ns, __ATOMIC_RELAXED);
 	if (SA_LIKELY(ns <= old))

@@ -193,6 +193,43 @@ static void judge_table(void **state)
 	}
 }
 
+/* Bytes waiting, from one TCP_INFO: the state is read before the socket
+ * lock, the counters under it, so a FIN racing the read can leave
+ * ESTABLISHED beside a bytes_received that already counts the FIN. The
+ * counters decide: no data segment and no data in a Fast Open SYN is 0. */
+static void bytes_from_tcpinfo(void **state)
+{
+	static const struct {
+		struct sa_tcpinfo ti;
+		int ok, bytes;
+		const char *what;
+	} t[] = {
+		{ { .state = SA_TCP_ESTABLISHED, .has_bytes_received = 1, .has_data_segs = 1 }, 1, 0, "silent" },
+		{ { .state = SA_TCP_ESTABLISHED, .has_bytes_received = 1, .bytes_received = 1, .has_data_segs = 1 },
+		  1, 0, "FIN racing the read: ESTABLISHED, the FIN in bytes_received, no data segment" },
+		{ { .state = SA_TCP_CLOSE_WAIT, .has_bytes_received = 1, .bytes_received = 1, .has_data_segs = 1 },
+		  1, 0, "FIN only" },
+		{ { .state = SA_TCP_ESTABLISHED, .has_bytes_received = 1, .bytes_received = 5, .has_data_segs = 1,
+		    .data_segs_in = 1 }, 1, 5, "5 bytes" },
+		{ { .state = SA_TCP_CLOSE_WAIT, .has_bytes_received = 1, .bytes_received = 6, .has_data_segs = 1,
+		    .data_segs_in = 1 }, 1, 5, "5 bytes + FIN" },
+		{ { .state = SA_TCP_ESTABLISHED, .has_bytes_received = 1, .bytes_received = 5, .has_data_segs = 1,
+		    .options = 32 }, 1, 5, "5 bytes in a Fast Open SYN (no data segment on the child)" },
+		{ { .state = SA_TCP_ESTABLISHED, .has_bytes_received = 1, .bytes_received = 5 }, 1, 5,
+		  "a kernel without data_segs_in: bytes_received alone" },
+		{ { .state = SA_TCP_CLOSE, .has_bytes_received = 1, .has_data_segs = 1 }, 0, -1, "reset: ask FIONREAD" },
+		{ { .state = SA_TCP_ESTABLISHED }, 0, -1, "no bytes_received (before 4.1)" },
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+		int b = -1, ok = sa_accept_bytes_from_tcpinfo(&t[i].ti, &b);
+
+		if (ok != t[i].ok || (ok && b != t[i].bytes))
+			fail_msg("%s: got ok %d bytes %d, want ok %d bytes %d", t[i].what, ok, b, t[i].ok, t[i].bytes);
+	}
+}
+
 static void queue_full(void **state)
 {
 	assert_true(sa_queue_was_full(3, 3, 0));    /* 4 of 4 before this accept */
@@ -307,6 +344,7 @@ int main(void)
 		cmocka_unit_test(live_proc),
 		cmocka_unit_test(empty_cause),
 		cmocka_unit_test(queue_full),
+		cmocka_unit_test(bytes_from_tcpinfo),
 		cmocka_unit_test(route_table),
 		cmocka_unit_test(judge_table),
 		cmocka_unit_test(advice),

@@ -3,7 +3,8 @@
  * each code has its explanation and sentence templates, and
  * docs/findings.md has a section for each code at the anchor the table
  * gives, an index row linking to it, and no section for a code the table
- * does not know. */
+ * does not know; likewise common/event_text.h against docs/events.md for
+ * the events whose msg carries no finding code. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,38 +14,48 @@
 #include <cmocka.h>
 
 #include "names.h"
+#include "event_text.h"
 #include "finding_text.h"
 
 #define NTEXTS (sizeof sa_finding_texts / sizeof sa_finding_texts[0])
 
-static char *doc;
+static char *doc, *events_doc;
 
-static int setup(void **state)
+/* docs/NAME, whole, or NULL. */
+static char *load(const char *name)
 {
 	const char *top = getenv("top");
-	char path[4096];
+	char path[4096], *text;
 	FILE *f;
 	long n;
 
-	snprintf(path, sizeof path, "%s/docs/findings.md", top && *top ? top : ".");
+	snprintf(path, sizeof path, "%s/docs/%s", top && *top ? top : ".", name);
 	f = fopen(path, "r");
 	if (!f)
-		return -1;
+		return NULL;
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
 	rewind(f);
-	doc = calloc(1, (size_t)n + 1);
-	if (!doc || fread(doc, 1, (size_t)n, f) != (size_t)n) {
-		fclose(f);
-		return -1;
+	text = calloc(1, (size_t)n + 1);
+	if (text && fread(text, 1, (size_t)n, f) != (size_t)n) {
+		free(text);
+		text = NULL;
 	}
 	fclose(f);
-	return 0;
+	return text;
+}
+
+static int setup(void **state)
+{
+	doc = load("findings.md");
+	events_doc = load("events.md");
+	return doc && events_doc ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
 	free(doc);
+	free(events_doc);
 	return 0;
 }
 
@@ -131,12 +142,51 @@ static void docs_match_table(void **state)
 	}
 }
 
+/* The events whose msg is worded without a finding code
+ * (common/event_text.h): each has its sentences, a section in
+ * docs/events.md at the table's anchor with a `msg` row, and an index row
+ * linking to it. */
+static void event_words_match_docs(void **state)
+{
+	char want[128];
+	size_t i, k;
+
+	assert_non_null(events_doc);
+	for (i = 0; i < sizeof sa_event_texts / sizeof sa_event_texts[0]; i++) {
+		const struct sa_event_text *t = &sa_event_texts[i];
+		const char *sec, *end;
+
+		if (!t->sentences[0])
+			fail_msg("%s: no sentence", t->event);
+		for (k = 0; k < SA_EVENT_MAX_SENTENCES && t->sentences[k]; k++)
+			if (strlen(t->sentences[k]) < 40)
+				fail_msg("%s: sentence %zu is empty", t->event, k);
+		if (strcmp(t->anchor, t->event))
+			fail_msg("%s: anchor %s is not its section's", t->event, t->anchor);
+		snprintf(want, sizeof want, "\n## %s\n", t->event);
+		sec = strstr(events_doc, want);
+		if (!sec)
+			fail_msg("docs/events.md has no section \"## %s\"", t->event);
+		end = strstr(sec + 1, "\n## ");
+		snprintf(want, sizeof want, "\n| `msg` |");
+		{
+			const char *m = strstr(sec, want);
+			if (!m || (end && m > end))
+				fail_msg("docs/events.md's %s section has no msg row", t->event);
+		}
+		snprintf(want, sizeof want, "(#%s)", t->anchor);
+		if (!strstr(events_doc, want))
+			fail_msg("docs/events.md's index has no link to #%s", t->anchor);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(same_codes_as_counters),
 		cmocka_unit_test(each_code_has_words),
 		cmocka_unit_test(docs_match_table),
+		cmocka_unit_test(event_words_match_docs),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

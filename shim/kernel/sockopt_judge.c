@@ -1,17 +1,20 @@
 /*
- * sockopt_judge.c: the pure decisions of the setsockopt audit
- * (sockopt.h): whether a call is read back, whether it gets a line, and
- * what a read-back unlike the value asked means, with the kernel
- * function behind each adjustment (the count-only rule,
- * sa_sockopt_route, is inline in sockopt.h). No system call: cmocka tests
- * call these with tables of facts.
+ * sockopt_judge.c: what the kernel's answer to a setsockopt or a listen
+ * means (common/readback.h): a read-back unlike the value asked, with the
+ * kernel function behind each adjustment, and a backlog smaller than the
+ * one asked. Pure: facts in, a verdict code out, no system call (a sysctl
+ * a rule needs is read through the facts' callback). The shim's audits
+ * and `sockaudit explain` both judge here; cmocka tests it as tables
+ * (tests/unit/test_sockopt.c, test_readback.c). Whether a call is read
+ * back at all, and whether it gets a line, is the audit's business
+ * (shim/audit/sockopt.h).
  */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
 #include <sys/time.h>
 
-#include "audit/sockopt.h"
+#include "readback.h"
 
 static int is_buf(int level, int opt)
 {
@@ -19,16 +22,37 @@ static int is_buf(int level, int opt)
 				       opt == SO_RCVBUFFORCE || opt == SO_SNDBUFFORCE);
 }
 
+unsigned sa_opt_needs(int level, int opt)
+{
+	if (is_buf(level, opt))
+		return SA_NEED_BUF_MAX;
+	if (level == IPPROTO_TCP && opt == TCP_FASTOPEN)
+		return SA_NEED_SOMAXCONN;
+	if (level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT)
+		return SA_NEED_DEFER;
+	return 0;
+}
+
+static inline const char *buf_max_path(int opt)
+{
+	return opt == SO_RCVBUF || opt == SO_RCVBUFFORCE ? "/proc/sys/net/core/rmem_max"
+							 : "/proc/sys/net/core/wmem_max";
+}
+
+const char *sa_buf_max_path(int opt)
+{
+	return buf_max_path(opt);
+}
+
 /* A buffer size: sk_setsockopt() stores twice the value, capped by
  * [rw]mem_max unless forced, and never below SOCK_MIN_[RS]CVBUF. */
 static enum sa_opt_diff judge_buf(const struct sa_opt_facts *in, struct sa_opt_verdict *v)
 {
-	int rcv = in->opt == SO_RCVBUF || in->opt == SO_RCVBUFFORCE;
 	int forced = in->opt == SO_RCVBUFFORCE || in->opt == SO_SNDBUFFORCE;
 	long max = 0;
 	int req = v->req_i, eff = v->eff_i;
 
-	in->read_sysctl(rcv ? "/proc/sys/net/core/rmem_max" : "/proc/sys/net/core/wmem_max", &max);
+	in->read_sysctl(buf_max_path(in->opt), &max);
 	v->sysctl = max;
 	if (req > 0 && (long)eff == 2L * req)
 		return SA_OPTD_BUF_DOUBLED;
@@ -130,4 +154,19 @@ void sa_sockopt_judge_other(const struct sa_opt_facts *in, struct sa_opt_verdict
 	default:
 		break;
 	}
+}
+
+/* The request, what the kernel reports, and somaxconn beside it;
+ * somaxconn named as the cause only when the effective backlog equals it
+ * (__sys_listen_socket() lowers to it). */
+enum sa_backlog_verdict sa_backlog_judge(const struct sa_backlog_facts *in)
+{
+	/* listen(-1) asks for the maximum: no finding. So does a request above
+	 * any backlog Linux keeps (systemd and others pass INT_MAX): the kernel
+	 * lowering it is what was asked. */
+	if (in->backlog <= 0 || in->backlog > SA_BACKLOG_MOST || in->effective < 0 || in->effective >= in->backlog)
+		return SA_BACKLOG_KEPT;
+	if (in->somaxconn >= 0 && in->effective == in->somaxconn)
+		return SA_BACKLOG_CLAMPED_SOMAXCONN;
+	return SA_BACKLOG_CLAMPED_OTHER;
 }
