@@ -45,9 +45,10 @@ SA_EXPORT long syscall(long n, ...)
 	READY(syscall);
 	/* Set up on a call that is worth a line even when it is the
 	 * program's first (init runs at the first call that needs it); any
-	 * other number before init passes straight through, at no cost. */
+	 * other number before init passes straight through, at no cost. Not
+	 * in a vfork child: its set-up would be the parent's. */
 	if (!sa_in_shim && !IN_VM_CHILD() &&
-	    (SA_LIKELY(sa_active()) || (sa_blind_watches(n) && sa_ensure_init()))) {
+	    (SA_LIKELY(sa_active()) || (sa_blind_watches(n) && !sa_in_vfork && sa_ensure_init()))) {
 		switch (n) {
 		case SYS_close:
 			sa_before_close((int)a[0]);
