@@ -11,6 +11,13 @@ MLIB=${SA_MUSL_LIB:-$TOP/libsockaudit-musl.so}
 MPROGS=$BUILD/musl/progs
 if [ ! -f "$MLIB" ] || [ ! -x "$MPROGS/acc_server" ]; then
 	why=$(tail -n 1 "$BUILD/musl/build.log" 2>/dev/null)
+	# Only what this machine cannot provide is a skip (no registry for
+	# jansson's source, no musl-gcc); a build that had its inputs and
+	# failed is a failure.
+	if [ -f "$BUILD/musl/jansson/lib/libjansson.a" ] && command -v musl-gcc >/dev/null; then
+		echo "not ok - musl build # libsockaudit-musl.so not built though jansson for musl is: ${why:-no build log}"
+		exit 1
+	fi
 	echo "ok - musl build # SKIP libsockaudit-musl.so not built (make musl): ${why:-no build log}"
 	exit 0
 fi
