@@ -105,17 +105,23 @@ int sa_findings_any(void)
 	return any_set(finding_counts, NCODES);
 }
 
-json_t *sa_findings_totals(void)
+/* {name: count} for the names whose count is not 0. */
+static json_t *counts_object(const char *const *names, const uint64_t *counts, size_t n)
 {
 	json_t *o = json_object();
 	size_t i;
 
-	for (i = 0; i < NCODES; i++) {
-		uint64_t n = __atomic_load_n(&finding_counts[i], __ATOMIC_RELAXED);
-		if (n)
-			json_object_set_new(o, finding_codes[i], json_integer((json_int_t)n));
+	for (i = 0; i < n; i++) {
+		uint64_t c = __atomic_load_n(&counts[i], __ATOMIC_RELAXED);
+		if (c)
+			json_object_set_new(o, names[i], json_integer((json_int_t)c));
 	}
 	return o;
+}
+
+json_t *sa_findings_totals(void)
+{
+	return counts_object(finding_codes, finding_counts, NCODES);
 }
 
 _Static_assert(SA_EV_OTHER + 1 == NEVENTS, "enum sa_event_id follows sa_event_names");
@@ -140,15 +146,7 @@ void sa_event_count(const char *event)
 
 json_t *sa_event_counts(void)
 {
-	json_t *o = json_object();
-	size_t i;
-
-	for (i = 0; i < NEVENTS; i++) {
-		uint64_t n = __atomic_load_n(&event_counts[i], __ATOMIC_RELAXED);
-		if (n)
-			json_object_set_new(o, event_names[i], json_integer((json_int_t)n));
-	}
-	return o;
+	return counts_object(event_names, event_counts, NEVENTS);
 }
 
 int sa_event_any(void)
