@@ -11,8 +11,11 @@
 . "$(dirname "$0")/../lib.sh"
 SA=$TOP/sockaudit
 
-# 1. caddy.
-if command -v caddy >/dev/null; then
+# 1. caddy. A sanitized launcher preloads the sanitizer's runtime, which a
+# Go program does not start under: that build is for our C, not for caddy.
+if [ -n "${SANITIZE:-}" ]; then
+	echo "ok - caddy: runs under the launcher and serves # SKIP SANITIZE=$SANITIZE: the sanitizer runtime the launcher preloads does not start in a Go program"
+elif command -v caddy >/dev/null; then
 	P=$(free_port); mkdir -p "$T/www"; echo hello >"$T/www/index.html"
 	HOME=$T XDG_DATA_HOME=$T XDG_CONFIG_HOME=$T "$SA" -o "$T/caddy-%p.jsonl" -- \
 		caddy file-server --listen 127.0.0.1:$P --root "$T/www" >"$T/caddy.out" 2>"$T/caddy.err" &
