@@ -252,6 +252,8 @@ typedef char *(*sa_getenv_fn)(const char *name);
  * or the first init. sa_env_get reads that copy (a sa_getenv_fn). */
 void sa_env_capture(char **envp) SA_HIDDEN;   /* NULL: environ */
 char *sa_env_get(const char *name) SA_HIDDEN;
+/* 1 once the copy is the constructor's, which nothing changes after. */
+int sa_env_final(void) SA_HIDDEN;
 /* Fills *c from the environment read through get(); bad values keep the
  * default and add a warning. pid expands %p in a path. Never fails. */
 void sa_config_load(struct sa_config *c, sa_getenv_fn get, pid_t pid) SA_HIDDEN;

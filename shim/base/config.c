@@ -123,6 +123,11 @@ void sa_env_capture(char **envp)
 	read_start_dir(sa_env_get(SOCKAUDIT_ENV_LOG));
 }
 
+int sa_env_final(void)
+{
+	return __atomic_load_n(&snap_taken, __ATOMIC_ACQUIRE) == 2;
+}
+
 char *sa_env_get(const char *name)
 {
 	const char *v;
