@@ -26,10 +26,10 @@
 
 #include "base/base.h"
 
-struct sa_real_fns sa_real;
+struct sa_real_fns sa_real SA_START_DATA;
 /* The re-entry flag (base.h). */
 __thread int sa_in_shim __attribute__((tls_model("initial-exec")));
-static int resolved;
+static int resolved SA_START_DATA;
 
 /* The symbol of each slot of struct sa_real_fns, in its order. Fixed-width
  * strings, not pointers: no relocation at load. */

@@ -27,7 +27,7 @@
 
 static __thread uintptr_t sig_frame __attribute__((tls_model("initial-exec")));
 
-static void *handlers[NSIGS];          /* the host's handler per signal */
+static void *handlers[NSIGS] SA_START_DATA;        /* the host's handler per signal */
 
 /* A host handler runs while this thread blocks in a call we time: when,
  * the fd's generation and the peer, while its buffer is still there.
@@ -163,7 +163,7 @@ static int tramp_wanted(void)
 {
 	/* 1: the constructor's environment sets neither variable (it never
 	 * changes after): a shell's every sigaction need not read it again. */
-	static int quiet_env;
+	static int quiet_env SA_START_DATA;
 	enum sa_run_state st = sa_run_state();
 
 	if (st == SA_RUN_ACTIVE)

@@ -281,8 +281,8 @@ static inline void live_dec(int fd, struct sa_fd_side *d)
 		chunk_emptied(fd, d);
 }
 
-static void (*listener_ref)(struct sa_listener *);
-static void (*listener_unref)(struct sa_listener *);
+static void (*listener_ref)(struct sa_listener *) SA_START_DATA;
+static void (*listener_unref)(struct sa_listener *) SA_START_DATA;
 
 void sa_fd_set_listener_hooks(void (*ref)(struct sa_listener *), void (*unref)(struct sa_listener *))
 {
