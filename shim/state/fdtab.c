@@ -57,7 +57,7 @@ static struct sa_sock_quickack *qa_chunks[NCHUNKS];
  * in them: a chunk handed back reads as zeros, and a generation must never
  * go back. One side page per chunk (state.h), never handed back. */
 struct sa_fd_side *sa_fd_sides[NCHUNKS];
-unsigned long sa_watching;
+unsigned long sa_watching SA_START_DATA;
 _Static_assert(sizeof(struct sa_fd_side) <= 4096, "a chunk's side data fits one page");
 static struct {
 	struct sa_fd_side side;
