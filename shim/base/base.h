@@ -112,7 +112,9 @@ void sa_real_init(void) SA_HIDDEN;
 void *sa_real_sym(const char *name) SA_HIDDEN;
 /* Resolves one slot (SA_REAL_SLOT(name)): what the shim's own code needs
  * before its init (the sink, the signal trampoline's set-up), without
- * paying for the rest. */
+ * paying for the rest; a slot of the few every shell calls (sigaction,
+ * read, write, close, dup2, _exit, ...) brings those along in the same
+ * walk. */
 void sa_real_one(unsigned slot) SA_HIDDEN;
 #define SA_REAL_SLOT(fn) ((unsigned)(offsetof(struct sa_real_fns, fn) / sizeof(void (*)(void))))
 #define SA_REAL_READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_one(SA_REAL_SLOT(fn)); } while (0)
