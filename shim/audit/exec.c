@@ -32,10 +32,16 @@ static int preloaded_by_env = -1;
 static int names_us(const char *v)
 {
 	const char *p;
+	size_t k;
 
-	for (p = v; *p; p++)
-		if (*p == LIB_TAG[0] && strncmp(p, LIB_TAG, sizeof LIB_TAG - 1) == 0)
+	/* By hand: libc's strncmp would be one more lazy binding (about 700
+	 * instructions) in the constructor of every exec. */
+	for (p = v; *p; p++) {
+		for (k = 0; k < sizeof LIB_TAG - 1 && p[k] == LIB_TAG[k]; k++)
+			;
+		if (k == sizeof LIB_TAG - 1)
 			return 1;
+	}
 	return 0;
 }
 

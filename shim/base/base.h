@@ -40,6 +40,12 @@
  * tail falls on the page its relocations write anyway, not on this one
  * (one page fault fewer at every exec). */
 #define SA_PROC_PAGE __attribute__((section(".bss.sa_proc")))
+/* A small variable every exec or a shell's first wrapped calls touch
+ * (the environment copy's state, the real functions, the run state): in
+ * .data, on the file page the loader writes anyway (relocations, the
+ * PLT's GOT), not one zero page each scattered through .bss (a fault
+ * each, 10 in a dash script). */
+#define SA_START_DATA __attribute__((section(".data.sa_start")))
 #define SA_EXPORT __attribute__((visibility("default")))
 #define SA_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SA_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -106,7 +112,9 @@ void sa_real_init(void) SA_HIDDEN;
 void *sa_real_sym(const char *name) SA_HIDDEN;
 /* Resolves one slot (SA_REAL_SLOT(name)): what the shim's own code needs
  * before its init (the sink, the signal trampoline's set-up), without
- * paying for the rest. */
+ * paying for the rest; a slot of the few every shell calls (sigaction,
+ * read, write, close, dup2, _exit, ...) brings those along in the same
+ * walk. */
 void sa_real_one(unsigned slot) SA_HIDDEN;
 #define SA_REAL_SLOT(fn) ((unsigned)(offsetof(struct sa_real_fns, fn) / sizeof(void (*)(void))))
 #define SA_REAL_READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) sa_real_one(SA_REAL_SLOT(fn)); } while (0)
@@ -252,6 +260,8 @@ typedef char *(*sa_getenv_fn)(const char *name);
  * or the first init. sa_env_get reads that copy (a sa_getenv_fn). */
 void sa_env_capture(char **envp) SA_HIDDEN;   /* NULL: environ */
 char *sa_env_get(const char *name) SA_HIDDEN;
+/* 1 once the copy is the constructor's, which nothing changes after. */
+int sa_env_final(void) SA_HIDDEN;
 /* Fills *c from the environment read through get(); bad values keep the
  * default and add a warning. pid expands %p in a path. Never fails. */
 void sa_config_load(struct sa_config *c, sa_getenv_fn get, pid_t pid) SA_HIDDEN;

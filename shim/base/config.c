@@ -31,7 +31,7 @@
 /* The working directory at the first load ("" when unknown). A fork child
  * inherits it with the rest of our memory. */
 static char start_dir[512];
-static int start_dir_read;
+static int start_dir_read SA_START_DATA;
 
 /* The SOCKAUDIT_* entries of the environment the process started with,
  * copied ("NAME=value") by one pass over environ. Copied, not pointed to:
@@ -42,7 +42,7 @@ static int start_dir_read;
 #define SNAP_BYTES 8192
 static const char *snap[SNAP_MAX];
 static char snap_buf[SNAP_BYTES];
-static int snap_n, snap_taken;
+static int snap_n SA_START_DATA, snap_taken SA_START_DATA;
 
 /* s begins with the NUL-terminated p. Inline: the constructor then calls
  * into libc (a lazy-binding fix-up each) only for what it must. */
@@ -121,6 +121,11 @@ void sa_env_capture(char **envp)
 	/* Only a relative log path needs the directory, and only as it was
 	 * before main could chdir(). */
 	read_start_dir(sa_env_get(SOCKAUDIT_ENV_LOG));
+}
+
+int sa_env_final(void)
+{
+	return __atomic_load_n(&snap_taken, __ATOMIC_ACQUIRE) == 2;
 }
 
 char *sa_env_get(const char *name)

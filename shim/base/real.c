@@ -26,10 +26,10 @@
 
 #include "base/base.h"
 
-struct sa_real_fns sa_real;
+struct sa_real_fns sa_real SA_START_DATA;
 /* The re-entry flag (base.h). */
 __thread int sa_in_shim __attribute__((tls_model("initial-exec")));
-static int resolved;
+static int resolved SA_START_DATA;
 
 /* The symbol of each slot of struct sa_real_fns, in its order. Fixed-width
  * strings, not pointers: no relocation at load. */
@@ -47,6 +47,16 @@ static const char names[][16] = {
 #define NSLOTS (sizeof names / sizeof names[0])
 _Static_assert(sizeof(struct sa_real_fns) == NSLOTS * sizeof(void (*)(void)),
 	       "names[] must list every slot of struct sa_real_fns, in order");
+
+_Static_assert(NSLOTS <= 64, "a walk's slots are the bits of a uint64_t");
+#define ALL_SLOTS (NSLOTS == 64 ? ~(uint64_t)0 : ((uint64_t)1 << NSLOTS) - 1)
+#define BIT(fn) ((uint64_t)1 << SA_REAL_SLOT(fn))
+/* What a process that never sets the shim up (a shell, a CGI script)
+ * calls through the wrappers: the first of them to be missed fills all,
+ * in one walk. A walk costs about 1,400 instructions and a name more
+ * about 100; a shell calls four or five of these. */
+#define BASICS (BIT(sigaction) | BIT(signal) | BIT(read) | BIT(write) | BIT(close) | BIT(dup) | \
+		BIT(dup2) | BIT(_exit) | BIT(execve))
 
 typedef void *sa_slot_t __attribute__((may_alias));
 static inline sa_slot_t *slots(void)
@@ -123,6 +133,16 @@ static int obj_open(const struct dl_phdr_info *info, struct obj *o)
 	return o->sym && o->str && (o->gnu || o->sysv) ? 0 : -ENOENT;
 }
 
+/* strcmp by hand: a call to libc's would be one more lazy binding (about
+ * 700 instructions) in every process whose first wrapped call walks. */
+static inline int same_name(const char *a, const char *b)
+{
+	for (; *a == *b; a++, b++)
+		if (!*a)
+			return 1;
+	return 0;
+}
+
 /* A definition dlsym would return: defined, global or weak, and the
  * default version (not a hidden old one such as
  * dlsym@GLIBC_2.2.5 next to dlsym@@GLIBC_2.34). */
@@ -134,7 +154,7 @@ static void *sym_value(const struct obj *o, uint32_t i, const char *name)
 
 	if (s->st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK) ||
 	    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE && type != STT_OBJECT) ||
-	    strcmp(o->str + s->st_name, name) != 0)
+	    !same_name(o->str + s->st_name, name))
 		return NULL;
 	if (o->versym && ((o->versym[i] & 0x8000) || (o->versym[i] & 0x7fff) == 0))
 		return NULL;
@@ -213,7 +233,7 @@ struct walk {
 	int missing;
 	const char *one;  /* sa_real_sym's name, or NULL for the slots */
 	void *found;
-	unsigned first, end;  /* the slots [first, end) to fill */
+	uint64_t want;    /* the slots to fill, a bit each */
 };
 
 static int is_self(const struct dl_phdr_info *info)
@@ -249,8 +269,8 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 	if (w->one)
 		return (w->found = lookup(&o, w->one)) != NULL;
 	w->missing = 0;
-	for (i = w->first; i < w->end; i++) {
-		if (__atomic_load_n(&slots()[i], __ATOMIC_RELAXED))
+	for (i = 0; i < NSLOTS; i++) {
+		if (!(w->want >> i & 1) || __atomic_load_n(&slots()[i], __ATOMIC_RELAXED))
 			continue;
 		if ((p = lookup(&o, names[i])))
 			__atomic_store_n(&slots()[i], p, __ATOMIC_RELEASE);
@@ -260,10 +280,10 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 	return w->missing == 0;
 }
 
-static void resolve(unsigned first, unsigned end)
+static void resolve(uint64_t want)
 {
 	int saved = errno;
-	struct walk w = { 1, 0, 0, 1, NULL, NULL, first, end };
+	struct walk w = { 1, 0, 0, 1, NULL, NULL, want };
 
 	dl_iterate_phdr(visit, &w);
 	/* Loaded last (by dlopen, after libc): what RTLD_NEXT would have
@@ -289,7 +309,7 @@ void sa_real_init(void)
 		return;
 	int saved = sa_in_shim;
 	sa_in_shim = 1;
-	resolve(0, NSLOTS);
+	resolve(ALL_SLOTS);
 	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
 	sa_in_shim = saved;
 }
@@ -301,13 +321,13 @@ void sa_real_one(unsigned slot)
 	if (slot >= NSLOTS)
 		return;
 	sa_in_shim = 1;
-	resolve(slot, slot + 1);
+	resolve((uint64_t)1 << slot | ((BASICS >> slot & 1) ? BASICS : 0));
 	sa_in_shim = saved;
 }
 
 void *sa_real_sym(const char *name)
 {
-	struct walk w = { 0, 0, 0, 0, name, NULL, 0, 0 };
+	struct walk w = { 0, 0, 0, 0, name, NULL, 0 };
 	int saved = errno;
 
 	dl_iterate_phdr(visit, &w);

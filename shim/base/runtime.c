@@ -23,7 +23,7 @@ __thread int sa_in_vfork __attribute__((tls_model("initial-exec")));
 /* Read inline through base.h (sa_run_state, sa_cfg, sa_pid, sa_tid,
  * sa_comm_gen); written only here. */
 __thread pid_t sa_rt_tid SA_TLS_IE;
-int sa_rt_state = SA_RUN_NEW;
+int sa_rt_state SA_START_DATA = SA_RUN_NEW;
 struct sa_config sa_rt_cfg;
 struct sa_rt_proc sa_rt_proc SA_PROC_PAGE;
 unsigned sa_rt_comm_gen;    /* bumped whenever comm changes */

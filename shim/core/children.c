@@ -51,7 +51,7 @@ pid_t sa_vfork_parent(long r)
 #define VM_STACK_SPAN (256 * 1024)
 static uintptr_t vm_stack_top[VM_STACKS];
 static unsigned vm_stack_next;
-int sa_vm_children;
+int sa_vm_children SA_START_DATA;
 
 void sa_vm_child_register(void *stack)
 {

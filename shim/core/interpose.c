@@ -33,8 +33,8 @@ void closefrom(int lowfd);
 /* The real function, resolved on first use by a cold function of its own
  * that takes no argument: a call with the slot number as an argument made
  * every I/O wrapper save and restore the fd around it, 4 instructions a
- * call on the hot path. One slot, not all: a shell under the shim calls
- * four or five of these and never sets the shim up. */
+ * call on the hot path. One slot, not all (with the few a shell calls,
+ * sa_real_one): a shell under the shim never sets the shim up. */
 #define COLD_RESOLVER(fn) \
 	static __attribute__((noinline, cold)) void resolve_##fn(void) { sa_real_one(SA_REAL_SLOT(fn)); }
 #define READY(fn) do { if (SA_UNLIKELY(!sa_real.fn)) resolve_##fn(); } while (0)

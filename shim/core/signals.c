@@ -27,7 +27,7 @@
 
 static __thread uintptr_t sig_frame __attribute__((tls_model("initial-exec")));
 
-static void *handlers[NSIGS];          /* the host's handler per signal */
+static void *handlers[NSIGS] SA_START_DATA;        /* the host's handler per signal */
 
 /* A host handler runs while this thread blocks in a call we time: when,
  * the fd's generation and the peer, while its buffer is still there.
@@ -161,15 +161,23 @@ static void set_handler(int sig, void *h)
  * a fifth of the start cost of a `sh -c`). Otherwise set up now, to know. */
 static int tramp_wanted(void)
 {
+	/* 1: the constructor's environment sets neither variable (it never
+	 * changes after): a shell's every sigaction need not read it again. */
+	static int quiet_env SA_START_DATA;
 	enum sa_run_state st = sa_run_state();
 
 	if (st == SA_RUN_ACTIVE)
 		return 1;
 	if (st == SA_RUN_DISABLED)
 		return 0;
-	sa_env_capture(NULL);   /* nothing when the constructor took it */
-	if (!sa_env_get(SOCKAUDIT_ENV_DISABLE) && !sa_env_get(SOCKAUDIT_ENV_COMM))
+	if (__atomic_load_n(&quiet_env, __ATOMIC_RELAXED))
 		return 1;
+	sa_env_capture(NULL);   /* nothing when the constructor took it */
+	if (!sa_env_get(SOCKAUDIT_ENV_DISABLE) && !sa_env_get(SOCKAUDIT_ENV_COMM)) {
+		if (sa_env_final())
+			__atomic_store_n(&quiet_env, 1, __ATOMIC_RELAXED);
+		return 1;
+	}
 	return sa_ensure_init();
 }
 

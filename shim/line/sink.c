@@ -58,7 +58,7 @@ static dev_t host_dev;
 static ino_t host_ino;
 
 int sa_sink_own_fd = -1;            /* our fd: path or syslog, opened at the first line; atomic */
-int sa_sink_own_failed;             /* errno of the last failed open */
+int sa_sink_own_failed SA_START_DATA;             /* errno of the last failed open */
 static long own_checked;            /* coarse second of the last identity check */
 static long own_retry;              /* coarse second of the last failed open */
 static dev_t own_dev;

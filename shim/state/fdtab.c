@@ -57,7 +57,7 @@ static struct sa_sock_quickack *qa_chunks[NCHUNKS];
  * in them: a chunk handed back reads as zeros, and a generation must never
  * go back. One side page per chunk (state.h), never handed back. */
 struct sa_fd_side *sa_fd_sides[NCHUNKS];
-unsigned long sa_watching;
+unsigned long sa_watching SA_START_DATA;
 _Static_assert(sizeof(struct sa_fd_side) <= 4096, "a chunk's side data fits one page");
 static struct {
 	struct sa_fd_side side;
@@ -281,8 +281,8 @@ static inline void live_dec(int fd, struct sa_fd_side *d)
 		chunk_emptied(fd, d);
 }
 
-static void (*listener_ref)(struct sa_listener *);
-static void (*listener_unref)(struct sa_listener *);
+static void (*listener_ref)(struct sa_listener *) SA_START_DATA;
+static void (*listener_unref)(struct sa_listener *) SA_START_DATA;
 
 void sa_fd_set_listener_hooks(void (*ref)(struct sa_listener *), void (*unref)(struct sa_listener *))
 {
