@@ -208,7 +208,7 @@ static long decode_str(const char *s, const char *e, char *o, size_t cap)
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 				s += 6;
 			}
-			n += put_utf8(o + n, cp);   /* \uXXXX is 6 bytes, its UTF-8 at most 4 */
+			n += put_utf8(o + n, cp);   /* a \u escape with four hex digits is 6 bytes, its UTF-8 at most 4 */
 			break;
 		default: o[n++] = s[-1]; break;   /* \" \\ \/ */
 		}
