@@ -59,28 +59,30 @@ static inline char *finding_slot(struct sa_findings *f, const char *code, const 
 	return f->msg + used;
 }
 
-void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, ...)
+static void add_v(struct sa_findings *f, const char *code, const char *fmt, va_list ap)
 {
 	char *p = finding_slot(f, code, fmt);
+
+	if (p)
+		vsnprintf(p, sizeof f->msg - (size_t)(p - f->msg), fmt, ap);
+}
+
+void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, ...)
+{
 	va_list ap;
 
-	if (!p)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(p, sizeof f->msg - (size_t)(p - f->msg), fmt, ap);
+	add_v(f, code, fmt, ap);
 	va_end(ap);
 }
 
+/* The read-back words' callback (sa_say_fn): the same as sa_findings_add. */
 void sa_findings_say(void *ctx, const char *code, const char *fmt, ...)
 {
-	struct sa_findings *f = ctx;
-	char *p = finding_slot(f, code, fmt);
 	va_list ap;
 
-	if (!p)
-		return;
 	va_start(ap, fmt);
-	vsnprintf(p, sizeof f->msg - (size_t)(p - f->msg), fmt, ap);
+	add_v(ctx, code, fmt, ap);
 	va_end(ap);
 }
 

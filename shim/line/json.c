@@ -275,6 +275,16 @@ static int escape(struct sa_out *o, unsigned char c)
 }
 
 /* A JSON string of n bytes that are valid UTF-8 already. */
+/* s, n bytes that need no escape, quoted, when the buffer has room. */
+static inline int put_quoted(struct sa_out *o, const char *s, size_t n)
+{
+	*o->p++ = '"';
+	memcpy(o->p, s, n);
+	o->p += n;
+	*o->p++ = '"';
+	return 0;
+}
+
 int sa_out_str(struct sa_out *o, const char *s, size_t n)
 {
 	size_t i = 0, run = 0;
@@ -282,13 +292,8 @@ int sa_out_str(struct sa_out *o, const char *s, size_t n)
 	/* Most strings (event names, codes) need no escape: one copy. */
 	while (i < n && plain((unsigned char)s[i]))
 		i++;
-	if (i == n && (size_t)(o->end - o->p) >= n + 2) {
-		*o->p++ = '"';
-		memcpy(o->p, s, n);
-		o->p += n;
-		*o->p++ = '"';
-		return 0;
-	}
+	if (i == n && (size_t)(o->end - o->p) >= n + 2)
+		return put_quoted(o, s, n);
 	if (sa_out_put(o, "\"", 1))
 		return -1;
 	for (i = 0; i < n; i++) {
@@ -315,13 +320,8 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
 	/* Most strings are printable ASCII with nothing to escape: one copy. */
 	while (i < n && u[i] >= 0x20 && u[i] < 0x80 && u[i] != '"' && u[i] != '\\')
 		i++;
-	if (i == n && (size_t)(o->end - o->p) >= n + 2) {
-		*o->p++ = '"';
-		memcpy(o->p, s, n);
-		o->p += n;
-		*o->p++ = '"';
-		return 0;
-	}
+	if (i == n && (size_t)(o->end - o->p) >= n + 2)
+		return put_quoted(o, s, n);
 	if (sa_out_put(o, "\"", 1))
 		return -1;
 	while (i < n) {
