@@ -90,13 +90,19 @@ $(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
 # down, and each 64 kB window of a file mapping a child reads is a fault.
 # Three mappings were three vmas and three faults or more per child; now one
 # vma, and the three parts sit in 60 kB (docs/performance.md).
-SHIM_LAYOUT := -Wl,-z,noseparate-code
+# No RELRO: every exec then writes one data page of ours (the loader's
+# zeroing of the page's tail comes first, so one fault), makes no
+# mprotect and keeps one vma fewer. The .got.plt stays writable either way
+# (no -z now, below). Measured with bench/exec_loop.sh and
+# bench/socat_fork.sh; the trade is in docs/hardening.md and performance.md.
+SHIM_NORELRO := -Wl,-z,norelro
+SHIM_LAYOUT := -Wl,-z,noseparate-code $(SHIM_NORELRO)
 # The linker's own script for a shared library, with shim/sa_fork_text.ld's
 # lines put inside .text before its generic *(.text ...) line (one .text:
 # valgrind's symbol reader needs that) and shim/sa_proc.ld's sections right
 # after .data. The build stops if either place is not found, rather than
 # link without them.
-$(BUILD)/shim.ld: shim/sa_fork_text.ld shim/sa_proc.ld $(FLAGS_STAMP)
+$(BUILD)/shim.ld: shim/sa_fork_text.ld shim/sa_proc.ld $(FLAGS_STAMP) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_LDFLAGS) -shared $(SHIM_LAYOUT) -Wl,--verbose -o /dev/null 2>/dev/null | sed -n '/^=======/,/^=======/p' | sed '1d;$$d' | \
 		awk -v text=shim/sa_fork_text.ld -v proc=shim/sa_proc.ld ' \
@@ -115,7 +121,7 @@ $(BUILD)/shim.ld: shim/sa_fork_text.ld shim/sa_proc.ld $(FLAGS_STAMP)
 
 # What each exec pays the loader for the library (docs/performance.md,
 # "Start cost"): no -z now (the ~60 libc functions we call are bound when
-# first called, not all at every exec; RELRO still covers the GOT's data);
+# first called, not all at every exec);
 # no crtbeginS.o (shim/base/link.c); malloc and free wrapped so jansson's
 # static pointers to them need no symbol lookup at load.
 SHIM_START := -nostartfiles $(shell $(CC) -print-file-name=crtendS.o) -Wl,--wrap=malloc,--wrap=free

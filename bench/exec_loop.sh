@@ -2,45 +2,82 @@
 # bench/exec_loop.sh: what the shim costs a program that execs all the time
 # (inetd-style services, CGI, shell scripts, `sockaudit -- make`), timed.
 #
-# A shell loop of EXEC_N (300) execs of /bin/true, plain and with the shim
-# preloaded (the shell and every /bin/true load it, default level), run in
-# turn, plain then shim, EXEC_ROUNDS (5) pairs: the ratio is taken pair by
-# pair (a neighbour's load drifts slower than one pair), and the median
-# pair is printed with the range. Ratio = plain's time / the shim's: 1.0 is
-# no cost, 0.95 is 5 % slower.
-# Usage: bench/exec_loop.sh   (env: SA_LIB, EXEC_N, EXEC_ROUNDS, EXEC_PROG)
+# One sample is a shell loop of EXEC_K (20) execs of /bin/true; under an arm
+# the shell and every /bin/true load that arm's preload. The arms take turns
+# sample by sample (round robin, the first arm moving each turn), EXEC_N
+# (150) samples each, so a neighbour's load on this shared machine falls on
+# every arm alike; timed one after another in blocks of 300 execs, two
+# plain runs differed by up to 30 % here, and the median pair moved by 5 %.
+# The arms:
+#   plain        no preload
+#   plain again  the noise floor: how far two identical arms differ
+#   empty        an empty library (no code, no data; cc -shared -nostdlib):
+#                what the loader's open, map and close of any preload cost
+#   one-function bench/onefunc.c (socket() wrapped, dlsym on first use)
+#   shim         libsockaudit.so, default level (SA_LIB to choose one)
+# For each: microseconds per exec, wall and CPU (the shell's and its
+# children's, from wait4), and the ratio plain/arm of the sums: 1.0 is no
+# cost, 0.95 is 5 % slower. Then the page faults of one exec of /bin/true
+# under each arm (exact: the median of 21, from wait4).
+# Usage: bench/exec_loop.sh   (env: SA_LIB, EXEC_N, EXEC_K, EXEC_PROG, EXEC_ARMS)
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 LIB=${SA_LIB:-$TOP/libsockaudit.so}
 case $LIB in /*) ;; *) LIB=$PWD/$LIB ;; esac
-N=${EXEC_N:-300}
-ROUNDS=${EXEC_ROUNDS:-5}
-PROG=${EXEC_PROG:-/bin/true}
+[ -f "$LIB" ] || { echo "exec_loop.sh: $LIB not found (make first)" >&2; exit 2; }
 T=$(mktemp -d /tmp/sa-exec.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-loop="i=0; while [ \$i -lt $N ]; do $PROG; i=\$((i + 1)); done"
-# ns ARM: wall nanoseconds of one loop.
-ns() {
-	local t0 t1
-	t0=$(date +%s%N)
-	if [ "$1" = shim ]; then
-		env LD_PRELOAD="$LIB" SOCKAUDIT_LOG="$T/log" sh -c "$loop"
-	else
-		env -u LD_PRELOAD sh -c "$loop"
-	fi
-	t1=$(date +%s%N)
-	echo $((t1 - t0))
-}
-ns plain >/dev/null; ns shim >/dev/null   # warm the page cache
-: >"$T/pairs"
-for _ in $(seq "$ROUNDS"); do
-	p=$(ns plain) s=$(ns shim)
-	echo "$p $s" >>"$T/pairs"
-done
-echo "exec loop: $N x $PROG in sh, plain then shim (default level), $ROUNDS pairs; nproc $(nproc)"
-awk -v n="$N" '{ print $1 / $2, $1 / n / 1000, $2 / n / 1000 }' "$T/pairs" | sort -n |
-	awk '{ r[NR] = $1; p[NR] = $2; s[NR] = $3 } END {
-		m = int((NR + 1) / 2)
-		printf "median pair: plain %.0f us/exec, shim %.0f us/exec; speed ratio plain/shim %.3f (pairs %.3f-%.3f)\n", p[m], s[m], r[m], r[1], r[NR] }'
-if [ -s "$T/log" ]; then echo "note: the shim wrote $(wc -l <"$T/log") lines"; fi
-exit 0
+CC=${CC:-cc}
+echo 'int sa_bench_nothing;' >"$T/empty.c"
+$CC -shared -fPIC -nostdlib -o "$T/empty.so" "$T/empty.c" || exit 2
+$CC -shared -fPIC -O2 -o "$T/onefunc.so" "$TOP/bench/onefunc.c" -ldl || exit 2
+export EXEC_LIB=$LIB EXEC_EMPTY=$T/empty.so EXEC_ONE=$T/onefunc.so
+exec python3 - <<'PY'
+import os, statistics, time
+
+lib, empty, one = os.environ["EXEC_LIB"], os.environ["EXEC_EMPTY"], os.environ["EXEC_ONE"]
+n = int(os.environ.get("EXEC_N", "150"))
+k = int(os.environ.get("EXEC_K", "20"))
+prog = os.environ.get("EXEC_PROG", "/bin/true")
+arms = [("plain", None), ("plain again", None), ("empty library", empty),
+        ("one-function preload", one), ("libsockaudit.so", lib)]
+want = os.environ.get("EXEC_ARMS")
+if want:
+    arms = [a for a in arms if a[0] in ("plain", "plain again") or a[0].split()[0] in want.split()]
+loop = "i=0; while [ $i -lt %d ]; do %s; i=$((i + 1)); done" % (k, prog)
+base = {k_: v for k_, v in os.environ.items() if k_ != "LD_PRELOAD" and not k_.startswith("SOCKAUDIT_")}
+base["SOCKAUDIT_LOG"] = "/dev/null"
+
+def env_of(pre):
+    e = dict(base)
+    if pre:
+        e["LD_PRELOAD"] = pre
+    return e
+
+envs = [env_of(p) for _, p in arms]
+
+def sample(e, argv):
+    t0 = time.perf_counter()
+    pid = os.posix_spawn(argv[0], argv, e)
+    _, st, ru = os.wait4(pid, 0)
+    return time.perf_counter() - t0, ru.ru_utime + ru.ru_stime, ru.ru_minflt
+
+sh = ["/bin/sh", "-c", loop]
+for e in envs:          # warm the page cache
+    sample(e, sh)
+wall = [0.0] * len(arms)
+cpu = [0.0] * len(arms)
+for i in range(n):
+    for j in range(len(arms)):
+        a = (i + j) % len(arms)
+        w, c, _ = sample(envs[a], sh)
+        wall[a] += w
+        cpu[a] += c
+flt = [statistics.median(sample(e, [prog])[2] for _ in range(21)) for e in envs]
+print("exec loop: %d samples per arm of %d x %s in sh, arms in turn (round robin); nproc %d"
+      % (n, k, prog, os.cpu_count()))
+print("%-22s %10s %10s %11s %10s %12s" % ("arm", "us/exec", "ratio", "cpu us/exec", "cpu ratio", "faults/exec"))
+for j, (name, _) in enumerate(arms):
+    print("%-22s %10.1f %10.3f %11.1f %10.3f %12d" % (
+        name, wall[j] / n / k * 1e6, wall[0] / wall[j], cpu[j] / n / k * 1e6, cpu[0] / cpu[j], flt[j]))
+PY

@@ -29,10 +29,13 @@
 enum sa_optkind {
 	SA_OPT_INT, SA_OPT_BOOL, SA_OPT_LINGER, SA_OPT_TIMEVAL, SA_OPT_STRING, SA_OPT_OPAQUE
 };
+/* The name inline, not a pointer: a table of pointers is relocated by the
+ * loader in every exec (107 relative relocations, most of a written page). */
+#define SA_OPTNAME_MAX 25   /* "SO_ATTACH_REUSEPORT_EBPF" and its NUL */
 struct sa_optdesc {
 	int level, opt;
-	const char *name;
-	enum sa_optkind kind;
+	char name[SA_OPTNAME_MAX];
+	unsigned char kind;  /* enum sa_optkind */
 };
 /* The descriptor for (level, opt), or NULL when unknown. */
 const struct sa_optdesc *sa_opt_lookup(int level, int opt) SA_RB_HIDDEN;

@@ -90,6 +90,7 @@ static inline int sa_accept_close_needed(uint32_t flags)
 	       (flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO);
 }
 void sa_listener_flush(void) SA_HIDDEN;   /* lines of listeners closed by close_range */
+void sa_listener_hooks_init(void) SA_HIDDEN;   /* the fd table's listener reference hooks; init calls it */
 void sa_accept_summary(json_t *summary) SA_HIDDEN;      /* listeners, final listener_stats */
 void sa_accept_reset(void) SA_HIDDEN;
 int sa_accept_active(void) SA_HIDDEN;                   /* a listener accepted (or failed) here */

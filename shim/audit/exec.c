@@ -31,15 +31,18 @@ static int preloaded_by_env = -1;
 /* Whether VALUE (an LD_PRELOAD value) names our library. */
 static int names_us(const char *v)
 {
+	/* An array, not a literal: .rodata sits in the library's first pages,
+	 * which the loader has read already; a literal's pool is after .text. */
+	static const char tag[] = LIB_TAG;
 	const char *p;
 	size_t k;
 
 	/* By hand: libc's strncmp would be one more lazy binding (about 700
 	 * instructions) in the constructor of every exec. */
 	for (p = v; *p; p++) {
-		for (k = 0; k < sizeof LIB_TAG - 1 && p[k] == LIB_TAG[k]; k++)
+		for (k = 0; k < sizeof tag - 1 && p[k] == tag[k]; k++)
 			;
-		if (k == sizeof LIB_TAG - 1)
+		if (k == sizeof tag - 1)
 			return 1;
 	}
 	return 0;

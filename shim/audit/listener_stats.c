@@ -184,9 +184,10 @@ void sa_listener_flush(void)
 	}
 }
 
-/* Registered before any fd entry can hold a reference (our constructor
- * runs before main; entries get listeners only after that). */
-__attribute__((constructor)) static void register_hooks(void)
+/* Registered by init, before any fd entry can hold a reference (entries
+ * get listeners only from an audited listen or accept). Not a constructor:
+ * its code would be one more page every exec reads. */
+void sa_listener_hooks_init(void)
 {
 	sa_fd_set_listener_hooks(ref, unref);
 }

@@ -192,6 +192,7 @@ static void do_init(void)
 	}
 #endif
 	sa_env_capture(NULL);
+	sa_listener_hooks_init();
 	/* Every real function, in one pass: the audit code (shim/audit,
 	 * kernel, state) calls sa_real.* without a check on the request path,
 	 * and a server's forked children inherit the table filled. */

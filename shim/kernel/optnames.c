@@ -32,7 +32,9 @@
 #define TCP_FASTOPEN_NO_COOKIE 34
 #endif
 
-#define O(l, o, k) { l, o, #o, SA_OPT_##k }
+/* A name longer than the inline array is a compile error, not a name
+ * without its NUL. */
+#define O(l, o, k) { l, o, #o, SA_OPT_##k + 0 * sizeof(char[sizeof(#o) <= SA_OPTNAME_MAX ? 1 : -1]) }
 
 static const struct sa_optdesc table[] = {
 	O(SOL_SOCKET, SO_DEBUG, BOOL), O(SOL_SOCKET, SO_REUSEADDR, BOOL),
