@@ -40,9 +40,21 @@ static int start_dir_read SA_START_DATA;
  * process title there) as well as changed or cleared its environment. */
 #define SNAP_MAX 32
 #define SNAP_BYTES 8192
-static const char *snap[SNAP_MAX];
+/* The usual settings (a log path, a level: a few hundred bytes) go on the
+ * data page the loader writes at every exec anyway (SA_START_DATA), with
+ * their offsets; only a longer environment spills into snap_buf, a page of
+ * .bss more for the constructor to write. Offset o is snap_small[o] below
+ * SNAP_SMALL, snap_buf[o - SNAP_SMALL] from there. */
+#define SNAP_SMALL 320
+static unsigned short snap_off[SNAP_MAX] SA_START_DATA;
+static char snap_small[SNAP_SMALL] SA_START_DATA;
 static char snap_buf[SNAP_BYTES];
 static int snap_n SA_START_DATA, snap_taken SA_START_DATA;
+
+static inline char *snap_at(unsigned o)
+{
+	return o < SNAP_SMALL ? snap_small + o : snap_buf + (o - SNAP_SMALL);
+}
 
 /* s begins with the NUL-terminated p. Inline: the constructor then calls
  * into libc (a lazy-binding fix-up each) only for what it must. */
@@ -76,11 +88,12 @@ static void read_start_dir(const char *log)
  * constructor's code (shim/sa_fork_text.ld), not among the strings after
  * .text: every exec reads it. */
 static const char env_prefix[] = "SOCKAUDIT" "_";   /* split: not a variable's name (docs test) */
+static const char log_name[] = SOCKAUDIT_ENV_LOG;
 
 void sa_env_capture(char **envp)
 {
 	char **e;
-	size_t used, len;
+	size_t small, used, len;
 
 	/* The constructor's envp is the one that counts (2); a copy taken
 	 * before it (1) is taken again from it. */
@@ -102,17 +115,30 @@ void sa_env_capture(char **envp)
 		snap_taken = 2;
 	}
 	snap_n = 0;
-	for (e = envp, used = 0; e && *e && snap_n < SNAP_MAX; e++) {
+	for (e = envp, small = 0, used = 0; e && *e && snap_n < SNAP_MAX; e++) {
+		char *to;
+		unsigned at;
+
 		if ((*e)[0] != 'S' || !after_prefix(*e, env_prefix))
 			continue;
 		/* By hand: the constructor binds no libc function it can avoid. */
-		for (len = 0; (*e)[len] && used + len < sizeof snap_buf - 1; len++)
-			snap_buf[used + len] = (*e)[len];
+		for (len = 0; (*e)[len] && len < SNAP_BYTES; len++)
+			;
 		if ((*e)[len])
 			break;   /* beyond any valid setting: as if unset */
-		snap_buf[used + len] = '\0';
-		snap[snap_n++] = snap_buf + used;
-		used += len + 1;
+		if (small + len < SNAP_SMALL) {
+			at = small;
+			small += len + 1;
+		} else if (used + len < SNAP_BYTES) {
+			at = SNAP_SMALL + used;
+			used += len + 1;
+		} else {
+			break;   /* the settings together beyond SNAP_BYTES: the rest as if unset */
+		}
+		to = snap_at(at);
+		for (size_t i = 0; i <= len; i++)
+			to[i] = (*e)[i];
+		snap_off[snap_n++] = (unsigned short)at;
 	}
 	/* secure_getenv's rule: a setuid or setgid program (AT_SECURE) is
 	 * configured by nobody's environment. */
@@ -120,7 +146,7 @@ void sa_env_capture(char **envp)
 		snap_n = 0;
 	/* Only a relative log path needs the directory, and only as it was
 	 * before main could chdir(). */
-	read_start_dir(sa_env_get(SOCKAUDIT_ENV_LOG));
+	read_start_dir(sa_env_get(log_name));
 }
 
 int sa_env_final(void)
@@ -134,7 +160,7 @@ char *sa_env_get(const char *name)
 	int i;
 
 	for (i = 0; i < snap_n; i++)
-		if ((v = after_prefix(snap[i], name)) && *v == '=')
+		if ((v = after_prefix(snap_at(snap_off[i]), name)) && *v == '=')
 			return (char *)v + 1;
 	return NULL;
 }
