@@ -24,8 +24,11 @@
 
 #define LIB_TAG "libsockaudit"
 
-/* Our own environment preloaded us (not /etc/ld.so.preload, which the new
- * program gets whatever its environment): set once, at load. */
+/* Our own environment names us in LD_PRELOAD: set once, at load. Whether
+ * it is what preloaded us (not /etc/ld.so.preload, which the new program
+ * gets whatever its environment; in secure execution the loader ignores
+ * LD_PRELOAD) is asked at an exec: getauxval in the constructor would be
+ * one more lazy binding in every exec. */
 static int preloaded_by_env = -1;
 
 /* Whether VALUE (an LD_PRELOAD value) names our library. */
@@ -40,7 +43,9 @@ static int names_us(const char *v)
 	/* By hand: libc's strncmp would be one more lazy binding (about 700
 	 * instructions) in the constructor of every exec. */
 	for (p = v; *p; p++) {
-		for (k = 0; k < sizeof tag - 1 && p[k] == tag[k]; k++)
+		if (*p != tag[0])
+			continue;
+		for (k = 1; k < sizeof tag - 1 && p[k] == tag[k]; k++)
 			;
 		if (k == sizeof tag - 1)
 			return 1;
@@ -50,26 +55,14 @@ static int names_us(const char *v)
 
 void sa_exec_init(char *const envp[])
 {
-	static const char key[] = "LD_PRELOAD=";
-	const char *v = NULL;
-	size_t i, k;
+	const char *v;
 
 	if (preloaded_by_env >= 0)
 		return;
-	if (!envp) {
-		v = secure_getenv("LD_PRELOAD");
-		preloaded_by_env = v && names_us(v);
-		return;
-	}
-	/* By hand, as secure_getenv would read it: the constructor binds
-	 * no libc function it can avoid. */
-	for (i = 0; envp[i] && !v; i++) {
-		for (k = 0; key[k] && envp[i][k] == key[k]; k++)
-			;
-		if (!key[k])
-			v = envp[i] + k;
-	}
-	preloaded_by_env = v && names_us(v) && !getauxval(AT_SECURE);
+	/* The constructor's envp, which sa_env_capture() has just read (one
+	 * pass over it, not two); without it, as secure_getenv reads it. */
+	v = envp ? sa_env_start_preload() : secure_getenv("LD_PRELOAD");
+	preloaded_by_env = v && names_us(v);
 }
 
 int sa_exec_env_preloads(char *const envp[])
@@ -100,7 +93,7 @@ void sa_exec_check(const char *call, const char *prog, char *const envp[], int s
 {
 	struct sa_line L;
 
-	if (preloaded_by_env <= 0 || sa_exec_env_preloads(envp))
+	if (preloaded_by_env <= 0 || sa_env_secure() || sa_exec_env_preloads(envp))
 		return;
 	if (shared_mem)
 		sa_line_begin_as(&L, "exec_unaudited", (pid_t)sa_syscall(SYS_getpid), (pid_t)sa_syscall(SYS_gettid));

@@ -259,6 +259,9 @@ typedef char *(*sa_getenv_fn)(const char *name);
  * working directory) as the process started; once, from the constructor
  * or the first init. sa_env_get reads that copy (a sa_getenv_fn). */
 void sa_env_capture(char **envp) SA_HIDDEN;   /* NULL: environ */
+int sa_env_secure(void) SA_HIDDEN;   /* AT_SECURE: asked once, on first use */
+/* LD_PRELOAD's value as sa_env_capture(envp) found it: for the constructor. */
+const char *sa_env_start_preload(void) SA_HIDDEN;
 char *sa_env_get(const char *name) SA_HIDDEN;
 /* 1 once the copy is the constructor's, which nothing changes after. */
 int sa_env_final(void) SA_HIDDEN;

@@ -56,6 +56,25 @@ static inline char *snap_at(unsigned o)
 	return o < SNAP_SMALL ? snap_small + o : snap_buf + (o - SNAP_SMALL);
 }
 
+/* secure_getenv's rule: a setuid or setgid program (AT_SECURE) is
+ * configured by nobody's environment. Asked at the first read of a
+ * setting, not by the constructor: getauxval would be one more lazy
+ * binding in every exec. 0: not asked yet, 1: no, 2: yes. Each thread
+ * that finds it unasked asks itself, so none reads a setting on another's
+ * word. */
+static int env_secure SA_START_DATA;
+
+int sa_env_secure(void)
+{
+	int s = __atomic_load_n(&env_secure, __ATOMIC_RELAXED);
+
+	if (!s) {
+		s = getauxval(AT_SECURE) ? 2 : 1;
+		__atomic_store_n(&env_secure, s, __ATOMIC_RELAXED);
+	}
+	return s == 2;
+}
+
 /* s begins with the NUL-terminated p. Inline: the constructor then calls
  * into libc (a lazy-binding fix-up each) only for what it must. */
 static inline const char *after_prefix(const char *s, const char *p)
@@ -65,6 +84,8 @@ static inline const char *after_prefix(const char *s, const char *p)
 			return NULL;
 	return s;
 }
+
+static char *snap_find(const char *name);
 
 /* A relative log path, which needs the start directory. */
 static int log_is_relative(const char *v)
@@ -89,11 +110,21 @@ static void read_start_dir(const char *log)
  * .text: every exec reads it. */
 static const char env_prefix[] = "SOCKAUDIT" "_";   /* split: not a variable's name (docs test) */
 static const char log_name[] = SOCKAUDIT_ENV_LOG;
+static const char preload_key[] = "LD_PRELOAD=";
+/* LD_PRELOAD's value in the environment the constructor was given: read
+ * by the constructor only (the host may overwrite it later). */
+static const char *preload_at_start SA_START_DATA;
+
+const char *sa_env_start_preload(void)
+{
+	return preload_at_start;
+}
 
 void sa_env_capture(char **envp)
 {
 	char **e;
 	size_t small, used, len;
+	int full;
 
 	/* The constructor's envp is the one that counts (2); a copy taken
 	 * before it (1) is taken again from it. */
@@ -115,17 +146,27 @@ void sa_env_capture(char **envp)
 		snap_taken = 2;
 	}
 	snap_n = 0;
-	for (e = envp, small = 0, used = 0; e && *e && snap_n < SNAP_MAX; e++) {
+	preload_at_start = NULL;
+	for (e = envp, small = 0, used = 0, full = 0; e && *e; e++) {
 		char *to;
 		unsigned at;
+		const char *p;
 
-		if ((*e)[0] != 'S' || !after_prefix(*e, env_prefix))
+		/* LD_PRELOAD too, the first as getenv would: the exec audit
+		 * asks whether our own environment preloaded us. */
+		if ((*e)[0] == 'L' && !preload_at_start && (p = after_prefix(*e, preload_key))) {
+			preload_at_start = p;
+			continue;
+		}
+		if (full || (*e)[0] != 'S' || !after_prefix(*e, env_prefix))
 			continue;
 		/* By hand: the constructor binds no libc function it can avoid. */
 		for (len = 0; (*e)[len] && len < SNAP_BYTES; len++)
 			;
-		if ((*e)[len])
-			break;   /* beyond any valid setting: as if unset */
+		if ((*e)[len]) {
+			full = 1;   /* beyond any valid setting: it and the rest as if unset */
+			continue;
+		}
 		if (small + len < SNAP_SMALL) {
 			at = small;
 			small += len + 1;
@@ -133,20 +174,20 @@ void sa_env_capture(char **envp)
 			at = SNAP_SMALL + used;
 			used += len + 1;
 		} else {
-			break;   /* the settings together beyond SNAP_BYTES: the rest as if unset */
+			full = 1;   /* the settings together beyond SNAP_BYTES: the rest as if unset */
+			continue;
 		}
 		to = snap_at(at);
 		for (size_t i = 0; i <= len; i++)
 			to[i] = (*e)[i];
 		snap_off[snap_n++] = (unsigned short)at;
+		full = snap_n == SNAP_MAX;
 	}
-	/* secure_getenv's rule: a setuid or setgid program (AT_SECURE) is
-	 * configured by nobody's environment. */
-	if (snap_n && getauxval(AT_SECURE))
-		snap_n = 0;
 	/* Only a relative log path needs the directory, and only as it was
-	 * before main could chdir(). */
-	read_start_dir(sa_env_get(log_name));
+	 * before main could chdir(). Looked at before the secure-execution
+	 * test, which an absolute path (the launcher's) never needs here. */
+	if (log_is_relative(snap_find(log_name)))
+		read_start_dir(sa_env_get(log_name));
 }
 
 int sa_env_final(void)
@@ -154,7 +195,8 @@ int sa_env_final(void)
 	return __atomic_load_n(&snap_taken, __ATOMIC_ACQUIRE) == 2;
 }
 
-char *sa_env_get(const char *name)
+/* The setting NAME as copied, whatever the secure-execution rule says. */
+static char *snap_find(const char *name)
 {
 	const char *v;
 	int i;
@@ -163,6 +205,13 @@ char *sa_env_get(const char *name)
 		if ((v = after_prefix(snap_at(snap_off[i]), name)) && *v == '=')
 			return (char *)v + 1;
 	return NULL;
+}
+
+char *sa_env_get(const char *name)
+{
+	if (!snap_n || sa_env_secure())
+		return NULL;
+	return snap_find(name);
 }
 
 static void warn(struct sa_config *c, const char *var, const char *value, const char *why)

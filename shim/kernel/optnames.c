@@ -36,7 +36,11 @@
  * without its NUL. */
 #define O(l, o, k) { l, o, #o, SA_OPT_##k + 0 * sizeof(char[sizeof(#o) <= SA_OPTNAME_MAX ? 1 : -1]) }
 
-static const struct sa_optdesc table[] = {
+/* After .text with the long strings (the Makefile's script places every
+ * .rodata.s* there): only an audited setsockopt and `sockaudit explain`
+ * read it, and the library's first pages are for what every exec and
+ * every forked child reads. */
+static const struct sa_optdesc table[] __attribute__((section(".rodata.sa_optnames"))) = {
 	O(SOL_SOCKET, SO_DEBUG, BOOL), O(SOL_SOCKET, SO_REUSEADDR, BOOL),
 	O(SOL_SOCKET, SO_TYPE, INT), O(SOL_SOCKET, SO_ERROR, INT),
 	O(SOL_SOCKET, SO_DONTROUTE, BOOL), O(SOL_SOCKET, SO_BROADCAST, BOOL),
