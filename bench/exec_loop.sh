@@ -17,8 +17,10 @@
 #   shim         libsockaudit.so, default level (SA_LIB to choose one)
 # For each: microseconds per exec, wall and CPU (the shell's and its
 # children's, from wait4), the ratio plain/arm of the sums (1.0 is no
-# cost, 0.95 is 5 % slower) and the median over turns of the same ratio. Then the page faults of one exec of /bin/true
-# under each arm (exact: the median of 21, from wait4).
+# cost, 0.95 is 5 % slower) and the median over turns of the same ratio.
+# Then the page faults of one exec of /bin/true under each arm (exact: the
+# median of 21, from wait4). SOCKAUDIT_LOG is set, as for any audited
+# program (the settings' copy is part of what an exec pays).
 # Usage: bench/exec_loop.sh   (env: SA_LIB, EXEC_N, EXEC_K, EXEC_PROG, EXEC_ARMS)
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)

@@ -355,7 +355,9 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
  * them: that function is glibc 2.32's and musl has none, and the library
  * must load on glibc 2.17. Fixed-width strings, not pointers: no
  * relocation for the loader to apply at every exec. */
-static const char errno_names[][SA_ERRNO_NAME_MAX] = {
+/* After .text (.rodata.s*: the Makefile's script): read only for a line
+ * that names an errno, not by what every exec or child runs. */
+static const char errno_names[][SA_ERRNO_NAME_MAX] __attribute__((section(".rodata.sa_errno_names"))) = {
 	"0", "EPERM", "ENOENT", "ESRCH", "EINTR", "EIO",
 	"ENXIO", "E2BIG", "ENOEXEC", "EBADF", "ECHILD", "EAGAIN",
 	"ENOMEM", "EACCES", "EFAULT", "ENOTBLK", "EBUSY", "EEXIST",

@@ -121,7 +121,18 @@ static inline int sa_sock_is_tcp(const struct sa_sock *s)
  * I/O wrapper makes it on every call, tracked fd or not. */
 #define SA_FD_MAX (1 << 20)                    /* fds at or above are not tracked */
 #define SA_FD_CHUNK_BITS 8
-extern struct sa_sock *sa_fd_chunks[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
+struct sa_fd_side;
+/* Per chunk of 256 fds, its entries and its side page (below), side by
+ * side: a lookup of any fd below 256 reads the first pair, which sits on
+ * the data page the loader writes at every exec (section
+ * .bss.sa_start_tail, placed right after .data: shim/sa_proc.ld), so a
+ * process that never tracked a socket (a shell's close and dup2) reads no
+ * page of .bss for it. */
+struct sa_fd_slot {
+	struct sa_sock *ent;
+	struct sa_fd_side *side;
+};
+extern struct sa_fd_slot sa_fd_map[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
 /* The entry for fd, or NULL when fd is not a socket we track. Lock-free. */
 static inline struct sa_sock *sa_fd_get(int fd)
 {
@@ -129,7 +140,7 @@ static inline struct sa_sock *sa_fd_get(int fd)
 
 	if (SA_UNLIKELY((unsigned int)fd >= SA_FD_MAX))
 		return NULL;
-	c = __atomic_load_n(&sa_fd_chunks[(unsigned int)fd >> SA_FD_CHUNK_BITS], __ATOMIC_ACQUIRE);
+	c = __atomic_load_n(&sa_fd_map[(unsigned int)fd >> SA_FD_CHUNK_BITS].ent, __ATOMIC_ACQUIRE);
 	if (!c)
 		return NULL;
 	s = &c[(unsigned int)fd & ((1u << SA_FD_CHUNK_BITS) - 1)];
@@ -174,11 +185,10 @@ struct sa_fd_side {
 	uint32_t live;                            /* tracked entries in the chunk (+ RELEASING) */
 	uint32_t released_at_s;                   /* when the chunk was last handed back */
 };
-extern struct sa_fd_side *sa_fd_sides[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
 static inline struct sa_fd_side *sa_fd_side_of(int fd)
 {
 	return (unsigned int)fd < SA_FD_MAX
-		? __atomic_load_n(&sa_fd_sides[(unsigned int)fd >> SA_FD_CHUNK_BITS], __ATOMIC_ACQUIRE)
+		? __atomic_load_n(&sa_fd_map[(unsigned int)fd >> SA_FD_CHUNK_BITS].side, __ATOMIC_ACQUIRE)
 		: NULL;
 }
 #define SA_FD_IDX(fd) ((unsigned int)(fd) & ((1u << SA_FD_CHUNK_BITS) - 1))
