@@ -73,10 +73,7 @@ static int inherited_shared;        /* the fd table is the parent's (CLONE_FILES
 static dev_t inherited_dev;
 static ino_t inherited_ino;
 static char inherited_path[512];
-/* Empty until a sink is opened: "stderr" (sa_sink_describe). Zero, not
- * initialised: .data is the page the loader writes at every exec, and has
- * no room for 560 bytes only init needs. */
-static char describe[560];
+static char describe[560];   /* "" until a sink opens: "stderr"; .bss: .data has no room */
 
 static int writers SA_PROC_PAGE;                 /* lines being written now */
 static __thread int in_write __attribute__((tls_model("initial-exec")));
