@@ -172,6 +172,11 @@ void sa_lifecycle_new_process_fds(int shares_fds)
 		reopen_for_pid(cfg, shares_fds);
 }
 
+#ifdef __GLIBC__
+extern void *__dso_handle SA_HIDDEN;
+static int (*register_atfork)(void (*)(void), void (*)(void), void (*)(void), void *);
+#endif
+
 static void do_init(void)
 {
 	struct sa_config *cfg = sa_cfg_slot();
@@ -185,6 +190,18 @@ static void do_init(void)
 	 * loader takes it): its wrappers pass every call through, and it
 	 * audits nothing in a C library it was not built for. */
 	if (sa_real_sym("gnu_get_libc_version")) {
+		sa_run_set_state(SA_RUN_DISABLED);
+		sa_in_shim--;
+		errno = saved;
+		return;
+	}
+#else
+	/* glibc's fork-handler registration (what libc_nonshared's
+	 * pthread_atfork calls), looked up, not linked: musl has none, and a
+	 * musl program that inherited LD_PRELOAD from an audited glibc one
+	 * must still start. Not found: this is not glibc; audit nothing. */
+	register_atfork = (int (*)(void (*)(void), void (*)(void), void (*)(void), void *))sa_real_sym("__register_atfork");
+	if (!register_atfork) {
 		sa_run_set_state(SA_RUN_DISABLED);
 		sa_in_shim--;
 		errno = saved;
@@ -227,7 +244,11 @@ static void do_init(void)
 	sa_emit_set_first_line(emit_init_once);
 	/* No prepare handler: the shim holds no lock a fork could meet held
 	 * (fork() from a signal handler runs the prepare handlers). */
+#ifdef __GLIBC__
+	register_atfork(NULL, sa_fd_forked, sa_lifecycle_new_process, &__dso_handle);
+#else
 	pthread_atfork(NULL, sa_fd_forked, sa_lifecycle_new_process);
+#endif
 	sa_run_set_state(SA_RUN_ACTIVE);
 	sa_in_shim--;
 	errno = saved;
@@ -268,12 +289,17 @@ int sa_ensure_init_slow(void)
  * never makes one (/bin/true, most of a shell's children) pays only the
  * loader's work for our library. */
 #ifdef __GLIBC__
-/* glibc passes an ELF constructor (argc, argv, envp): reading envp saves
- * the loader a symbol lookup of environ at every exec. */
+/* glibc passes an ELF constructor (argc, argv, envp). */
 __attribute__((constructor)) static void sa_ctor(int argc, char **argv, char **envp)
 {
 	(void)argc;
 	(void)argv;
+	/* musl's loader, which takes this build when an audited glibc program
+	 * execs a musl one, calls a constructor with no arguments: envp is
+	 * then whatever its register held. Used only when it is the
+	 * environment itself. */
+	if (envp != environ)
+		envp = environ;
 	sa_env_capture(envp);
 	sa_exec_init(envp);
 }

@@ -106,5 +106,25 @@ else
 	check "a glibc program under the musl library runs as plain (exit $rc: $(head -n 1 "$T/cross.out" | sed 's/ms=.*//'))" \
 		test "$rc" = 0 -a "$(sed 's/ms=.*//' "$T/cross.out")" = "mode=block rc=-1 errno=ECONNREFUSED "
 	check "... and the musl library writes nothing there" test ! -s "$T/cross.jsonl"
+
+	# The other way round: a musl program that inherits the glibc library
+	# (an audited glibc shell exec'd it) starts and runs as plain,
+	# unaudited. musl's loader binds every import at load and stops the
+	# program (status 127) at one it cannot find: glibc's fortify and
+	# atfork names once did that (shim/base/link.c).
+	MUSL_LIBC=$(readlink -f /lib/ld-musl-x86_64.so.1)
+	missing=$(comm -23 <(nm -D --undefined-only "$LIB" | awk '{ print $2 }' | sed 's/@.*//' | sort -u) \
+		<(nm -D --defined-only "$MUSL_LIBC" | awk '{ print $3 }' | sort -u) | tr '\n' ' ')
+	check "every import of libsockaudit.so is in musl's libc ($MUSL_LIBC)${missing:+: missing $missing}" test -z "$missing"
+	timeout 10 env SOCKAUDIT_LOG="$T/inh.jsonl" LD_PRELOAD="$(preload_value)" \
+		sh -c '"$1" block "$2"' sh "$MPROGS/connect_probe" "127.0.0.1:$RP" >"$T/inh.out" 2>&1; rc=$?
+	check "a musl program exec'd by an audited glibc shell runs as plain (exit $rc: $(head -n 1 "$T/inh.out" | sed 's/ms=.*//'))" \
+		test "$rc" = 0 -a "$(sed 's/ms=.*//' "$T/inh.out")" = "mode=block rc=-1 errno=ECONNREFUSED "
+	check "... and the glibc library audits nothing there (no line)" test ! -s "$T/inh.jsonl"
+	# And a glibc program that the same shell execs is still audited.
+	timeout 10 env SOCKAUDIT_LOG="$T/inh2.jsonl" LD_PRELOAD="$(preload_value)" \
+		sh -c '"$1" block "$2"' sh "$PROGS/connect_probe" "127.0.0.1:$RP" >/dev/null 2>&1
+	check "... while a glibc program the shell execs is audited (its connect line)" \
+		grep -q '"event":"connect"' "$T/inh2.jsonl"
 fi
 exit $_sa_failed

@@ -27,6 +27,17 @@ at_floor() { [ -n "$libc" ] && dpkg --compare-versions "$libc" le 2.17; }
 check "Depends from dpkg-shlibdeps: '$dep', libc6 no higher than 2.17" at_floor
 check "Architecture: amd64 (the glibc floor is built for x86_64 only; no arm64 yet)" [ "$(dpkg-deb -f "$deb" Architecture)" = amd64 ]
 check "Depends names no jansson (linked statically)" [ -z "$(echo "$dep" | grep -i jansson)" ]
+# The packaged library is built with dpkg-buildflags (_FORTIFY_SOURCE):
+# musl's loader, which takes it when an audited glibc program execs a musl
+# one, must find every import in musl's libc (shim/base/link.c).
+if [ -x /lib/ld-musl-x86_64.so.1 ]; then
+	rm -rf "$T/x"; dpkg-deb -x "$deb" "$T/x"
+	missing=$(comm -23 <(nm -D --undefined-only "$T/x/usr/lib/$triplet/sockaudit/libsockaudit.so" | awk '{ print $2 }' | sed 's/@.*//' | sort -u) \
+		<(nm -D --defined-only "$(readlink -f /lib/ld-musl-x86_64.so.1)" | awk '{ print $3 }' | sort -u) | tr '\n' ' ')
+	check "the packaged library imports nothing musl's libc lacks${missing:+: missing $missing}" [ -z "$missing" ]
+else
+	echo "ok - the packaged library imports nothing musl's libc lacks # SKIP no musl (musl-tools)"
+fi
 if command -v lintian >/dev/null; then
 	lintian --info "$deb" 2>/dev/null | grep -v '^running with root' >"$T/lintian"
 	sed 's/^/# lintian: /' "$T/lintian"
