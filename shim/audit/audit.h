@@ -137,6 +137,9 @@ extern int sa_blind_opts SA_HIDDEN;   /* options may be set where we do not see 
 /* ---- exec.c ---------------------------------------------------------------- */
 /* Once, at load: whether our own environment preloads us. */
 void sa_exec_init(char *const envp[]) SA_HIDDEN;
+/* Whether an exec with envp starts the new program without this library
+ * (our environment preloaded it; envp does not). Allocates nothing. */
+int sa_exec_drops_preload(char *const envp[]) SA_HIDDEN;
 /* Whether envp has an LD_PRELOAD naming our library (pure). */
 int sa_exec_env_preloads(char *const envp[]) SA_HIDDEN;
 /* Before an exec/spawn of PROG with envp: one exec_unaudited line when the

@@ -89,11 +89,16 @@ static void write_shared(struct sa_line *L)
 		sa_sinkio_write_raw(fd, L->buf, (size_t)len);
 }
 
+int sa_exec_drops_preload(char *const envp[])
+{
+	return preloaded_by_env > 0 && !sa_env_secure() && !sa_exec_env_preloads(envp);
+}
+
 void sa_exec_check(const char *call, const char *prog, char *const envp[], int shared_mem)
 {
 	struct sa_line L;
 
-	if (preloaded_by_env <= 0 || sa_env_secure() || sa_exec_env_preloads(envp))
+	if (!sa_exec_drops_preload(envp))
 		return;
 	if (shared_mem)
 		sa_line_begin_as(&L, "exec_unaudited", (pid_t)sa_syscall(SYS_getpid), (pid_t)sa_syscall(SYS_gettid));

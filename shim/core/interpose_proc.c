@@ -179,7 +179,14 @@ static void exec_check(const char *call, const char *prog, char *const envp[])
 	int err = errno, shared = sa_in_vfork || IN_VM_CHILD();
 
 	/* Our own code never execs; a host handler or a vfork child may. */
-	if (!sa_active() || (sa_in_shim && !sa_in_signal && !shared))
+	if (sa_in_shim && !sa_in_signal && !shared)
+		return;
+	/* A process the shim has not set up (no socket call yet: a shell, a
+	 * wrapper script) sets up here, only for an exec that drops the
+	 * library, and only where set-up may run: not in a vfork child (the
+	 * parent's memory, its own fd table) nor in a handler (init
+	 * allocates). An exec that keeps the library costs it nothing. */
+	if (!sa_active() && (shared || sa_in_signal || !sa_exec_drops_preload(envp) || !sa_ensure_init()))
 		return;
 	sa_in_shim++;
 	sa_exec_check(call, prog, envp, shared);

@@ -3,8 +3,8 @@
 # exec_unaudited line (the program, the call, whether the environment was
 # replaced), written before the exec replaces the process: from a fork child,
 # a vfork child (its own pid, only into a log file already open), a signal
-# handler, posix_spawn (from the parent); none when the environment keeps
-# LD_PRELOAD. Real cases: nginx's binary upgrade (USR2; its default passes
+# handler, posix_spawn (from the parent), a process that made no socket call
+# before (set up for it); none when the environment keeps LD_PRELOAD. Real cases: nginx's binary upgrade (USR2; its default passes
 # only NGINX to the new binary, and `env LD_PRELOAD; env SOCKAUDIT_LOG;`
 # keeps the new binary audited) and systemd-socket-activate.
 . "$(dirname "$0")/../lib.sh"
@@ -31,6 +31,18 @@ for m in env keep execle unset vfork spawn handler; do
 		"[.[] | select(.event==\"exec_unaudited\")] | length == 1 and .[0].pid == $want_pid and .[0].call == \"$call\" and
 		 .[0].program == \"/bin/true\" and .[0].env_replaced == $repl and .[0].severity == \"warn\""
 done
+
+# 1b. A process that never made a socket call (a wrapper script's env -i):
+# the exec that drops the library sets the shim up and is said; execs that
+# keep it set nothing up (no log at all).
+L="$T/noinit.jsonl"
+timeout 10 env SOCKAUDIT_LOG="$L" LD_PRELOAD="$(preload_value)" sh -c 'exec env -i /bin/true'; rc=$?
+check "no socket call before: env -i /bin/true runs (exit $rc)" [ "$rc" = 0 ]
+check_jq "no socket call before: one exec_unaudited from env (execvp, /bin/true) after its init line" "$L" \
+	'[.[] | .event] == ["init", "exec_unaudited"] and (.[1] | .comm == "env" and .call == "execvp" and .program == "/bin/true")'
+L2="$T/keep-noinit.jsonl"
+timeout 10 env SOCKAUDIT_LOG="$L2" LD_PRELOAD="$(preload_value)" sh -c '/bin/true; exec /bin/true'
+check "execs that keep the library set nothing up (no log)" [ ! -e "$L2" ]
 
 # 2. nginx binary upgrade: USR2 execs the binary with nginx's own environment.
 if command -v nginx >/dev/null; then
