@@ -69,11 +69,22 @@ int sa_exec_env_preloads(char *const envp[])
 {
 	size_t i;
 
+	static const char key[] = "LD_PRELOAD=";
+	size_t k;
+
 	if (!envp)
 		return 0;
-	for (i = 0; envp[i]; i++)
-		if (strncmp(envp[i], "LD_PRELOAD=", 11) == 0 && names_us(envp[i] + 11))
+	/* By hand, the key in .rodata: a forked child about to exec (a shell's)
+	 * runs this, and strncmp would be a lazy binding there, its lookups
+	 * and its written page faulted in that child. */
+	for (i = 0; envp[i]; i++) {
+		if (envp[i][0] != 'L')
+			continue;
+		for (k = 1; key[k] && envp[i][k] == key[k]; k++)
+			;
+		if (!key[k] && names_us(envp[i] + k))
 			return 1;
+	}
 	return 0;
 }
 
@@ -91,7 +102,9 @@ static void write_shared(struct sa_line *L)
 
 int sa_exec_drops_preload(char *const envp[])
 {
-	return preloaded_by_env > 0 && !sa_env_secure() && !sa_exec_env_preloads(envp);
+	/* The scan first: an exec that keeps the library (a shell's) then
+	 * binds nothing (getauxval) and writes no page. */
+	return preloaded_by_env > 0 && !sa_exec_env_preloads(envp) && !sa_env_secure();
 }
 
 void sa_exec_check(const char *call, const char *prog, char *const envp[], int shared_mem)
