@@ -260,6 +260,9 @@ typedef char *(*sa_getenv_fn)(const char *name);
  * or the first init. sa_env_get reads that copy (a sa_getenv_fn). */
 void sa_env_capture(char **envp) SA_HIDDEN;   /* NULL: environ */
 int sa_env_secure(void) SA_HIDDEN;   /* AT_SECURE: asked once, on first use */
+/* Whether NAME is among the settings copied, secure execution or not (no
+ * getauxval): for a decision that sa_env_get() then makes properly. */
+int sa_env_present(const char *name) SA_HIDDEN;
 /* LD_PRELOAD's value as sa_env_capture(envp) found it: for the constructor. */
 const char *sa_env_start_preload(void) SA_HIDDEN;
 char *sa_env_get(const char *name) SA_HIDDEN;

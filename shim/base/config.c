@@ -207,6 +207,11 @@ static char *snap_find(const char *name)
 	return NULL;
 }
 
+int sa_env_present(const char *name)
+{
+	return snap_find(name) != NULL;
+}
+
 char *sa_env_get(const char *name)
 {
 	if (!snap_n || sa_env_secure())

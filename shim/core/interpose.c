@@ -265,8 +265,9 @@ static inline __attribute__((always_inline)) void before_close(int fd)
 	/* No system call, no errno: a connection that was only counted (its
 	 * origin word: such an fd never has an entry, since tracking the
 	 * number clears the word), or one with no entry (not tracked, or not
-	 * a socket of ours). */
-	if (sa_fd_origin_take(fd) == 0 && SA_UNLIKELY((s = sa_fd_get(fd)) != NULL))
+	 * a socket of ours); nothing at all in a process that never set the
+	 * table up (a shell). */
+	if (sa_fd_table_used() && sa_fd_origin_take(fd) == 0 && SA_UNLIKELY((s = sa_fd_get(fd)) != NULL))
 		close_tracked(fd, s);
 	sa_in_shim--;
 }

@@ -159,6 +159,8 @@ static void set_handler(int sig, void *h)
  * will be audited, and that is all the trampoline needs to know: a shell
  * that installs its SIGCHLD handler is not set up for it (the set-up was
  * a fifth of the start cost of a `sh -c`). Otherwise set up now, to know. */
+static const char disable_name[] = SOCKAUDIT_ENV_DISABLE, comm_name[] = SOCKAUDIT_ENV_COMM;
+
 static int tramp_wanted(void)
 {
 	/* 1: the constructor's environment sets neither variable (it never
@@ -173,7 +175,11 @@ static int tramp_wanted(void)
 	if (__atomic_load_n(&quiet_env, __ATOMIC_RELAXED))
 		return 1;
 	sa_env_capture(NULL);   /* nothing when the constructor took it */
-	if (!sa_env_get(SOCKAUDIT_ENV_DISABLE) && !sa_env_get(SOCKAUDIT_ENV_COMM)) {
+	/* Present at all, secure execution aside (init applies that rule):
+	 * a shell's sigaction then binds no getauxval, and the names are
+	 * .rodata arrays in the library's first pages, not literals after
+	 * .text (a page fault each in every shell). */
+	if (!sa_env_present(disable_name) && !sa_env_present(comm_name)) {
 		if (sa_env_final())
 			__atomic_store_n(&quiet_env, 1, __ATOMIC_RELAXED);
 		return 1;

@@ -42,8 +42,9 @@
 #define NCHUNKS (SA_FD_MAX / CHUNK)
 #define CHUNK_BYTES (CHUNK * sizeof(struct sa_sock))
 
-/* Read by the inline sa_fd_get() and sa_fd_side_of() in state.h. */
-struct sa_fd_slot sa_fd_map[NCHUNKS] __attribute__((section(".bss.sa_start_tail")));
+/* Read by the inline sa_fd_get() in state.h. */
+struct sa_sock *sa_fd_chunks[NCHUNKS];
+unsigned char sa_fd_used SA_START_DATA;
 static size_t nchunks_alloc;
 /* One past the highest chunk ever mapped: the walks below stop there, so a
  * forked child does not read (and fault in) pages of tables it never used. */
@@ -56,6 +57,7 @@ static struct sa_sock_quickack *qa_chunks[NCHUNKS];
 /* The generations, origin words and live counts live beside the chunks, not
  * in them: a chunk handed back reads as zeros, and a generation must never
  * go back. One side page per chunk (state.h), never handed back. */
+struct sa_fd_side *sa_fd_sides[NCHUNKS];
 unsigned long sa_watching SA_START_DATA;
 _Static_assert(sizeof(struct sa_fd_side) <= 4096, "a chunk's side data fits one page");
 static struct {
@@ -83,9 +85,12 @@ static void *chunk_map(void **pp, size_t bytes, int *won)
 	*won = 0;
 	if (c)
 		return c;
+	/* Before the pointer is published: a thread that finds an entry finds
+	 * the table used. */
+	__atomic_store_n(&sa_fd_used, 1, __ATOMIC_RELEASE);
 	/* Chunk 0's entries and side page: the static block. */
-	if (pp == (void **)&sa_fd_map[0].ent || pp == (void **)&sa_fd_map[0].side) {
-		c = pp == (void **)&sa_fd_map[0].ent ? (void *)chunk0.ent : (void *)&chunk0.side;
+	if (pp == (void **)&sa_fd_chunks[0] || pp == (void **)&sa_fd_sides[0]) {
+		c = pp == (void **)&sa_fd_chunks[0] ? (void *)chunk0.ent : (void *)&chunk0.side;
 		if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return expected;
 		*won = 1;
@@ -109,7 +114,7 @@ static struct sa_sock *slot(int fd, int create)
 
 	if ((unsigned int)fd >= SA_FD_MAX)
 		return NULL;
-	pp = &sa_fd_map[(unsigned int)fd >> CHUNK_BITS].ent;
+	pp = &sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS];
 	c = create ? chunk_map((void **)pp, CHUNK_BYTES, &won) : __atomic_load_n(pp, __ATOMIC_ACQUIRE);
 	if (won) {
 		unsigned int top = __atomic_load_n(&chunks_top, __ATOMIC_RELAXED), i = ((unsigned int)fd >> CHUNK_BITS) + 1;
@@ -145,7 +150,7 @@ static inline struct sa_fd_side *side_of(int fd, int create)
 
 	if (d || !create || (unsigned int)fd >= SA_FD_MAX)
 		return d;
-	return chunk_map((void **)&sa_fd_map[(unsigned int)fd >> CHUNK_BITS].side, sizeof(struct sa_fd_side), &won);
+	return chunk_map((void **)&sa_fd_sides[(unsigned int)fd >> CHUNK_BITS], sizeof(struct sa_fd_side), &won);
 }
 
 static void gen_bump(int fd)
@@ -178,7 +183,7 @@ void sa_fd_origin_clear_range(unsigned int first, unsigned int last)
 	if (hi >= NCHUNKS)
 		hi = NCHUNKS - 1;
 	for (i = first >> CHUNK_BITS; i <= hi; i++) {
-		struct sa_fd_side *d = __atomic_load_n(&sa_fd_map[i].side, __ATOMIC_ACQUIRE);
+		struct sa_fd_side *d = __atomic_load_n(&sa_fd_sides[i], __ATOMIC_ACQUIRE);
 
 		if (!d)
 			continue;
@@ -248,7 +253,7 @@ static __attribute__((noinline)) void chunk_emptied(int fd, struct sa_fd_side *d
 		return;
 	if (!__atomic_compare_exchange_n(&d->live, &zero, RELEASING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
-	c = __atomic_load_n(&sa_fd_map[i].ent, __ATOMIC_ACQUIRE);
+	c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
 	if (c == chunk0.ent) {
 		/* Not the side's page, which holds fds 0-8 too. */
 		uintptr_t a = ((uintptr_t)c + 4095) & ~(uintptr_t)4095, end = (uintptr_t)(c + CHUNK) & ~(uintptr_t)4095;
@@ -322,7 +327,7 @@ static inline void zero_entry(struct sa_sock *s)
  * inline, slot() only for a chunk not mapped yet. fd < SA_FD_MAX. */
 static inline struct sa_sock *slot_made(int fd)
 {
-	struct sa_sock *c = __atomic_load_n(&sa_fd_map[(unsigned int)fd >> CHUNK_BITS].ent, __ATOMIC_ACQUIRE);
+	struct sa_sock *c = __atomic_load_n(&sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
 
 	return SA_LIKELY(c != NULL) ? &c[(unsigned int)fd & (CHUNK - 1)] : slot(fd, 1);
 }
@@ -389,7 +394,7 @@ void sa_fd_forget(int fd)
 	d = sa_fd_side_of(fd);
 	if (d && __atomic_load_n(&d->origin[SA_FD_IDX(fd)], __ATOMIC_RELAXED))
 		__atomic_exchange_n(&d->origin[SA_FD_IDX(fd)], 0, __ATOMIC_ACQ_REL);
-	c = __atomic_load_n(&sa_fd_map[(unsigned int)fd >> CHUNK_BITS].ent, __ATOMIC_ACQUIRE);
+	c = __atomic_load_n(&sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
 	if (!c)
 		return;
 	if (SA_UNLIKELY(!d))
@@ -409,7 +414,7 @@ void sa_fd_dup(int oldfd, int newfd)
 	struct sa_listener *l;
 	uint32_t keep, old;
 
-	if (oldfd == newfd)
+	if (oldfd == newfd || !sa_fd_table_used())
 		return;
 	sa_fd_origin_take(newfd);   /* a copy is not counted twice; newfd's own word is gone */
 	if (!o) {
@@ -455,8 +460,8 @@ void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
 	unsigned int i, j, top = __atomic_load_n(&chunks_top, __ATOMIC_ACQUIRE);
 
 	for (i = 0; i < top; i++) {
-		struct sa_sock *c = __atomic_load_n(&sa_fd_map[i].ent, __ATOMIC_ACQUIRE);
-		struct sa_fd_side *d = __atomic_load_n(&sa_fd_map[i].side, __ATOMIC_ACQUIRE);
+		struct sa_sock *c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
+		struct sa_fd_side *d = __atomic_load_n(&sa_fd_sides[i], __ATOMIC_ACQUIRE);
 
 		/* An empty chunk holds no entry to visit (and may be handed back). */
 		if (!c || !d || !(__atomic_load_n(&d->live, __ATOMIC_ACQUIRE) & ~RELEASING))
@@ -484,15 +489,15 @@ void sa_fdtab_atfork_child(void)
 	/* A thread of the parent may have been handing a chunk back. Written
 	 * only where set: every page this child writes is a copy. */
 	for (i = 0; i < chunks_top; i++)
-		if (sa_fd_map[i].side && (sa_fd_map[i].side->live & RELEASING))
-			sa_fd_map[i].side->live &= ~RELEASING;
+		if (sa_fd_sides[i] && (sa_fd_sides[i]->live & RELEASING))
+			sa_fd_sides[i]->live &= ~RELEASING;
 }
 
 /* Address space of the table; resident memory is less once chunks empty
  * (bench/mem.sh reads the process's RSS for that). */
 size_t sa_fdtab_bytes(void)
 {
-	return NCHUNKS * sizeof(struct sa_sock *) + __atomic_load_n(&nchunks_alloc, __ATOMIC_RELAXED) * CHUNK_BYTES;
+	return sizeof sa_fd_chunks + __atomic_load_n(&nchunks_alloc, __ATOMIC_RELAXED) * CHUNK_BYTES;
 }
 
 size_t sa_fdtab_tracked(void)

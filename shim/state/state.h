@@ -121,18 +121,17 @@ static inline int sa_sock_is_tcp(const struct sa_sock *s)
  * I/O wrapper makes it on every call, tracked fd or not. */
 #define SA_FD_MAX (1 << 20)                    /* fds at or above are not tracked */
 #define SA_FD_CHUNK_BITS 8
-struct sa_fd_side;
-/* Per chunk of 256 fds, its entries and its side page (below), side by
- * side: a lookup of any fd below 256 reads the first pair, which sits on
- * the data page the loader writes at every exec (section
- * .bss.sa_start_tail, placed right after .data: shim/sa_proc.ld), so a
- * process that never tracked a socket (a shell's close and dup2) reads no
- * page of .bss for it. */
-struct sa_fd_slot {
-	struct sa_sock *ent;
-	struct sa_fd_side *side;
-};
-extern struct sa_fd_slot sa_fd_map[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
+extern struct sa_sock *sa_fd_chunks[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
+/* 1 once any chunk or side page of the table has been set up in this
+ * process (inherited by a fork child; never cleared). On the data page the
+ * loader writes at every exec: a process that never tracked a socket (a
+ * shell's close and dup2) looks at nothing else of the table, so it reads
+ * no page of .bss. */
+extern unsigned char sa_fd_used SA_HIDDEN;
+static inline int sa_fd_table_used(void)
+{
+	return __atomic_load_n(&sa_fd_used, __ATOMIC_ACQUIRE);
+}
 /* The entry for fd, or NULL when fd is not a socket we track. Lock-free. */
 static inline struct sa_sock *sa_fd_get(int fd)
 {
@@ -140,7 +139,7 @@ static inline struct sa_sock *sa_fd_get(int fd)
 
 	if (SA_UNLIKELY((unsigned int)fd >= SA_FD_MAX))
 		return NULL;
-	c = __atomic_load_n(&sa_fd_map[(unsigned int)fd >> SA_FD_CHUNK_BITS].ent, __ATOMIC_ACQUIRE);
+	c = __atomic_load_n(&sa_fd_chunks[(unsigned int)fd >> SA_FD_CHUNK_BITS], __ATOMIC_ACQUIRE);
 	if (!c)
 		return NULL;
 	s = &c[(unsigned int)fd & ((1u << SA_FD_CHUNK_BITS) - 1)];
@@ -185,10 +184,11 @@ struct sa_fd_side {
 	uint32_t live;                            /* tracked entries in the chunk (+ RELEASING) */
 	uint32_t released_at_s;                   /* when the chunk was last handed back */
 };
+extern struct sa_fd_side *sa_fd_sides[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
 static inline struct sa_fd_side *sa_fd_side_of(int fd)
 {
 	return (unsigned int)fd < SA_FD_MAX
-		? __atomic_load_n(&sa_fd_map[(unsigned int)fd >> SA_FD_CHUNK_BITS].side, __ATOMIC_ACQUIRE)
+		? __atomic_load_n(&sa_fd_sides[(unsigned int)fd >> SA_FD_CHUNK_BITS], __ATOMIC_ACQUIRE)
 		: NULL;
 }
 #define SA_FD_IDX(fd) ((unsigned int)(fd) & ((1u << SA_FD_CHUNK_BITS) - 1))
