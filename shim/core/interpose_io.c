@@ -54,22 +54,17 @@ static __attribute__((noinline, cold)) void io_watched(int fd, struct sa_sock *s
  * below the true count, raised before a watch is set, and a watch is set
  * on a connection before the host gets its number) the real call is a
  * tail call, with no frame of ours around it. Otherwise the fd is looked
- * up after the call, out of line (io_after): inline, the lookup's
- * registers made every wrapper save one on its common path too. */
-static __attribute__((noinline)) ssize_t io_after(int fd, enum sa_io_dir dir, ssize_t ret)
-{
-	struct sa_sock *s = sa_fd_get(fd);
-
-	if (s && (s->flags & SA_F_WATCH_IO))
-		io_watched(fd, s, dir, ret);
-	return ret;
-}
-
+ * up after the call. */
 #define IO_WRAP(name, dir, ...) do {                                            \
+	struct sa_sock *s_;                                                      \
+	ssize_t ret_;                                                            \
 	READY(name);                                                             \
 	if (SA_LIKELY(!sa_watching_any()))                                       \
 		return sa_real.name(__VA_ARGS__);                                \
-	return io_after(fd, dir, sa_real.name(__VA_ARGS__));                     \
+	ret_ = sa_real.name(__VA_ARGS__);                                        \
+	if ((s_ = sa_fd_get(fd)) != NULL && (s_->flags & SA_F_WATCH_IO))          \
+		io_watched(fd, s_, dir, ret_);                                   \
+	return ret_;                                                             \
 } while (0)
 
 SA_EXPORT ssize_t read(int fd, void *buf, size_t n)
