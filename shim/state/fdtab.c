@@ -85,9 +85,7 @@ static void *chunk_map(void **pp, size_t bytes, int *won)
 	*won = 0;
 	if (c)
 		return c;
-	/* Before the pointer is published: a thread that finds an entry finds
-	 * the table used. */
-	__atomic_store_n(&sa_fd_used, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&sa_fd_used, 1, __ATOMIC_RELEASE);   /* before the pointer is published */
 	/* Chunk 0's entries and side page: the static block. */
 	if (pp == (void **)&sa_fd_chunks[0] || pp == (void **)&sa_fd_sides[0]) {
 		c = pp == (void **)&sa_fd_chunks[0] ? (void *)chunk0.ent : (void *)&chunk0.side;
