@@ -72,20 +72,7 @@ static void __attribute__((format(printf, 3, 4))) say_collect(void *ctx, const c
 
 int ex_sysctl(const char *path, long *out)
 {
-	char buf[64];
-	ssize_t n;
-	char *end;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	*out = strtol(buf, &end, 10);
-	return end == buf ? -EINVAL : 0;
+	return sa_sysctl_read(path, out, read, close);
 }
 
 /* A whole integer (decimal, 0x hex), or -1 with *bad set. */

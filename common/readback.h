@@ -192,5 +192,10 @@ struct sa_syn_sched;
 void sa_syn_sched_fill(struct sa_syn_sched *k, sa_sysctl_fn rd) SA_RB_HIDDEN;
 /* A release at or above major.minor (uname). */
 int sa_kernel_at_least(int major, int minor) SA_RB_HIDDEN;
+/* The integer in the sysctl file PATH (/proc/sys/...) into *out: 0, or a
+ * negative errno. Read with READ and closed with CLOSE: the shim passes
+ * its real libc functions (no wrapper of its own on the way), the CLI
+ * libc's. */
+int sa_sysctl_read(const char *path, long *out, ssize_t (*read_fn)(int, void *, size_t), int (*close_fn)(int)) SA_RB_HIDDEN;
 
 #endif

@@ -7,11 +7,15 @@
  * read-back audits and `sockaudit explain`, which links this object.
  *
  * Calls nothing of the shim: no sa_real, no log line, no state; the only
- * syscall is uname() in sa_kernel_at_least().
+ * syscalls are uname() in sa_kernel_at_least() and the sysctl read of
+ * sa_sysctl_read() through the caller's functions.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
@@ -153,6 +157,24 @@ void sa_backlog_say(const struct sa_backlog_facts *in, enum sa_backlog_verdict v
 	else if (v == SA_BACKLOG_CLAMPED_OTHER)
 		say(ctx, "backlog_clamped", SA_MSG_BACKLOG_CLAMPED_OTHER, in->backlog, in->effective,
 		      how, room, sa_plural(room, "connection", "connections"), in->somaxconn);
+}
+
+int sa_sysctl_read(const char *path, long *out, ssize_t (*read_fn)(int, void *, size_t), int (*close_fn)(int))
+{
+	char buf[64];
+	ssize_t n;
+	char *end;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read_fn(fd, buf, sizeof buf - 1);
+	close_fn(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	*out = strtol(buf, &end, 10);
+	return end == buf ? -EINVAL : 0;
 }
 
 int sa_kernel_at_least(int major, int minor)

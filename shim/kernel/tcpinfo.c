@@ -86,20 +86,7 @@ int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti)
 
 int sa_read_sysctl(const char *path, long *out)
 {
-	char buf[64];
-	ssize_t n;
-	char *end;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	n = sa_real.read(fd, buf, sizeof buf - 1);
-	sa_real.close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	*out = strtol(buf, &end, 10);
-	return end == buf ? -EINVAL : 0;
+	return sa_sysctl_read(path, out, sa_real.read, sa_real.close);
 }
 
 const struct sa_syn_sched *sa_syn_sched(void)
