@@ -16,12 +16,14 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "digits.h"
 #include "kernel/kernel.h"
 
 /* "net:[4026531840]" -> 4026531840; 0 when unreadable. */
 unsigned long long sa_netns_inode(void)
 {
 	char buf[64], *p;
+	const char *q;
 	ssize_t n = readlink("/proc/self/ns/net", buf, sizeof buf - 1);
 	unsigned long long ino = 0;
 
@@ -29,11 +31,8 @@ unsigned long long sa_netns_inode(void)
 		return 0;
 	buf[n] = '\0';
 	p = strchr(buf, '[');
-	/* Digits by hand: strtoull may bind to a newer glibc symbol
-	 * (__isoc23_strtoull) when built against glibc 2.38 or later. */
-	for (p = p ? p + 1 : buf + n; *p >= '0' && *p <= '9' && ino < (1ULL << 60); p++)
-		ino = ino * 10 + (unsigned long long)(*p - '0');
-	return *p == ']' ? ino : 0;
+	q = p ? sa_digits(p + 1, &ino) : NULL;
+	return q && *q == ']' ? ino : 0;
 }
 
 /* The 36-character boot id into out[37]; 0 or -errno. */

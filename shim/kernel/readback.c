@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/utsname.h>
 
+#include "digits.h"
 #include "finding_text.h"
 #include "readback.h"
 #include "syn_schedule.h"
@@ -180,11 +181,12 @@ int sa_sysctl_read(const char *path, long *out, ssize_t (*read_fn)(int, void *, 
 int sa_kernel_at_least(int major, int minor)
 {
 	struct utsname u;
-	int a = 0, b = 0;
+	unsigned long long a, b;
+	const char *p;
 
-	if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &a, &b) != 2)
+	if (uname(&u) != 0 || !(p = sa_digits(u.release, &a)) || *p != '.' || !sa_digits(p + 1, &b))
 		return 0;
-	return a > major || (a == major && b >= minor);
+	return a > (unsigned long long)major || (a == (unsigned long long)major && b >= (unsigned long long)minor);
 }
 
 void sa_syn_sched_fill(struct sa_syn_sched *k, sa_sysctl_fn rd)

@@ -40,6 +40,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "digits.h"
 #include "line/line.h"
 
 /* What the host fd (fd 2 or fd:N) is, as last looked at. */
@@ -87,8 +88,8 @@ static int is_journal(dev_t dev, ino_t ino)
 	const char *js = secure_getenv("JOURNAL_STREAM");
 	unsigned long long d, i;
 
-	return js && sscanf(js, "%llu:%llu", &d, &i) == 2 && d == (unsigned long long)dev &&
-	       i == (unsigned long long)ino;
+	return js && (js = sa_digits(js, &d)) && *js == ':' && sa_digits(js + 1, &i) &&
+	       d == (unsigned long long)dev && i == (unsigned long long)ino;
 }
 
 static enum cls classify(void)

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include "digits.h"
 #include "readback.h"
 #include "syn_schedule.h"
 
@@ -249,6 +250,35 @@ static void sched_and_names(void **state)
 	assert_non_null(sa_opt_nth(0));
 }
 
+/* The digits the shim reads by hand (a kernel release, JOURNAL_STREAM,
+ * the netns inode): the number, where it stops, NULL without a digit. */
+static void digits(void **state)
+{
+	unsigned long long v;
+	const char *p;
+
+	(void)state;
+	p = sa_digits("6.1.0-28-amd64", &v);
+	assert_non_null(p);
+	assert_int_equal(v, 6);
+	assert_string_equal(p, ".1.0-28-amd64");
+	p = sa_digits("8:123456", &v);
+	assert_int_equal(v, 8);
+	assert_int_equal(*p, ':');
+	p = sa_digits(p + 1, &v);
+	assert_int_equal(v, 123456);
+	assert_int_equal(*p, '\0');
+	assert_null(sa_digits(":1", &v));
+	assert_null(sa_digits("", &v));
+	p = sa_digits("4026531840]", &v);
+	assert_int_equal(v, 4026531840ULL);
+	assert_int_equal(*p, ']');
+	/* Stops before it could overflow: 2^60 and more end the number. */
+	p = sa_digits("99999999999999999999999", &v);
+	assert_true(v >= (1ULL << 60) && v < 10 * (1ULL << 60));
+	assert_int_equal(*p, '9');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +287,7 @@ int main(void)
 		cmocka_unit_test(other_kinds),
 		cmocka_unit_test(backlog),
 		cmocka_unit_test(sched_and_names),
+		cmocka_unit_test(digits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
