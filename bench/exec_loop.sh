@@ -15,13 +15,15 @@
 #                what the loader's open, map and close of any preload cost
 #   one-function bench/onefunc.c (socket() wrapped, dlsym on first use)
 #   shim         libsockaudit.so, default level (SA_LIB to choose one)
+#   other build  EXEC_VS=path: a second build of the library (another
+#                commit's), to compare two builds turn by turn
 # For each: microseconds per exec, wall and CPU (the shell's and its
 # children's, from wait4), the ratio plain/arm of the sums (1.0 is no
 # cost, 0.95 is 5 % slower) and the median over turns of the same ratio.
 # Then the page faults of one exec of /bin/true under each arm (exact: the
 # median of 21, from wait4). SOCKAUDIT_LOG is set, as for any audited
 # program (the settings' copy is part of what an exec pays).
-# Usage: bench/exec_loop.sh   (env: SA_LIB, EXEC_N, EXEC_K, EXEC_PROG, EXEC_ARMS)
+# Usage: bench/exec_loop.sh   (env: SA_LIB, EXEC_N, EXEC_K, EXEC_PROG, EXEC_ARMS, EXEC_VS)
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 LIB=${SA_LIB:-$TOP/libsockaudit.so}
@@ -43,9 +45,11 @@ k = int(os.environ.get("EXEC_K", "20"))
 prog = os.environ.get("EXEC_PROG", "/bin/true")
 arms = [("plain", None), ("plain again", None), ("empty library", empty),
         ("one-function preload", one), ("libsockaudit.so", lib)]
+if os.environ.get("EXEC_VS"):
+    arms.append(("other build (EXEC_VS)", os.path.abspath(os.environ["EXEC_VS"])))
 want = os.environ.get("EXEC_ARMS")
 if want:
-    arms = [a for a in arms if a[0] in ("plain", "plain again") or a[0].split()[0] in want.split()]
+    arms = [a for a in arms if a[0] in ("plain", "plain again") or a[0].split()[0] in want.split() or a[0].startswith("other")]
 loop = "i=0; while [ $i -lt %d ]; do %s; i=$((i + 1)); done" % (k, prog)
 base = {k_: v for k_, v in os.environ.items() if k_ != "LD_PRELOAD" and not k_.startswith("SOCKAUDIT_")}
 base["SOCKAUDIT_LOG"] = "/dev/null"

@@ -35,17 +35,18 @@
  * copy-on-write fault (tens of microseconds on a virtual machine): spread
  * over .bss these cost a fork-per-connection server ~10 faults per child;
  * here, one. Zero-initialised variables only. */
-/* A .bss.* name makes the section NOBITS: the library's file-backed data
- * then ends with .data, and the loader's zeroing of the last file page's
- * tail falls on the page its relocations write anyway, not on this one
- * (one page fault fewer at every exec). */
-#define SA_PROC_PAGE __attribute__((section(".bss.sa_proc")))
+/* A .data.* name: the first of the zero tables that shim/sa_proc.ld
+ * keeps in the file (zeros on disk), so the data segment is one file
+ * mapping with no .bss past its end (one mmap and one vma fewer at every
+ * exec). Nothing reads or writes these pages at an exec. */
+#define SA_PROC_PAGE __attribute__((section(".data.sa_proc")))
 /* A small variable every exec or a shell's first wrapped calls touch
- * (the environment copy's state, the real functions, the run state): in
- * .data, on the file page the loader writes anyway (relocations, the
- * PLT's GOT), not one zero page each scattered through .bss (a fault
- * each, 10 in a dash script). */
-#define SA_START_DATA __attribute__((section(".data.sa_start")))
+ * (the environment copy's state, the real functions, the run state): the
+ * library's one .bss, right after .data on the last page of the data
+ * segment, which the loader writes anyway (relocations, the PLT's GOT,
+ * zeroing this tail), not one page each scattered through the zero
+ * tables (a fault each, 10 in a dash script). Zero-initialised only. */
+#define SA_START_DATA __attribute__((section(".bss.sa_start")))
 #define SA_EXPORT __attribute__((visibility("default")))
 #define SA_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SA_UNLIKELY(x) __builtin_expect(!!(x), 0)

@@ -52,23 +52,29 @@ str=$(addr .rodata.str)
 [ -n "$str" ] && [ "$str" -gt "$end" ] && ok "strings after .text ($(( $(sec .rodata.str 5) / 1024 )) kB)" ||
 	fail "strings after .text" ".rodata.str at ${str:-none}"
 
-# Under the shim, a process maps the library in two vmas (text, data)
-# plus its .bss, not five: no RELRO, whose mprotect splits the data.
+# Under the shim, a process maps the library in two vmas (text, data),
+# not five: no RELRO, whose mprotect splits the data, and no .bss past the
+# file's end, an anonymous mapping of its own.
 maps=$(env LD_PRELOAD="$(preload_value)" cat /proc/self/maps | grep -F "$(readlink -f "$LIB")")
 n=$(echo "$maps" | grep -c .)
 [ "$n" = 2 ] && ok "the library is 2 file mappings in a process" || fail "the library is 2 file mappings in a process" "$n: $(echo "$maps" | awk '{ print $2 }' | tr '\n' ' ')"
 
-# What the loader writes of ours at every exec is one page: the data
-# segment's file part (relocated pointers, the GOT, .data) does not cross a
-# page, so the loader's zeroing of that page's tail is its one fault.
-rw=$(readelf -lW "$LIB" | awk '$1 == "LOAD" && / RW / { print $2, $5; exit }')
+# The data segment is the zero tables (shim/sa_proc.ld), in the file, then
+# what the loader writes at every exec on one last page: the relocated
+# pointers, the GOT, .data and the small .bss after it. Its memory ends on
+# the page its file part ends (no anonymous mapping for a .bss), and the
+# loader's zeroing of that page's tail is its one write fault.
+rw=$(readelf -lW "$LIB" | awk '$1 == "LOAD" && / RW / { print $3, $5, $6; exit }')
+first=$(readelf -SW "$LIB" | awk '{ sub(/^ *\[ *[0-9]+\] */, "") } $1 ~ /^\.(tdata|init_array|data\.rel\.ro|dynamic|got|data|bss)$/ { print $3; exit }')
 set -- $rw
+datapage=$(( (${1:-0} + ${3:-0} - 1) / 4096 ))
 if [ -n "${SANITIZE:-}" ]; then
-	echo "ok - the data segment's file part is one page # SKIP SANITIZE=$SANITIZE: instrumented code carries more data"
-elif [ $# = 2 ] && [ $(($1 / 4096)) = $((($1 + $2 - 1) / 4096)) ]; then
-	ok "the data segment's file part is one page ($(($2)) bytes at offset $1)"
+	echo "ok - what the loader writes of the data segment is its last page # SKIP SANITIZE=$SANITIZE: instrumented code carries more data"
+elif [ $# = 3 ] && [ -n "$first" ] && [ $(((16#$first) / 4096)) = $((($1 + $3 - 1) / 4096)) ] &&
+	[ $((($1 + $2 + 4095) / 4096)) = $((($1 + $3 + 4095) / 4096)) ]; then
+	ok "what the loader writes of the data segment is its last page ($(($1 + $3 - 16#$first)) bytes from 0x$first), and no .bss past the file"
 else
-	fail "the data segment's file part is one page" "offset ${1:-?} size ${2:-?}"
+	fail "what the loader writes of the data segment is its last page, and no .bss past the file" "segment ${1:-?} file ${2:-?} memory ${3:-?}, first written section at 0x${first:-?}"
 fi
 readelf -lW "$LIB" | grep -q GNU_RELRO && fail "no GNU_RELRO segment (no mprotect at every exec)" "$(readelf -lW "$LIB" | grep GNU_RELRO)" ||
 	ok "no GNU_RELRO segment (no mprotect at every exec)"
@@ -99,11 +105,12 @@ else
 	fail "every constructor is in the first pages" "constructors: ${ctors:-none}; past 0x$(printf %x "${end:-0}"):$far"
 fi
 # The fd table's "ever used" flag is on that same page: a process that
-# never tracked a socket (a shell's close and dup2) reads no page of .bss.
+# never tracked a socket (a shell's close and dup2) reads no page of the
+# zero tables.
 used=$(nm "$LIB" | awk '$3 == "sa_fd_used" { print $1 }')
 if [ -n "${SANITIZE:-}" ]; then
 	echo "ok - the fd table's used flag is on the data page # SKIP SANITIZE=$SANITIZE"
-elif [ -n "$used" ] && [ $((16#$used / 4096)) = $(($(readelf -lW "$LIB" | awk '$1 == "LOAD" && / RW / { print $3; exit }') / 4096)) ]; then
+elif [ -n "$used" ] && [ $((16#$used / 4096)) = "$datapage" ]; then
 	ok "the fd table's used flag is on the data page (0x$used)"
 else
 	fail "the fd table's used flag is on the data page" "sa_fd_used at 0x${used:-?}"
