@@ -95,7 +95,12 @@ $(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
 # mprotect and keeps one vma fewer. The .got.plt stays writable either way
 # (no -z now, below). Measured with bench/exec_loop.sh and
 # bench/socat_fork.sh; the trade is in docs/hardening.md and performance.md.
+# SHIM_BINDING goes last on the link line, after LDFLAGS: a packager's
+# -z relro (Debian's default) would otherwise win, and its RELRO region,
+# which starts at the data segment, would cover the zero tables
+# (shim/sa_proc.ld) and make them read-only. Likewise -z now.
 SHIM_NORELRO := -Wl,-z,norelro
+SHIM_BINDING := $(SHIM_NORELRO) -Wl,-z,lazy
 SHIM_LAYOUT := -Wl,-z,noseparate-code $(SHIM_NORELRO)
 # The linker's own script for a shared library, with shim/sa_fork_text.ld's
 # lines put inside .text before its generic *(.text ...) line (one .text:
@@ -131,7 +136,7 @@ $(BUILD)/shim.ld: shim/sa_fork_text.ld shim/sa_proc.ld $(FLAGS_STAMP) Makefile
 # static pointers to them need no symbol lookup at load.
 SHIM_START := -nostartfiles $(shell $(CC) -print-file-name=crtendS.o) -Wl,--wrap=malloc,--wrap=free
 libsockaudit.so: $(SHIM_OBJ) shim/exports.map $(BUILD)/shim.ld
-	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map $(SHIM_LAYOUT) -Wl,-T,$(BUILD)/shim.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) $(SHIM_START) -ldl -lpthread
+	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map $(SHIM_LAYOUT) -Wl,-T,$(BUILD)/shim.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) $(SHIM_START) -ldl -lpthread $(SHIM_BINDING)
 
 $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)

@@ -64,7 +64,7 @@ $(MUSL_BUILD)/obj/%.o: shim/%.S
 libsockaudit-musl.so: $(MUSL_OBJ) shim/exports.map $(BUILD)/shim.ld
 	$(MUSL_CC) -shared -o $@ $(MUSL_OBJ) -Wl,--version-script=shim/exports.map $(SHIM_LAYOUT) -Wl,-T,$(BUILD)/shim.ld \
 		-Wl,-fini=sa_no_dt_fini $(MUSL_USER_LDFLAGS) $(MUSL_JANSSON)/lib/libjansson.a -Wl,--exclude-libs,libjansson.a \
-		$(SHIM_START) -nodefaultlibs $(shell $(CC) -print-libgcc-file-name)
+		$(SHIM_START) -nodefaultlibs $(shell $(CC) -print-libgcc-file-name) $(SHIM_BINDING)
 
 $(MUSL_BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)

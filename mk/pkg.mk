@@ -30,5 +30,5 @@ deb11-root:
 	@scripts/deb11-root.sh $(BUILD) || true
 
 test-extra:: deb11-root
-	@[ -f $(DEB_DIR)/sockaudit_$(VERSION)_$$(dpkg --print-architecture).deb ] && [ -z "$$(find . -path ./build -prune -o -newer $(DEB_DIR)/sockaudit_$(VERSION)_$$(dpkg --print-architecture).deb -type f \( -name '*.[chS]' -o -name Makefile -o -name '*.mk' -o -path './debian/*' -o -path './docs/*' \) -print | head -1)" ] || \
+	@[ -f $(DEB_DIR)/sockaudit_$(VERSION)_$$(dpkg --print-architecture).deb ] && [ -z "$$(find . -path ./build -prune -o -newer $(DEB_DIR)/sockaudit_$(VERSION)_$$(dpkg --print-architecture).deb -type f \( -name '*.[chS]' -o -name '*.ld' -o -name Makefile -o -name '*.mk' -o -path './debian/*' -o -path './docs/*' \) -print | head -1)" ] || \
 		$(MAKE) --no-print-directory deb-build || echo "make deb-build failed: tests/integration/pkg_deb.sh will say why"

@@ -31,7 +31,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -74,7 +73,7 @@ static int inherited_shared;        /* the fd table is the parent's (CLONE_FILES
 static dev_t inherited_dev;
 static ino_t inherited_ino;
 static char inherited_path[512];
-static char describe[560];   /* "" until a sink opens: "stderr"; .bss: .data has no room */
+static char describe[560];   /* "" until a sink opens: "stderr"; a zero table */
 
 static int writers SA_PROC_PAGE;                 /* lines being written now */
 static __thread int in_write __attribute__((tls_model("initial-exec")));

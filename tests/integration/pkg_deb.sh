@@ -38,6 +38,15 @@ if [ -x /lib/ld-musl-x86_64.so.1 ]; then
 else
 	echo "ok - the packaged library imports nothing musl's libc lacks # SKIP no musl (musl-tools)"
 fi
+# Built with Debian's LDFLAGS (-z relro), the packaged library still has
+# the binding and layout the Makefile chooses: no RELRO, whose read-only
+# region would start at the data segment and take in the zero tables the
+# library writes (shim/sa_proc.ld), and no -z now.
+rm -rf "$T/x"; dpkg-deb -x "$deb" "$T/x"
+plib=$T/x/usr/lib/$triplet/sockaudit/libsockaudit.so
+relro=$(readelf -lW "$plib" | grep -c GNU_RELRO)
+now=$(readelf -dW "$plib" | grep -cE 'BIND_NOW|FLAGS.* NOW')
+check "the packaged library: no GNU_RELRO ($relro), no BIND_NOW ($now)" [ "$relro$now" = 00 ]
 if command -v lintian >/dev/null; then
 	lintian --info "$deb" 2>/dev/null | grep -v '^running with root' >"$T/lintian"
 	sed 's/^/# lintian: /' "$T/lintian"
