@@ -33,7 +33,7 @@
  * one section (sa_proc), page-aligned and at most one page by
  * shim/sa_proc.ld. After a fork every page either process writes is a
  * copy-on-write fault (tens of microseconds on a virtual machine): spread
- * over .bss these cost a fork-per-connection server ~10 faults per child;
+ * over the zero tables these cost a fork-per-connection server ~10 faults per child;
  * here, one. Zero-initialised variables only. */
 /* A .data.* name: the first of the zero tables that shim/sa_proc.ld
  * keeps in the file (zeros on disk), so the data segment is one file

@@ -43,7 +43,7 @@ static int start_dir_read SA_START_DATA;
 /* The usual settings (a log path, a level: a few hundred bytes) go on the
  * data page the loader writes at every exec anyway (SA_START_DATA), with
  * their offsets; only a longer environment spills into snap_buf, a page of
- * .bss more for the constructor to write. Offset o is snap_small[o] below
+ * the zero tables more for the constructor to write. Offset o is snap_small[o] below
  * SNAP_SMALL, snap_buf[o - SNAP_SMALL] from there. */
 #define SNAP_SMALL 320
 static unsigned short snap_off[SNAP_MAX] SA_START_DATA;

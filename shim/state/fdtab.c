@@ -21,7 +21,7 @@
  * mark to clear.
  *
  * The first chunk (fds 0-255, all a small daemon has) and its side page
- * are one static block in .bss, the side first and the entries right after
+ * are one static block in the zero tables, the side first and the entries right after
  * it, so fds 0-8 have their entry on the side's page: a forked child that
  * closes an inherited socket and opens a new one (socat fork, inetd style)
  * copies one page, not two, and no process maps a table of its own until

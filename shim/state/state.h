@@ -126,7 +126,7 @@ extern struct sa_sock *sa_fd_chunks[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
  * process (inherited by a fork child; never cleared). On the data page the
  * loader writes at every exec: a process that never tracked a socket (a
  * shell's close and dup2) looks at nothing else of the table, so it reads
- * no page of .bss. */
+ * no page of the zero tables (shim/sa_proc.ld). */
 extern unsigned char sa_fd_used SA_HIDDEN;
 static inline int sa_fd_table_used(void)
 {
