@@ -7,8 +7,11 @@ shim/sa_fork_text.ld gathers a forked child's code by section name
 a renamed or removed function would leave the fork text without a word.
 A name passes when an object the line names defines it (nm), or, for a
 static function inlined into its callers, when that object's source file
-still defines it. Prints one line per missing name and, last, "checked N";
-exits 1 when a name is missing.
+still defines it. A name whose function the compiler cloned
+(.text.NAME.constprop.0, .isra.0, .part.0) must have the clone's section
+placed too (.text.NAME.*): a clone outside the fork text is a page a
+child faults in. Prints one line per missing name and, last,
+"checked N"; exits 1 when a name is missing.
 """
 import fnmatch
 import glob
@@ -26,6 +29,13 @@ def symbols(obj, cache={}):
     return cache[obj]
 
 
+def sections(obj, cache={}):
+    if obj not in cache:
+        out = subprocess.run(["readelf", "-SW", obj], capture_output=True, text=True).stdout
+        cache[obj] = re.findall(r"\]\s+(\.text\.\S+)", out)
+    return cache[obj]
+
+
 def defined_in_source(name, src):
     if not os.path.exists(src):
         return False
@@ -38,6 +48,10 @@ def main(ld, objdir, srcdir):
         text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
     objs = glob.glob(os.path.join(objdir, "**", "*.o"), recursive=True)
     missing, checked = [], 0
+    placed = []   # (object pattern, section pattern) of every line
+    for m in re.finditer(r"(\S*)\(([^)]*)\)", text):
+        for sec in m.group(2).split():
+            placed.append((m.group(1).lstrip("*") or "*", sec))
     for m in re.finditer(r"(\S*)\(([^)]*)\)", text):
         pattern = m.group(1).lstrip("*") or "*"
         mine = [o for o in objs if fnmatch.fnmatch(os.path.basename(o), pattern)]
@@ -45,6 +59,11 @@ def main(ld, objdir, srcdir):
             name = re.sub(r"^\.text\.(unlikely\.|hot\.|startup\.)?", "", sec)
             name = re.sub(r"\.\*$", "", name)
             checked += 1
+            for o in mine:
+                for c in sections(o):
+                    if c.startswith(sec + ".") and not any(
+                            fnmatch.fnmatch(os.path.basename(o), op) and fnmatch.fnmatch(c, sp) for op, sp in placed):
+                        missing.append(m.group(1) + "(" + sec + "): its clone " + c + " is not placed")
             if any(name in symbols(o) for o in mine):
                 continue
             srcs = [os.path.join(srcdir, os.path.relpath(o, objdir))[:-2] + ".c" for o in mine]
