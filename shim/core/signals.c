@@ -148,9 +148,12 @@ static int wants_tramp(const struct sigaction *a)
 	return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN && a->sa_handler != NULL;
 }
 
+/* Not stored when unchanged: a forked child that installs its parent's
+ * handler again (socat's) would copy the data page for nothing. */
 static void set_handler(int sig, void *h)
 {
-	__atomic_store_n(&handlers[sig], h, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&handlers[sig], __ATOMIC_ACQUIRE) != h)
+		__atomic_store_n(&handlers[sig], h, __ATOMIC_RELEASE);
 }
 
 /* Whether a handler the host installs goes into the trampoline: in an
