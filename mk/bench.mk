@@ -4,6 +4,8 @@
 #                          then wall and CPU ratios side by side (bench/run.sh)
 #   make bench-counts      the counted figures only
 #   make bench-socat       socat fork (a process per connection), plain vs default
+#   make bench-fork        socat fork + a SYSTEM shell: page faults and syscalls per
+#                          request, plain, an empty library and the shim (bench/fork_faults.sh)
 #   make bench-conns-mem   memory of 10,000 idle connections, and after they close
 #   make bench-callgrind   instructions per call of the wrappers' fast paths (valgrind)
 #   make bench-mem         the shim's resident memory at low and high RLIMIT_NOFILE
@@ -25,7 +27,7 @@ $(BENCH_FDTAB): bench/fdtab_mem.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -Ishim -o $@ $< $(CORE_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread -lm
 
-.PHONY: bench bench-callgrind bench-mem bench-build bench-counts bench-socat bench-conns-mem bench-start bench-exec
+.PHONY: bench bench-callgrind bench-mem bench-build bench-counts bench-socat bench-fork bench-conns-mem bench-start bench-exec
 bench-build: all $(BENCH_MB) $(BENCH_FDTAB)
 
 bench:
@@ -46,6 +48,10 @@ bench-counts:
 bench-socat:
 	@$(MAKE) --no-print-directory all
 	@bench/socat_fork.sh
+
+bench-fork:
+	@$(MAKE) --no-print-directory all
+	@bench/fork_faults.sh
 
 bench-start:
 	@scripts/ensure-deps.sh build bench
