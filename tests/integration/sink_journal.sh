@@ -26,9 +26,11 @@ san_rt=$(preload_value); san_rt=${san_rt%"$LIB"}; san_rt=${san_rt%:}
 launch() { if [ -n "$san_rt" ]; then LD_PRELOAD=$san_rt "$@"; else "$@"; fi; }
 jq_journal() { journalctl -q -D /run/log/journal "$@" -o json 2>/dev/null; }
 # Entries for FIELD=VALUE, waited for (journald writes them as they come).
+# Up to 10 s: under make test's parallel jobs journald took over 3 s to
+# store a trace run's last entry once.
 wait_entries() {
 	local want=$1; shift
-	for _ in $(seq 60); do
+	for _ in $(seq 200); do
 		[ "$(jq_journal "$@" | wc -l)" -ge "$want" ] && return 0
 		sleep 0.05
 	done
