@@ -110,6 +110,7 @@ int sa_exec_drops_preload(char *const envp[])
 void sa_exec_check(const char *call, const char *prog, char *const envp[], int shared_mem)
 {
 	struct sa_line L;
+	int replaced;
 
 	if (!sa_exec_drops_preload(envp))
 		return;
@@ -119,9 +120,9 @@ void sa_exec_check(const char *call, const char *prog, char *const envp[], int s
 		sa_line_begin_at(&L, "exec_unaudited", -1, 1, 0);
 	sa_line_str(&L, "call", call);
 	sa_line_str(&L, "program", prog);
-	sa_line_bool(&L, "env_replaced", envp != environ);
-	sa_line_str(&L, "msg", envp != environ ? SA_MSG_EXEC_UNAUDITED_ENV_REPLACED
-						: SA_MSG_EXEC_UNAUDITED_PRELOAD_REMOVED);
+	replaced = envp != sa_environ();
+	sa_line_bool(&L, "env_replaced", replaced);
+	sa_line_str(&L, "msg", replaced ? SA_MSG_EXEC_UNAUDITED_ENV_REPLACED : SA_MSG_EXEC_UNAUDITED_PRELOAD_REMOVED);
 	if (shared_mem) {
 		write_shared(&L);
 		return;

@@ -43,6 +43,7 @@ static const char names[][16] = {
 	"__read_chk", "__recv_chk", "__recvfrom_chk",
 	"syscall", "clone", "_exit",
 	"execve", "execvp", "execvpe", "fexecve", "posix_spawn", "posix_spawnp",
+	"environ",
 };
 #define NSLOTS (sizeof names / sizeof names[0])
 _Static_assert(sizeof(struct sa_real_fns) == NSLOTS * sizeof(void (*)(void)),

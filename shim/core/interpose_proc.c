@@ -205,9 +205,12 @@ SA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 
 SA_EXPORT int execv(const char *path, char *const argv[])
 {
+	char **env;
+
 	EXEC_READY(execve);
-	exec_check("execv", path, environ);
-	return sa_real.execve(path, argv, environ);
+	env = sa_environ();
+	exec_check("execv", path, env);
+	return sa_real.execve(path, argv, env);
 }
 
 SA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
@@ -220,7 +223,7 @@ SA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 SA_EXPORT int execvp(const char *file, char *const argv[])
 {
 	EXEC_READY(execvp);
-	exec_check("execvp", file, environ);
+	exec_check("execvp", file, sa_environ());
 	return sa_real.execvp(file, argv);
 }
 

@@ -292,14 +292,16 @@ int sa_ensure_init_slow(void)
 /* glibc passes an ELF constructor (argc, argv, envp). */
 __attribute__((constructor)) static void sa_ctor(int argc, char **argv, char **envp)
 {
-	(void)argc;
-	(void)argv;
 	/* musl's loader, which takes this build when an audited glibc program
-	 * execs a musl one, calls a constructor with no arguments: envp is
-	 * then whatever its register held. Used only when it is the
-	 * environment itself. */
-	if (envp != environ)
-		envp = environ;
+	 * execs a musl one, calls a constructor with no arguments: the three
+	 * are then whatever their registers held. Used only when envp is
+	 * where the kernel put it, right after argv's NULL (as at every
+	 * exec, glibc passing what the kernel gave); otherwise environ, found
+	 * by name (sa_env_capture(NULL)), not linked to: a link is a symbol
+	 * lookup the loader makes at every exec. Compared as integers: with
+	 * no arguments, argv is no pointer to do arithmetic on. */
+	if ((uintptr_t)envp != (uintptr_t)argv + ((uintptr_t)(unsigned int)argc + 1) * sizeof(char *) || argc <= 0)
+		envp = NULL;
 	sa_env_capture(envp);
 	sa_exec_init(envp);
 }
