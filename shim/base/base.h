@@ -98,9 +98,7 @@ struct sa_real_fns {
 			   char *const[], char *const[]);
 	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
 			    char *const[], char *const[]);
-	/* Not a function: libc's environ, found by name like the rest. A link
-	 * to it would be a symbol lookup the loader makes at every exec. */
-	char ***environ;
+	int (*execv)(const char *, char *const[]);
 };
 extern struct sa_real_fns sa_real SA_HIDDEN;
 /* Resolves every missing symbol in one pass over the objects loaded after
@@ -125,13 +123,12 @@ void sa_real_one(unsigned slot) SA_HIDDEN;
 /* The real function, resolved first if it is not yet: what the shim's own
  * code calls (SA_REAL(close)(fd)). */
 #define SA_REAL(fn) (__extension__({ SA_REAL_READY(fn); sa_real.fn; }))
-/* The process's environment now (what environ holds), NULL if libc has none. */
-static inline char **sa_environ(void)
-{
-	char ***e = SA_REAL(environ);
-
-	return e ? *e : NULL;
-}
+/* The process's environment now (what environ holds), or NULL when the
+ * variable is not found. Looked up by name in every object but ours, the
+ * program first (sa_real_sym): a program that uses environ has its own copy
+ * (a copy relocation), and libc's then is not the one in use. Not linked
+ * to: that would be a symbol lookup the loader makes at every exec. */
+char **sa_environ(void) SA_HIDDEN;
 /* libc's syscall() (a plain trap: no cancellation point, no other preload's
  * wrapper), never our own exported syscall(). */
 static inline long (*sa_sysfn(void))(long, ...)

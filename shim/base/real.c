@@ -43,7 +43,7 @@ static const char names[][16] = {
 	"__read_chk", "__recv_chk", "__recvfrom_chk",
 	"syscall", "clone", "_exit",
 	"execve", "execvp", "execvpe", "fexecve", "posix_spawn", "posix_spawnp",
-	"environ",
+	"execv",
 };
 #define NSLOTS (sizeof names / sizeof names[0])
 _Static_assert(sizeof(struct sa_real_fns) == NSLOTS * sizeof(void (*)(void)),
@@ -311,6 +311,9 @@ void sa_real_init(void)
 	int saved = sa_in_shim;
 	sa_in_shim = 1;
 	resolve(ALL_SLOTS);
+	/* An audited process's later execv, in a vfork child or a handler,
+	 * then walks nothing for it. */
+	(void)sa_environ();
 	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
 	sa_in_shim = saved;
 }
@@ -324,6 +327,17 @@ void sa_real_one(unsigned slot)
 	sa_in_shim = 1;
 	resolve((uint64_t)1 << slot | ((BASICS >> slot & 1) ? BASICS : 0));
 	sa_in_shim = saved;
+}
+
+static char ***environ_at SA_START_DATA;
+
+char **sa_environ(void)
+{
+	char ***e = __atomic_load_n(&environ_at, __ATOMIC_ACQUIRE);
+
+	if (!e && (e = sa_real_sym("environ")) != NULL)
+		__atomic_store_n(&environ_at, e, __ATOMIC_RELEASE);
+	return e ? *e : NULL;
 }
 
 void *sa_real_sym(const char *name)

@@ -203,14 +203,16 @@ SA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	return sa_real.execve(path, argv, envp);
 }
 
+/* libc's own execv and execvp pass the environment on; environ is read
+ * only for the check, which a NULL (not found) skips. */
 SA_EXPORT int execv(const char *path, char *const argv[])
 {
 	char **env;
 
-	EXEC_READY(execve);
-	env = sa_environ();
-	exec_check("execv", path, env);
-	return sa_real.execve(path, argv, env);
+	EXEC_READY(execv);
+	if ((env = sa_environ()) != NULL)
+		exec_check("execv", path, env);
+	return sa_real.execv(path, argv);
 }
 
 SA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
@@ -222,8 +224,11 @@ SA_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 
 SA_EXPORT int execvp(const char *file, char *const argv[])
 {
+	char **env;
+
 	EXEC_READY(execvp);
-	exec_check("execvp", file, sa_environ());
+	if ((env = sa_environ()) != NULL)
+		exec_check("execvp", file, env);
 	return sa_real.execvp(file, argv);
 }
 

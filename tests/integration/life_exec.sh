@@ -32,6 +32,20 @@ for m in env keep execle unset vfork spawn handler; do
 		 .[0].program == \"/bin/true\" and .[0].env_replaced == $repl and .[0].severity == \"warn\""
 done
 
+# 1a. The environment execv and execvp pass on is the program's current
+# one: a new variable (glibc moves environ to a new array; the program's
+# copy of environ, not libc's, is the one in use) arrives in the exec'd sh,
+# and the check sees LD_PRELOAD gone from it.
+for how in execv execvp; do
+	L="$T/setenv-$how.jsonl"
+	MARK_CALL=$how LR_LOG=$L life_shim "$T/setenv-$how" 10 info "$PROGS/life_exec" setenv
+	read -r _ cpid _ cst < "$T/setenv-$how.out"
+	check "$how after setenv: the exec'd sh got the new variable (exit $LR_RC, child status ${cst:-?})" \
+		[ "$LR_RC.${cst:-}" = 0.0 ]
+	check_jq "$how after setenv: one exec_unaudited (call $how, env_replaced false)" "$L" \
+		"[.[] | select(.event==\"exec_unaudited\")] | length == 1 and .[0].call == \"$how\" and .[0].env_replaced == false"
+done
+
 # 1b. A process that never made a socket call (a wrapper script's env -i):
 # the exec that drops the library sets the shim up and is said; execs that
 # keep it set nothing up (no log at all).

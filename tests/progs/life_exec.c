@@ -5,6 +5,9 @@
  *   keep     fork, execve with environ (the shim stays: no line expected)
  *   execle   fork, execle with PATH only
  *   unset    fork, unsetenv("LD_PRELOAD"), execv
+ *   setenv   fork, setenv a new variable (glibc moves environ to a new
+ *            array), unsetenv("LD_PRELOAD"), execv (MARK_CALL=execvp:
+ *            execvp) of sh, which exits 0 only if the variable arrived
  *   vfork    vfork, execve with PATH only (a child sharing our memory)
  *   spawn    posix_spawn with PATH only
  *   handler  fork; the child execs from a SIGALRM handler (PATH only)
@@ -52,6 +55,16 @@ int main(int argc, char **argv)
 		else if (!strcmp(m, "unset")) {
 			unsetenv("LD_PRELOAD");
 			execv("/bin/true", av);
+		} else if (!strcmp(m, "setenv")) {
+			char *sh[] = { "sh", "-c", "test \"$SA_LIFE_MARK\" = kept", NULL };
+			const char *how = getenv("MARK_CALL");
+
+			setenv("SA_LIFE_MARK", "kept", 1);
+			unsetenv("LD_PRELOAD");
+			if (how && !strcmp(how, "execvp"))
+				execvp("sh", sh);
+			else
+				execv("/bin/sh", sh);
 		} else if (!strcmp(m, "handler")) {
 			signal(SIGALRM, on_alarm);
 			alarm(1);
