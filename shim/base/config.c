@@ -133,14 +133,11 @@ void sa_env_capture(char **envp)
 	if (!envp) {
 		/* Before our constructor (another library's constructor, or a
 		 * sanitizer's start-up, made the first call): environ, looked
-		 * up by name, not linked to, which would cost the loader a
-		 * lookup at every exec. Not found yet: nothing is taken, and
-		 * the next call looks again. */
-		char ***env = sa_real_sym("environ");
-
-		if (!env || !*env)
+		 * up by name (sa_environ), not linked to, which would cost the
+		 * loader a lookup at every exec. Not found yet: nothing is
+		 * taken, and the next call looks again. */
+		if (!(envp = sa_environ()))
 			return;
-		envp = *env;
 		snap_taken = 1;
 	} else {
 		snap_taken = 2;
