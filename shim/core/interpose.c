@@ -358,15 +358,21 @@ SA_EXPORT int dup(int fd)
 	return ret;
 }
 
-/* Whether dup2/dup3 will close newfd: onto itself it closes nothing (dup3
- * fails), and with a bad oldfd or bad flags the kernel fails before touching
- * newfd. Moving our sink out of the way then would leave our fd behind, and
- * forgetting newfd would lose what we know about a socket that stays open. */
+/* Whether dup2/dup3 will close newfd, when that concerns us: onto itself
+ * it closes nothing (dup3 fails), and with a bad oldfd or bad flags the
+ * kernel fails before touching newfd. Moving our sink out of the way then
+ * would leave our fd behind, and forgetting newfd would lose what we know
+ * about a socket that stays open. oldfd is asked about only when newfd is
+ * our log's or one we know (a shell's or a spawner's dup2 onto 0, 1 and 2
+ * makes no system call of ours). */
 int sa_dup_closes_newfd(int oldfd, int newfd, int flags, int is3)
 {
 	int err = errno, ok;
 
 	if (oldfd == newfd || newfd < 0 || (is3 && (flags & ~O_CLOEXEC)))
+		return 0;
+	if (!sa_sink_near(newfd) &&
+	    (!sa_fd_table_used() || (sa_fd_origin_peek(newfd) == 0 && sa_fd_get(newfd) == NULL)))
 		return 0;
 	ok = fcntl(oldfd, F_GETFD) >= 0;
 	errno = err;

@@ -27,7 +27,13 @@
 
 static __thread uintptr_t sig_frame __attribute__((tls_model("initial-exec")));
 
-static void *handlers[NSIGS] SA_START_DATA;        /* the host's handler per signal */
+/* The host's handler per signal, one table per trampoline: while a
+ * sigaction() that changes the kind (SA_SIGINFO or not) is under way, the
+ * trampoline the kernel still has installed reads its own table, so it
+ * never calls a handler with the other kind's arguments. */
+static void *handlers[2][NSIGS] SA_START_DATA;
+#define PLAIN 0
+#define INFO 1
 
 /* A host handler runs while this thread blocks in a call we time: when,
  * the fd's generation and the peer, while its buffer is still there.
@@ -109,7 +115,7 @@ static void after_handler(int handled)
 
 static void tramp_plain(int sig)
 {
-	void (*h)(int) = __atomic_load_n((void (**)(int))&handlers[sig], __ATOMIC_ACQUIRE);
+	void (*h)(int) = __atomic_load_n((void (**)(int))&handlers[PLAIN][sig], __ATOMIC_ACQUIRE);
 	uintptr_t f;
 	int s;
 
@@ -123,7 +129,7 @@ static void tramp_plain(int sig)
 static void tramp_info(int sig, siginfo_t *si, void *uc)
 {
 	void (*h)(int, siginfo_t *, void *) =
-		__atomic_load_n((void (**)(int, siginfo_t *, void *))&handlers[sig], __ATOMIC_ACQUIRE);
+		__atomic_load_n((void (**)(int, siginfo_t *, void *))&handlers[INFO][sig], __ATOMIC_ACQUIRE);
 	uintptr_t f;
 	int s;
 
@@ -132,12 +138,6 @@ static void tramp_info(int sig, siginfo_t *si, void *uc)
 		h(sig, si, uc);
 	after_handler(sig);
 	leave(s, f);
-}
-
-static int is_tramp(const struct sigaction *a)
-{
-	return (a->sa_flags & SA_SIGINFO) ? a->sa_sigaction == tramp_info
-					  : a->sa_handler == tramp_plain;
 }
 
 /* A handler the host wrote itself (not default, ignore or empty). */
@@ -150,10 +150,16 @@ static int wants_tramp(const struct sigaction *a)
 
 /* Not stored when unchanged: a forked child that installs its parent's
  * handler again (socat's) would copy the data page for nothing. */
-static void set_handler(int sig, void *h)
+static void set_handler(int kind, int sig, void *h)
 {
-	if (__atomic_load_n(&handlers[sig], __ATOMIC_ACQUIRE) != h)
-		__atomic_store_n(&handlers[sig], h, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&handlers[kind][sig], __ATOMIC_ACQUIRE) != h)
+		__atomic_store_n(&handlers[kind][sig], h, __ATOMIC_RELEASE);
+}
+
+/* The host's handler in place of a trampoline the kernel reported. */
+static void *unwrap(void *k, void *prev_plain, void *prev_info)
+{
+	return k == (void *)tramp_plain ? prev_plain : k == (void *)tramp_info ? prev_info : k;
 }
 
 /* Whether a handler the host installs goes into the trampoline: in an
@@ -190,71 +196,74 @@ static int tramp_wanted(void)
 	return sa_ensure_init();
 }
 
+/*
+ * One system call, as the host's own: the host's handler goes into the
+ * table first, then the trampoline into the kernel with the host's mask
+ * and flags. A signal that arrives during the call runs the old handler or
+ * the new one, as it could without us. libc reads *act in user space too
+ * (a bad pointer faults there as here); the kernel checks the rest
+ * (EINVAL), and on an error the table is put back.
+ */
 int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
 	struct sigaction kold, a;
-	void *prev;
-	int ret, err = errno;
+	void *prev[2], *h = NULL;
+	int ret, err = errno, kind = PLAIN;
 
 	if (sig <= 0 || sig >= NSIGS || sig == SIGKILL || sig == SIGSTOP || !tramp_wanted())
 		return SA_REAL(sigaction)(sig, act, oldact);
-	prev = __atomic_load_n(&handlers[sig], __ATOMIC_ACQUIRE);
-	/* The host's call first, exactly as it made it: the kernel checks act
-	 * (EFAULT, EINVAL) and the result is what the host gets. */
-	ret = SA_REAL(sigaction)(sig, act, &kold);
-	if (ret != 0)
-		return ret;
-	if (act)
+	prev[PLAIN] = __atomic_load_n(&handlers[PLAIN][sig], __ATOMIC_ACQUIRE);
+	prev[INFO] = __atomic_load_n(&handlers[INFO][sig], __ATOMIC_ACQUIRE);
+	if (act && wants_tramp(act)) {
 		a = *act;           /* before oldact is written: they may alias */
-	if (oldact) {
-		*oldact = kold;
-		if (is_tramp(&kold)) {
-			if (kold.sa_flags & SA_SIGINFO)
-				oldact->sa_sigaction = (void (*)(int, siginfo_t *, void *))prev;
-			else
-				oldact->sa_handler = (void (*)(int))prev;
-		}
-	}
-	if (act && wants_tramp(&a)) {
-		set_handler(sig, (a.sa_flags & SA_SIGINFO) ? (void *)a.sa_sigaction : (void *)a.sa_handler);
-		if (a.sa_flags & SA_SIGINFO)
+		kind = (a.sa_flags & SA_SIGINFO) ? INFO : PLAIN;
+		h = kind == INFO ? (void *)a.sa_sigaction : (void *)a.sa_handler;
+		set_handler(kind, sig, h);
+		if (kind == INFO)
 			a.sa_sigaction = tramp_info;
 		else
 			a.sa_handler = tramp_plain;
-		/* Until this second call the host's own handler is installed
-		 * directly: a signal in between is simply not guarded. */
-		SA_REAL(sigaction)(sig, &a, NULL);
+		act = &a;
+	}
+	ret = SA_REAL(sigaction)(sig, act, oldact ? &kold : NULL);
+	if (ret != 0) {
+		if (h)
+			set_handler(kind, sig, prev[kind]);
+		return ret;
+	}
+	if (oldact) {
+		*oldact = kold;
+		if (kold.sa_flags & SA_SIGINFO)
+			oldact->sa_sigaction = (void (*)(int, siginfo_t *, void *))unwrap(
+				(void *)kold.sa_sigaction, prev[PLAIN], prev[INFO]);
+		else
+			oldact->sa_handler = (void (*)(int))unwrap((void *)kold.sa_handler, prev[PLAIN], prev[INFO]);
 	}
 	errno = err;
 	return 0;
 }
 
+/* signal() through libc's own, with the trampoline: libc picks the flags
+ * (SA_RESTART unless siginterrupt), one system call as without us. */
 sighandler_t sa_sig_signal(int sig, sighandler_t h)
 {
-	struct sigaction cur;
 	sighandler_t old;
-	void *prev;
-	int err;
+	void *prev[2];
+	int wrap = h != SIG_DFL && h != SIG_IGN && h != NULL;
 
 	if (sig <= 0 || sig >= NSIGS || !tramp_wanted())
 		return SA_REAL(signal)(sig, h);
-	prev = __atomic_load_n(&handlers[sig], __ATOMIC_ACQUIRE);
-	/* glibc's own signal() picks the flags (SA_RESTART unless
-	 * siginterrupt); keep them and only swap in the trampoline. */
-	old = SA_REAL(signal)(sig, h);
-	if (old == SIG_ERR)
+	prev[PLAIN] = __atomic_load_n(&handlers[PLAIN][sig], __ATOMIC_ACQUIRE);
+	prev[INFO] = __atomic_load_n(&handlers[INFO][sig], __ATOMIC_ACQUIRE);
+	if (wrap)
+		set_handler(PLAIN, sig, (void *)h);
+	old = SA_REAL(signal)(sig, wrap ? tramp_plain : h);
+	if (old == SIG_ERR) {
+		if (wrap)
+			set_handler(PLAIN, sig, prev[PLAIN]);
 		return old;
-	err = errno;
-	if (old == tramp_plain || (void *)old == (void *)tramp_info)
-		old = (sighandler_t)prev;
-	if (h != SIG_DFL && h != SIG_IGN && h != NULL &&
-	    SA_REAL(sigaction)(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == h) {
-		set_handler(sig, (void *)h);
-		cur.sa_handler = tramp_plain;
-		SA_REAL(sigaction)(sig, &cur, NULL);
 	}
-	errno = err;
-	return old;
+	return (sighandler_t)unwrap((void *)old, prev[PLAIN], prev[INFO]);
 }
 
 int sa_signal_escaped(void)

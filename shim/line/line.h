@@ -191,14 +191,19 @@ uint64_t sa_sink_take_unreported(const char **why) SA_HIDDEN;
 extern int sa_sink_host_fd SA_HIDDEN, sa_sink_own_fd SA_HIDDEN, sa_sink_own_failed SA_HIDDEN;
 extern int sa_sink_inherited_fd SA_HIDDEN;
 void sa_sink_before_close_slow(int fd) SA_HIDDEN;
-static inline __attribute__((always_inline)) void sa_sink_before_close(int fd)
+/* Whether a close of fd concerns the sink. No own fd yet (a forked child
+ * before its first line) is the rare case that also looks at the parent's
+ * fd it set aside. */
+static inline __attribute__((always_inline)) int sa_sink_near(int fd)
 {
 	int cur = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE);
 
-	/* No own fd yet (a forked child before its first line) is the rare
-	 * case that also looks at the parent's fd it set aside. */
-	if (SA_UNLIKELY(fd == sa_sink_host_fd || fd == cur ||
-			(cur < 0 && (sa_sink_own_failed || fd == __atomic_load_n(&sa_sink_inherited_fd, __ATOMIC_RELAXED)))))
+	return fd == sa_sink_host_fd || fd == cur ||
+	       (cur < 0 && (sa_sink_own_failed || fd == __atomic_load_n(&sa_sink_inherited_fd, __ATOMIC_RELAXED)));
+}
+static inline __attribute__((always_inline)) void sa_sink_before_close(int fd)
+{
+	if (SA_UNLIKELY(sa_sink_near(fd)))
 		sa_sink_before_close_slow(fd);
 }
 void sa_sink_before_close_range(unsigned int first, unsigned int last) SA_HIDDEN;

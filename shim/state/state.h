@@ -233,6 +233,13 @@ static inline __attribute__((always_inline)) void sa_fd_origin_set(int fd, uint6
 	else
 		sa_fd_origin_map(fd, v);
 }
+/* The word of fd, left as it is. */
+static inline __attribute__((always_inline)) uint64_t sa_fd_origin_peek(int fd)
+{
+	struct sa_fd_side *d = sa_fd_side_of(fd);
+
+	return d ? __atomic_load_n(&d->origin[SA_FD_IDX(fd)], __ATOMIC_RELAXED) : 0;
+}
 /* The word of fd, cleared. */
 static inline __attribute__((always_inline)) uint64_t sa_fd_origin_take(int fd)
 {

@@ -6,11 +6,17 @@
 # leaves by siglongjmp does not switch auditing off.
 . "$(dirname "$0")/../lib.sh"
 prog=$PROGS/sigsem
-"$prog" >"$T/plain" 2>&1
-SOCKAUDIT_LOG="$T/log" preload "$prog" >"$T/shim" 2>&1
+"$prog" >"$T/plain" 2>"$T/plain.err"
+SOCKAUDIT_LOG="$T/log" preload "$prog" >"$T/shim" 2>"$T/shim.err"
 if diff "$T/plain" "$T/shim" >"$T/diff"; then ok "signal semantics identical with and without the shim"
 else fail "signal semantics identical with and without the shim"; sed 's/^/# /' "$T/diff"; fi
 check "the program's own view is what it expects" grep -q "install h2: 0 old=h1" "$T/shim"
+# One rt_sigaction per sigaction() or signal() of the host's, as plain: the
+# trampoline goes in with the host's call, not in a second one.
+n_plain=$(strace -f -qq -e trace=rt_sigaction "$prog" 2>&1 >/dev/null | grep -c '^.*rt_sigaction(')
+n_shim=$(SOCKAUDIT_LOG="$T/log2" strace -f -qq -E LD_PRELOAD="$(preload_value)" -e trace=rt_sigaction "$prog" 2>&1 >/dev/null | grep -c '^.*rt_sigaction(')
+if [ "$n_plain" -gt 8000 ] && [ "$n_shim" = "$n_plain" ]; then ok "one rt_sigaction per host call: $n_shim under the shim, $n_plain plain"
+else fail "one rt_sigaction per host call" "plain $n_plain, under the shim $n_shim"; fi
 check_jq "auditing resumes after a handler left by siglongjmp" "$T/log" \
   'any(.[]; .event=="setsockopt" and .opt=="TCP_DEFER_ACCEPT" and .requested_s==10 and .effective_s==15)'
 finish

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t hits, info_code, info_ok;
@@ -21,6 +22,50 @@ static void h1(int sig) { hits++; }
 static void h2(int sig) { hits += 10; }
 static void hinfo(int sig, siginfo_t *si, void *uc) { info_ok = si && si->si_signo == sig && uc != NULL; info_code = si ? si->si_code : -1; }
 static void hjump(int sig) { siglongjmp(jb, 1); }
+/* For the kind switch: each handler checks it got its own arguments. */
+static volatile sig_atomic_t plain_runs, info_runs, info_bad;
+static void hplain(int sig) { plain_runs++; }
+static void hinfo2(int sig, siginfo_t *si, void *uc)
+{
+	if (!si || si->si_signo != sig || !uc)
+		info_bad++;
+	info_runs++;
+}
+
+/* The handler switched between plain and SA_SIGINFO while a child keeps
+ * sending the signal: one that arrives during sigaction() runs the old
+ * handler or the new, each with its own arguments, never one with the
+ * other's. */
+static void kind_switch(void)
+{
+	struct sigaction sa;
+	pid_t child, me = getpid();
+	int i, status;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = hplain;
+	sigaction(SIGWINCH, &sa, NULL);
+	child = fork();
+	if (child == 0) {
+		for (i = 0; i < 4000 && kill(me, SIGWINCH) == 0; i++)
+			;
+		_exit(0);
+	}
+	for (i = 0; i < 8000; i++) {
+		memset(&sa, 0, sizeof sa);
+		if (i & 1) {
+			sa.sa_sigaction = hinfo2;
+			sa.sa_flags = SA_SIGINFO;
+		} else {
+			sa.sa_handler = hplain;
+		}
+		sigaction(SIGWINCH, &sa, NULL);
+	}
+	waitpid(child, &status, 0);
+	signal(SIGWINCH, SIG_DFL);
+	printf("kind switch: a handler with the other kind's arguments: %d\n", info_bad);
+	fprintf(stderr, "# kind switch: plain %d, info %d\n", plain_runs, info_runs);
+}
 
 static const char *name(void *h)
 {
@@ -86,6 +131,8 @@ int main(void)
 	sa.sa_flags = 0;
 	r = sigaction(SIGUSR1, &sa, NULL);
 	printf("success keeps errno: %d errno=%d\n", r, errno);
+
+	kind_switch();
 
 	/* A handler that never returns. */
 	memset(&sa, 0, sizeof sa);
