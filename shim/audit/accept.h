@@ -204,7 +204,10 @@ enum { SA_SPEAKER_UNKNOWN = 3, SA_SPEAKER_CLIENT = 1, SA_SPEAKER_SERVER = 2 };
 #define SA_ACCEPT_SAMPLE_NS 100000000ull
 
 /* speaker.c: which connections are watched for who speaks first. */
-extern uint32_t sa_accept_serial SA_HIDDEN;   /* accepts with an fd entry, numbered */
+/* Accepts with an fd entry, numbered: on the fd table's first page, which
+ * the new entry is written on too (a fork-per-connection parent's sampled
+ * accept then writes no page of the process page after a fork). */
+#define sa_accept_serial (sa_fd_first.hot.accept_serial)
 /* Counts and times an accept that gets no entry. */
 void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1) SA_HIDDEN;
 

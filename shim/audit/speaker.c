@@ -27,7 +27,6 @@
  * speaks first is a finding, and at trace). The others are counted and
  * timed, with no fd entry: that entry, its first-I/O watch and its close
  * were most of the instructions an accept cost (bench/counts.sh). */
-uint32_t sa_accept_serial SA_PROC_PAGE;
 
 void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1)
 {

@@ -21,11 +21,12 @@
  * mark to clear.
  *
  * The first chunk (fds 0-255, all a small daemon has) and its side page
- * are one static block in the zero tables, the side first and the entries right after
- * it, so fds 0-8 have their entry on the side's page: a forked child that
- * closes an inherited socket and opens a new one (socat fork, inetd style)
- * copies one page, not two, and no process maps a table of its own until
- * it passes fd 255 (each mapping is one more vma every fork copies).
+ * are one static block in the zero tables (struct sa_fd_first, state.h):
+ * the side first, the table's counters, then the entries, so fds 0-13
+ * have their entry on the side's page: a forked child that closes an
+ * inherited socket and opens new ones (socat fork, inetd style) copies one
+ * page, not two, and no process maps a table of its own until it passes
+ * fd 255 (each mapping is one more vma every fork copies).
  *
  * The TCP_QUICKACK windows, which few programs need, live in a side table
  * of the same shape, mapped per chunk on first use and never handed back.
@@ -52,21 +53,15 @@ static unsigned int chunks_top;
 /* Per chunk (in its side page): tracked entries, plus RELEASING while
  * madvise runs. */
 #define RELEASING (1u << 31)
-static size_t ntracked SA_PROC_PAGE;
 static struct sa_sock_quickack *qa_chunks[NCHUNKS];
 /* The generations, origin words and live counts live beside the chunks, not
  * in them: a chunk handed back reads as zeros, and a generation must never
  * go back. One side page per chunk (state.h), never handed back. */
 struct sa_fd_side *sa_fd_sides[NCHUNKS];
-unsigned long sa_watching SA_START_DATA;
 _Static_assert(sizeof(struct sa_fd_side) <= 4096, "a chunk's side data fits one page");
-static struct {
-	struct sa_fd_side side;
-	uint64_t forks;              /* sa_fd_forks(): this page is written after a fork anyway */
-	struct sa_sock ent[CHUNK];
-} chunk0 __attribute__((aligned(4096)));
-_Static_assert(offsetof(__typeof__(chunk0), ent) + 9 * sizeof(struct sa_sock) <= 4096,
-	       "fds 0-8 have their entries on the first side page");
+struct sa_fd_first sa_fd_first __attribute__((aligned(4096)));
+_Static_assert(offsetof(struct sa_fd_first, ent) + SA_FD_FIRST_PAGE_FDS * sizeof(struct sa_sock) <= 4096,
+	       "the first fds have their entries on the first side page");
 
 static void *map(size_t bytes)
 {
@@ -88,7 +83,7 @@ static void *chunk_map(void **pp, size_t bytes, int *won)
 	__atomic_store_n(&sa_fd_used, 1, __ATOMIC_RELEASE);   /* before the pointer is published */
 	/* Chunk 0's entries and side page: the static block. */
 	if (pp == (void **)&sa_fd_chunks[0] || pp == (void **)&sa_fd_sides[0]) {
-		c = pp == (void **)&sa_fd_chunks[0] ? (void *)chunk0.ent : (void *)&chunk0.side;
+		c = pp == (void **)&sa_fd_chunks[0] ? (void *)sa_fd_first.ent : (void *)&sa_fd_first.side;
 		if (!__atomic_compare_exchange_n(pp, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return expected;
 		*won = 1;
@@ -234,7 +229,7 @@ static inline int live_inc(struct sa_fd_side *d)
 		if (__atomic_compare_exchange_n(p, &v, v + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			break;
 	}
-	__atomic_add_fetch(&ntracked, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&sa_fd_first.hot.ntracked, 1, __ATOMIC_RELAXED);
 	return 1;
 }
 
@@ -252,8 +247,8 @@ static __attribute__((noinline)) void chunk_emptied(int fd, struct sa_fd_side *d
 	if (!__atomic_compare_exchange_n(&d->live, &zero, RELEASING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
-	if (c == chunk0.ent) {
-		/* Not the side's page, which holds fds 0-8 too. */
+	if (c == sa_fd_first.ent) {
+		/* Not the side's page, which holds the first fds too. */
 		uintptr_t a = ((uintptr_t)c + 4095) & ~(uintptr_t)4095, end = (uintptr_t)(c + CHUNK) & ~(uintptr_t)4095;
 
 		madvise((void *)a, end - a, MADV_DONTNEED);
@@ -278,7 +273,7 @@ static inline void live_dec(int fd, struct sa_fd_side *d)
 		if (v == 0 || (v & RELEASING))
 			return;
 	} while (!__atomic_compare_exchange_n(&d->live, &v, v - 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
-	__atomic_sub_fetch(&ntracked, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&sa_fd_first.hot.ntracked, 1, __ATOMIC_RELAXED);
 	if (SA_UNLIKELY(v - 1 == 0))
 		chunk_emptied(fd, d);
 }
@@ -303,11 +298,12 @@ static void drop_listener(struct sa_sock *s)
 		listener_unref(l);
 }
 
-/* memset(s, 0, sizeof *s) as seven 16-byte stores: gcc makes the memset a
- * rep stos, which costs an instruction per 8 bytes (callgrind counts each
- * step) and more cycles to start than the stores take. */
+/* memset(s, 0, sizeof *s) as six 16-byte stores and one of 8: gcc makes
+ * the memset a rep stos, which costs an instruction per 8 bytes (callgrind
+ * counts each step) and more cycles to start than the stores take. */
 typedef char sa_zero16 __attribute__((vector_size(16), may_alias, aligned(1)));
-_Static_assert(sizeof(struct sa_sock) == 7 * 16, "zero_entry stores 112 bytes");
+typedef uint64_t sa_zero8 __attribute__((may_alias, aligned(1)));
+_Static_assert(sizeof(struct sa_sock) == 6 * 16 + 8, "zero_entry stores 104 bytes");
 static inline void zero_entry(struct sa_sock *s)
 {
 	sa_zero16 *p = (sa_zero16 *)(void *)s;
@@ -318,7 +314,7 @@ static inline void zero_entry(struct sa_sock *s)
 	p[3] = (sa_zero16){ 0 };
 	p[4] = (sa_zero16){ 0 };
 	p[5] = (sa_zero16){ 0 };
-	p[6] = (sa_zero16){ 0 };
+	*(sa_zero8 *)(void *)&p[6] = 0;
 }
 
 /* fd's entry, its chunk mapped on first use: the chunk pointer read
@@ -472,12 +468,12 @@ void sa_fd_foreach(void (*fn)(int fd, struct sa_sock *s, void *arg), void *arg)
 
 uint64_t sa_fd_forks(void)
 {
-	return __atomic_load_n(&chunk0.forks, __ATOMIC_RELAXED);
+	return __atomic_load_n(&sa_fd_first.hot.forks, __ATOMIC_RELAXED);
 }
 
 void sa_fd_forked(void)
 {
-	__atomic_add_fetch(&chunk0.forks, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&sa_fd_first.hot.forks, 1, __ATOMIC_RELAXED);
 }
 
 void sa_fdtab_atfork_child(void)
@@ -500,7 +496,7 @@ size_t sa_fdtab_bytes(void)
 
 size_t sa_fdtab_tracked(void)
 {
-	return __atomic_load_n(&ntracked, __ATOMIC_RELAXED);
+	return __atomic_load_n(&sa_fd_first.hot.ntracked, __ATOMIC_RELAXED);
 }
 
 void sa_sock_fill_kind(int fd, struct sa_sock *s)

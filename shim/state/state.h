@@ -52,12 +52,12 @@ struct sa_sock_listen {
 
 /* audit/accept.c: an accepted connection */
 struct sa_sock_accepted {
-	int listen_fd;
 	struct sa_listener *listener;   /* where it came from; holds no reference */
+	int listen_fd;
 	uint32_t listener_inc;          /* listener->inc at accept: valid while equal */
 	uint32_t serial;                /* per-process accept number, shared by dups */
-	uint8_t first_speaker;      /* 0 not decided, 1 client, 2 server, 3 neither (EOF/error/close first) */
 	uint16_t forks;             /* sa_fd_forks() at accept, truncated: a fork since, and a child may hold it */
+	uint8_t first_speaker;      /* 0 not decided, 1 client, 2 server, 3 neither (EOF/error/close first) */
 };
 
 /* audit/connect.c: a connect in progress */
@@ -146,16 +146,53 @@ static inline struct sa_sock *sa_fd_get(int fd)
 	/* Acquire: pairs with the release store in sa_fd_track() (fdtab.c). */
 	return __atomic_load_n(&s->flags, __ATOMIC_ACQUIRE) ? s : NULL;
 }
+/* Beside each chunk, one page (fdtab.c) with what must outlive the chunk's
+ * hand-back or is written on paths that keep no entry: the origin words
+ * (which listener an accepted connection with no entry came from), the generations, the chunk's count of tracked entries. One
+ * page, so a forked child that closes an inherited socket copies one page
+ * for all three, not three. Read inline on hot paths. */
+struct sa_fd_side {
+	uint64_t origin[1u << SA_FD_CHUNK_BITS];   /* sa_fd_origin_set; 0 = none */
+	/* sa_fd_gen. 16 bits: compared for equality across one blocking
+	 * call, which 65,536 reuses of its number would have to span to be
+	 * fooled; half the bytes leave room for more fds' entries on the
+	 * first side page (struct sa_fd_first). */
+	uint16_t gen[1u << SA_FD_CHUNK_BITS];
+	uint32_t live;                            /* tracked entries in the chunk (+ RELEASING) */
+	uint32_t released_at_s;                   /* when the chunk was last handed back */
+};
+/* What a process writes of the table when it forks or tracks a socket. */
+struct sa_fd_hot {
+	uint64_t forks;             /* sa_fd_forks() */
+	size_t ntracked;            /* tracked entries, all chunks */
+	unsigned long watching;     /* sa_watching */
+	uint32_t accept_serial;     /* sa_accept_serial (audit/accept.h): written with the entry it numbers */
+};
+/* The first chunk (fds 0-255) and its side, static in the zero tables,
+ * page-aligned: the side words, the counters above and the entries of fds
+ * 0-13 share one page. A process that forks per connection, or a child
+ * that closes what it inherited, makes sockets and forks again (socat's
+ * SYSTEM child), writes that page and no other of the table. */
+#define SA_FD_FIRST_PAGE_FDS 14
+struct sa_fd_first {
+	struct sa_fd_side side;
+	struct sa_fd_hot hot;
+	struct sa_sock ent[1u << SA_FD_CHUNK_BITS];
+};
+extern struct sa_fd_first sa_fd_first SA_HIDDEN;
 /* How many entries may have SA_F_WATCH_IO set. Raised before the bit is
  * set (sa_watch_on), lowered only where an atomic read-modify-write saw the
  * bit go from 1 to 0 (sa_flags_clear, fdtab.c), so it is never below the
  * true count: a decrement missed leaves it high, and the I/O wrappers then
  * only look the fd up as they would anyway. 0: no fd is watched, and the
  * I/O wrappers (read, write, recv, send...) skip even the lookup. */
-extern unsigned long sa_watching SA_HIDDEN;
+#define sa_watching (sa_fd_first.hot.watching)
 static inline int sa_watching_any(void)
 {
-	return __atomic_load_n(&sa_watching, __ATOMIC_ACQUIRE) != 0;
+	/* The table's used flag first: it is on the data page, and a process
+	 * that never tracked a socket (a shell's read and write) then reads no
+	 * page of the zero tables. */
+	return sa_fd_table_used() && __atomic_load_n(&sa_watching, __ATOMIC_ACQUIRE) != 0;
 }
 /* Sets SA_F_WATCH_IO (and more) on s. */
 static inline void sa_watch_on(struct sa_sock *s, uint32_t more)
@@ -173,17 +210,6 @@ static inline uint32_t sa_flags_clear(struct sa_sock *s, uint32_t mask)
 		__atomic_sub_fetch(&sa_watching, 1, __ATOMIC_RELAXED);
 	return old;
 }
-/* Beside each chunk, one page (fdtab.c) with what must outlive the chunk's
- * hand-back or is written on paths that keep no entry: the origin words
- * (which listener an accepted connection with no entry came from), the generations, the chunk's count of tracked entries. One
- * page, so a forked child that closes an inherited socket copies one page
- * for all three, not three. Read inline on hot paths. */
-struct sa_fd_side {
-	uint64_t origin[1u << SA_FD_CHUNK_BITS];   /* sa_fd_origin_set; 0 = none */
-	uint32_t gen[1u << SA_FD_CHUNK_BITS];     /* sa_fd_gen */
-	uint32_t live;                            /* tracked entries in the chunk (+ RELEASING) */
-	uint32_t released_at_s;                   /* when the chunk was last handed back */
-};
 extern struct sa_fd_side *sa_fd_sides[SA_FD_MAX >> SA_FD_CHUNK_BITS] SA_HIDDEN;
 static inline struct sa_fd_side *sa_fd_side_of(int fd)
 {

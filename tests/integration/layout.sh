@@ -175,6 +175,76 @@ PY
 else
 	fail "an empty library builds" "$(head -c 200 "$T/cc.err")"
 fi
+# A fork-per-connection server with a shell per connection (socat
+# fork,SYSTEM:, tests/progs/forkpages.c): which of our data pages each
+# process wrote after its fork, read exactly from /proc/PID/pagemap (a page
+# whose frame differs between parent and child, or that one of them holds
+# as its own anonymous copy). The parent's close of the connection, the
+# child's close of the listener, its socket pairs (fds up to 10) and its
+# fork, the SYSTEM child's dup2 and closes: the process page and the fd
+# table's first page, no third (the table's counters, the side words and
+# the entries of fds 0-13 share that page).
+if [ -n "${SANITIZE:-}" ]; then
+	echo "ok - each process of a fork + SYSTEM server writes two pages of ours # SKIP SANITIZE=$SANITIZE: a sanitizer's runtime lays the library out otherwise"
+else
+	pages=$(python3 - "$LIB" "$PROGS/forkpages" "$T/fp.jsonl" <<'PY'
+import os, signal, subprocess, sys, time
+lib, prog = os.path.realpath(sys.argv[1]), sys.argv[2]
+p = subprocess.Popen([prog], env=dict(os.environ, LD_PRELOAD=lib, SOCKAUDIT_LOG=sys.argv[3]),
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+pids = {}
+def stop(*_):
+    for pid in pids.values():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    p.kill()
+signal.signal(signal.SIGALRM, lambda *_: (stop(), print("timeout", pids), os._exit(0)))
+signal.alarm(20)
+while len(pids) < 3:
+    f = p.stderr.readline().split()
+    if len(f) != 2:
+        break
+    pids[f[0]] = int(f[1])
+if len(pids) < 3:
+    print("no-run", pids); stop(); sys.exit(0)
+time.sleep(0.2)
+try:
+    for l in open("/proc/%d/maps" % pids["P"]):
+        f = l.split()
+        if len(f) >= 6 and f[1].startswith("rw") and os.path.realpath(f[5]) == lib:
+            a, b = (int(x, 16) for x in f[0].split("-"))
+            off = int(f[2], 16)
+    def pm(pid):
+        with open("/proc/%d/pagemap" % pid, "rb") as fh:
+            fh.seek(a // 4096 * 8)
+            d = fh.read((b - a) // 4096 * 8)
+        v = [int.from_bytes(d[i:i + 8], "little") for i in range(0, len(d), 8)]
+        return [(x >> 63 & 1, x & ((1 << 55) - 1), x >> 61 & 1) for x in v]
+    m = {r: pm(pid) for r, pid in pids.items()}
+    syms = sorted((int(f[0], 16), f[2]) for f in (l.split() for l in
+                  subprocess.run(["nm", lib], capture_output=True, text=True).stdout.splitlines()) if len(f) == 3)
+    def page_of(name):
+        return ([v for v, s in syms if s == name] or [-1])[0] // 4096 * 4096
+    def name(o):
+        return ([s for v, s in syms if v <= o] or ["?"])[-1]
+    ok = {page_of("sa_proc_start"), page_of("sa_fd_first")}
+    out = []
+    for x, y in (("P", "C1"), ("C1", "C2")):
+        w = [off + i * 4096 for i, (u, v) in enumerate(zip(m[x], m[y]))
+             if (u[0] and v[0] and u[1] != v[1]) or (u[0] != v[0] and ((u[0] and not u[2]) or (v[0] and not v[2])))]
+        out.append("%s/%s:%d:%s:%s" % (x, y, len(w), int(set(w) <= ok), ",".join("%#x=%s" % (o, name(o)) for o in w)))
+    print(" ".join(out))
+finally:
+    stop()
+PY
+)
+	case "$pages" in
+	"P/C1:2:1:"*" C1/C2:2:1:"*) ok "each process of a fork + SYSTEM server writes two pages of ours: the process page and the fd table's first ($pages)" ;;
+	*) fail "each process of a fork + SYSTEM server writes two pages of ours: the process page and the fd table's first" "${pages:-no output}" ;;
+	esac
+fi
 # A forked child's first clock reads are system calls, not the vDSO (whose
 # page the child would fault in): the child's connect is timed by
 # clock_gettime calls strace sees, at most SA_CLOCK_TRAPS (4); the parent's
