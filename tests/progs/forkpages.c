@@ -3,7 +3,8 @@
  * so that a test can read which pages each one wrote after its fork
  * (/proc/PID/pagemap, tests/integration/layout.sh).
  *
- * The parent listens, accepts one connection, forks the connection child
+ * The parent listens, accepts one connection (from a client process of its
+ * own), forks the connection child
  * (C1) and closes the connection. C1 closes the listener, makes three
  * socket pairs (fds up to 10, as socat's child does), closes two ends and
  * forks the SYSTEM child (C2), then closes its side of the pair it hands
@@ -28,8 +29,8 @@ int main(void)
 {
 	struct sockaddr_in sin;
 	socklen_t len = sizeof sin;
-	int l, c, a, sp1[2], sp2[2], sp3[2];
-	pid_t c1, c2;
+	int l, a, sp1[2], sp2[2], sp3[2];
+	pid_t c, c1, c2;
 	sigset_t term;
 
 	sigemptyset(&term);
@@ -42,9 +43,16 @@ int main(void)
 	if (l < 0 || bind(l, (struct sockaddr *)&sin, sizeof sin) != 0 || listen(l, 8) != 0 ||
 	    getsockname(l, (struct sockaddr *)&sin, &len) != 0)
 		return 1;
-	c = socket(AF_INET, SOCK_STREAM, 0);
-	if (c < 0 || connect(c, (struct sockaddr *)&sin, sizeof sin) != 0)
-		return 1;
+	/* The client is a process of its own: the server makes no connect. */
+	c = fork();
+	if (c == 0) {
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+
+		if (s < 0 || connect(s, (struct sockaddr *)&sin, sizeof sin) != 0)
+			_exit(1);
+		sigwaitinfo(&term, NULL);
+		_exit(0);
+	}
 	a = accept(l, NULL, NULL);
 	if (a < 0)
 		return 1;
@@ -84,6 +92,7 @@ int main(void)
 	sigwaitinfo(&term, NULL);
 	kill(c1, SIGTERM);
 	waitpid(c1, NULL, 0);
-	close(c);
+	kill(c, SIGTERM);
+	waitpid(c, NULL, 0);
 	return 0;
 }
