@@ -511,7 +511,8 @@ void sa_accept_reset(void)
 	SA_ZERO(nclosed);
 	/* Intervals start at its first count (adopt): a child that never
 	 * accepts never reads the clock. */
-	sa_listener_reset_ns = 1;
+	if (sa_listener_reset_ns != 1)
+		sa_listener_reset_ns = 1;
 	/* The namespace baseline stays the parent's: a child serving one
 	 * connection does not read /proc/net twice more for it (the counters
 	 * are namespace-wide, so its deltas simply start at the parent's). */

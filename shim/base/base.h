@@ -40,6 +40,13 @@
  * mapping with no .bss past its end (one mmap and one vma fewer at every
  * exec). Nothing reads or writes these pages at an exec. */
 #define SA_PROC_PAGE __attribute__((section(".data.sa_proc")))
+/* The few words every forked child writes, even one that only closes and
+ * dups fds before it execs: its pid, its process epoch, its clock traps.
+ * shim/sa_proc.ld puts them at the start of the fd table's first page
+ * (struct sa_fd_first, state.h), which such a child writes anyway, so that
+ * it writes no page of ours but that one. At most SA_FORK_WORDS_BYTES. */
+#define SA_FORK_WORDS __attribute__((section(".data.sa_fork_words"), aligned(8)))
+#define SA_FORK_WORDS_BYTES 16
 /* A small variable every exec or a shell's first wrapped calls touch
  * (the environment copy's state, the real functions, the run state): the
  * library's one .bss, right after .data on the last page of the data
@@ -310,8 +317,8 @@ enum sa_run_state { SA_RUN_NEW, SA_RUN_INITIALIZING, SA_RUN_ACTIVE, SA_RUN_DISAB
  * accept line at trace; bench/callgrind.sh). */
 extern int sa_rt_state SA_HIDDEN;
 extern struct sa_config sa_rt_cfg SA_HIDDEN;
-/* pid and the process epoch side by side: a forked child writes both, one
- * page. */
+/* pid and the process epoch side by side: a forked child writes both, on
+ * the fd table's first page (SA_FORK_WORDS). */
 struct sa_rt_proc {
 	pid_t pid;
 	uint32_t epoch;
@@ -413,7 +420,7 @@ void sa_unlock(int *lock) SA_HIDDEN;
  * it: several microseconds on a virtual machine), where a socat fork child
  * reads the clock twice in all (around its connect).
  * Set by the fork handler (sa_lifecycle_new_process); 0 in every other
- * process. In the process page, which the child writes anyway. */
+ * process. With the pid (SA_FORK_WORDS), on the page the child writes anyway. */
 #define SA_CLOCK_TRAPS 4
 extern uint32_t sa_clock_traps SA_HIDDEN;
 static inline int sa_clock_trap(clockid_t id, struct timespec *ts)

@@ -25,7 +25,7 @@ __thread int sa_in_vfork __attribute__((tls_model("initial-exec")));
 __thread pid_t sa_rt_tid SA_TLS_IE;
 int sa_rt_state SA_START_DATA = SA_RUN_NEW;
 struct sa_config sa_rt_cfg;
-struct sa_rt_proc sa_rt_proc SA_PROC_PAGE;
+struct sa_rt_proc sa_rt_proc SA_FORK_WORDS;
 unsigned sa_rt_comm_gen;    /* bumped whenever comm changes */
 static char comm[64] = "?";
 
@@ -46,7 +46,8 @@ void sa_proc_epoch_next(void)
 
 void sa_set_pid(pid_t p)
 {
-	__atomic_store_n(&sa_rt_proc.pid, p, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&sa_rt_proc.pid, __ATOMIC_RELAXED) != p)
+		__atomic_store_n(&sa_rt_proc.pid, p, __ATOMIC_RELAXED);
 }
 
 pid_t sa_pid_fill(void)
@@ -65,7 +66,8 @@ pid_t sa_tid_fill(void)
 
 void sa_tid_forget(void)
 {
-	sa_rt_tid = 0;
+	if (sa_rt_tid)
+		sa_rt_tid = 0;
 }
 
 const char *sa_comm(void)
@@ -167,7 +169,8 @@ void sa_unlock(int *lock)
 	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
 }
 
-uint32_t sa_clock_traps SA_PROC_PAGE;
+uint32_t sa_clock_traps SA_FORK_WORDS;
+_Static_assert(sizeof(struct sa_rt_proc) + 8 <= SA_FORK_WORDS_BYTES, "the fork words fit their place");
 
 #if defined(__SANITIZE_ADDRESS__)
 /* Out of line under AddressSanitizer (base.h says why). */

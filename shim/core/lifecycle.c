@@ -147,7 +147,8 @@ void sa_lifecycle_new_process_fds(int shares_fds)
 {
 	struct sa_config *cfg = sa_cfg_slot();
 
-	__atomic_store_n(&sa_clock_traps, SA_CLOCK_TRAPS, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&sa_clock_traps, __ATOMIC_RELAXED) != SA_CLOCK_TRAPS)
+		__atomic_store_n(&sa_clock_traps, SA_CLOCK_TRAPS, __ATOMIC_RELAXED);
 	sa_sink_atfork_child();
 	sa_fdtab_atfork_child();
 	sa_tid_forget();

@@ -49,7 +49,8 @@ void sa_summary_write(void)
 
 void sa_summary_reset_after_fork(void)
 {
-	forked_child = 1;
+	if (!forked_child)   /* a child's child: written already (every page written is a copy) */
+		forked_child = 1;
 	sa_accept_reset();
 	sa_connect_reset();
 	sa_quickack_reset();
