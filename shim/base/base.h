@@ -283,6 +283,9 @@ const char *sa_env_start_preload(void) SA_HIDDEN;
 char *sa_env_get(const char *name) SA_HIDDEN;
 /* 1 once the copy is the constructor's, which nothing changes after. */
 int sa_env_final(void) SA_HIDDEN;
+/* Whether SOCKAUDIT_DISABLE's value v asks to disable (1, on, yes, true,
+ * any case); pure, no libc call. */
+int sa_config_disables(const char *v) SA_HIDDEN;
 /* Fills *c from the environment read through get(); bad values keep the
  * default and add a warning. pid expands %p in a path. Never fails. */
 void sa_config_load(struct sa_config *c, sa_getenv_fn get, pid_t pid) SA_HIDDEN;

@@ -370,6 +370,21 @@ static void level_var(struct sa_config *c, sa_getenv_fn get)
 		warn(c, SOCKAUDIT_ENV_LEVEL, v, "expected warn, info or trace; using info");
 }
 
+/* strcasecmp for a lower-case word w, by hand: a shell's signal wrapper
+ * asks sa_config_disables without binding libc's. */
+static int is_word(const char *v, const char *w)
+{
+	for (; *w; v++, w++)
+		if ((*v >= 'A' && *v <= 'Z' ? *v - 'A' + 'a' : *v) != *w)
+			return 0;
+	return *v == '\0';
+}
+
+int sa_config_disables(const char *v)
+{
+	return v && (is_word(v, "1") || is_word(v, "yes") || is_word(v, "true") || is_word(v, "on"));
+}
+
 static void disable_var(struct sa_config *c, sa_getenv_fn get)
 {
 	const char *v = get(SOCKAUDIT_ENV_DISABLE);
@@ -377,7 +392,7 @@ static void disable_var(struct sa_config *c, sa_getenv_fn get)
 	if (!v || !*v || !strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") ||
 	    !strcasecmp(v, "off"))
 		return;
-	if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on"))
+	if (sa_config_disables(v))
 		c->disable = 1;
 	else
 		warn(c, SOCKAUDIT_ENV_DISABLE, v,

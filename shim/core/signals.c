@@ -172,17 +172,20 @@ static const char disable_name[] = SOCKAUDIT_ENV_DISABLE, comm_name[] = SOCKAUDI
 
 static int tramp_wanted(void)
 {
-	/* 1: the constructor's environment sets neither variable (it never
-	 * changes after): a shell's every sigaction need not read it again. */
+	/* What the constructor's environment (it never changes after) says,
+	 * kept: 1 neither variable set, the trampoline; 2 SOCKAUDIT_DISABLE
+	 * alone, set to disable, none. A shell's every sigaction need not
+	 * read it again. */
 	static int quiet_env SA_START_DATA;
 	enum sa_run_state st = sa_run_state();
+	int q;
 
 	if (st == SA_RUN_ACTIVE)
 		return 1;
 	if (st == SA_RUN_DISABLED)
 		return 0;
-	if (__atomic_load_n(&quiet_env, __ATOMIC_RELAXED))
-		return 1;
+	if ((q = __atomic_load_n(&quiet_env, __ATOMIC_RELAXED)) != 0)
+		return q == 1;
 	sa_env_capture(NULL);   /* nothing when the constructor took it */
 	/* Present at all, secure execution aside (init applies that rule):
 	 * a shell's sigaction then binds no getauxval, and the names are
@@ -192,6 +195,17 @@ static int tramp_wanted(void)
 		if (sa_env_final())
 			__atomic_store_n(&quiet_env, 1, __ATOMIC_RELAXED);
 		return 1;
+	}
+	/* SOCKAUDIT_DISABLE alone: whether it switches the shim off, as init
+	 * would find, without init (a shell of a disabled host set up its
+	 * config, read its comm and filled every real function at each exec:
+	 * 10 page faults). Any other value leaves auditing on; secure
+	 * execution ignores the variable (sa_env_get: NULL). A comm filter
+	 * needs the comm: init decides. */
+	if (sa_env_final() && !sa_env_present(comm_name)) {
+		q = sa_config_disables(sa_env_get(disable_name)) ? 2 : 1;
+		__atomic_store_n(&quiet_env, q, __ATOMIC_RELAXED);
+		return q == 1;
 	}
 	return sa_ensure_init();
 }

@@ -160,16 +160,29 @@ def faults(pre, argv):
 for argv in (["/bin/true"], ["/bin/sh", "-c", "exec 3>/dev/null; exec 4>&3; exec 3>&- 4>&-"],
              ["/bin/bash", "-c", "/bin/true; /bin/true"]):
     print(faults(sys.argv[1], argv), faults(sys.argv[2], argv))
+# A shell that installs a handler, with SOCKAUDIT_DISABLE=1 and without.
+trap = ["/bin/sh", "-c", "trap 'echo' INT; exec 3>/dev/null; exec 3>&-"]
+base = faults(sys.argv[1], trap)
+def faults_env(pre, argv):
+    r = []
+    for _ in range(31):
+        pid = os.posix_spawn(argv[0], argv, {"SOCKAUDIT_LOG": "/dev/null", "LD_PRELOAD": pre, "SOCKAUDIT_DISABLE": "1"})
+        r.append(os.wait4(pid, 0)[2].ru_minflt)
+    return int(statistics.median(r))
+print(faults_env(sys.argv[1], trap), base)
 PY
 )
 	set -- $faults
-	[ $# = 6 ] && [ "$1" -le $(($2 + 2)) ] && [ "$3" -le $(($4 + 2)) ] &&
+	[ $# = 8 ] && [ "$7" -le $(($8 + 2)) ] &&
+		ok "a shell's handler with SOCKAUDIT_DISABLE=1 sets nothing up: faults within 2 of the same shell audited ($7 vs $8)" ||
+		fail "a shell's handler with SOCKAUDIT_DISABLE=1 sets nothing up" "disabled ${7:-?} vs audited ${8:-?} faults"
+	[ $# = 8 ] && [ "$1" -le $(($2 + 2)) ] && [ "$3" -le $(($4 + 2)) ] &&
 		ok "an exec faults within 2 of an empty library (/bin/true $1 vs $2, sh $3 vs $4)" ||
 		fail "an exec faults within 2 of an empty library" "library vs empty: /bin/true ${1:-?} vs ${2:-?}, sh ${3:-?} vs ${4:-?}"
 	# bash forks (not vfork) before each exec: its child runs our execve
 	# wrapper's check, one text window more per child than an empty
 	# library's (a lazy binding there once cost each child 9).
-	[ $# = 6 ] && [ "$5" -le $(($6 + 4)) ] &&
+	[ $# = 8 ] && [ "$5" -le $(($6 + 4)) ] &&
 		ok "bash's fork-and-exec children fault within 2 each of an empty library's ($5 vs $6 for 2)" ||
 		fail "bash's fork-and-exec children fault within 2 each of an empty library's" "library ${5:-?} vs empty ${6:-?} for 2 children"
 else

@@ -124,21 +124,27 @@ static void disable_words(void **state)
 	struct sa_config c;
 	int i;
 
+	/* sa_config_disables (the signal wrapper's answer without init) says
+	 * what the loaded config says, for every value. */
+	assert_int_equal(sa_config_disables(NULL), 0);
 	for (i = 0; on[i]; i++) {
 		snprintf(var, sizeof var, "SOCKAUDIT_DISABLE=%s", on[i]);
 		load(&c, e);
 		assert_int_equal(c.disable, 1);
 		assert_int_equal(c.nwarnings, 0);
+		assert_int_equal(sa_config_disables(on[i]), 1);
 	}
 	for (i = 0; off[i]; i++) {
 		snprintf(var, sizeof var, "SOCKAUDIT_DISABLE=%s", off[i]);
 		load(&c, e);
 		assert_int_equal(c.disable, 0);
 		assert_int_equal(c.nwarnings, 0);
+		assert_int_equal(sa_config_disables(off[i]), 0);
 	}
 	for (i = 0; bad[i]; i++) {
 		snprintf(var, sizeof var, "SOCKAUDIT_DISABLE=%s", bad[i]);
 		load(&c, e);
+		assert_int_equal(sa_config_disables(bad[i]), 0);
 		assert_int_equal(c.disable, 0);
 		assert_int_equal(c.nwarnings, 1);
 		assert_string_equal(c.warnings[0].var, "SOCKAUDIT_DISABLE");
