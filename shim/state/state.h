@@ -148,9 +148,10 @@ static inline struct sa_sock *sa_fd_get(int fd)
 }
 /* Beside each chunk, one page (fdtab.c) with what must outlive the chunk's
  * hand-back or is written on paths that keep no entry: the origin words
- * (which listener an accepted connection with no entry came from), the generations, the chunk's count of tracked entries. One
- * page, so a forked child that closes an inherited socket copies one page
- * for all three, not three. Read inline on hot paths. */
+ * (which listener an accepted connection with no entry came from), the
+ * generations, the chunk's count of tracked entries. One page, so a forked
+ * child that closes an inherited socket copies one page for all three, not
+ * three. Read inline on hot paths. */
 struct sa_fd_side {
 	uint64_t origin[1u << SA_FD_CHUNK_BITS];   /* sa_fd_origin_set; 0 = none */
 	/* sa_fd_gen. 16 bits: compared for equality across one blocking
@@ -169,8 +170,9 @@ struct sa_fd_hot {
 	uint32_t accept_serial;     /* sa_accept_serial (audit/accept.h): written with the entry it numbers */
 };
 /* The first chunk (fds 0-255) and its side, static in the zero tables,
- * page-aligned: the side words, the counters above and the entries of fds
- * 0-13 share one page. A process that forks per connection, or a child
+ * at the start of a page right after the fork words (SA_FORK_WORDS,
+ * shim/sa_proc.ld): those words, the side words, the counters above and
+ * the entries of fds 0-13 share one page. A process that forks per connection, or a child
  * that closes what it inherited, makes sockets and forks again (socat's
  * SYSTEM child), writes that page and no other of the table. */
 #define SA_FD_FIRST_PAGE_FDS 14
