@@ -25,6 +25,18 @@ void sa_lifecycle_end(void) SA_HIDDEN;
 void sa_lifecycle_new_process(void) SA_HIDDEN;
 void sa_lifecycle_new_process_fds(int shares_fds) SA_HIDDEN;
 
+/* ---- unaudited.c: calls that passed through, counted by reason -------- */
+enum sa_unaudited {
+	SA_UNAUD_SIGNAL,      /* made inside a host signal handler */
+	SA_UNAUD_INIT_WAIT,   /* another thread's set-up outlived the wait */
+	SA_UNAUD_N
+};
+void sa_unaudited_note(enum sa_unaudited why) SA_HIDDEN;   /* async-signal-safe */
+int sa_unaudited_any(void) SA_HIDDEN;
+uint64_t sa_unaudited_count(enum sa_unaudited why) SA_HIDDEN;
+void sa_unaudited_say(void) SA_HIDDEN;        /* one warning per reason, once */
+json_t *sa_unaudited_json(void) SA_HIDDEN;    /* NULL when none */
+void sa_unaudited_reset(void) SA_HIDDEN;
 /* ---- summary.c ------------------------------------------------------------ */
 /* The summary event of this process, written now. */
 void sa_summary_write(void) SA_HIDDEN;
@@ -36,6 +48,16 @@ int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact
 sighandler_t sa_sig_signal(int sig, sighandler_t h) SA_HIDDEN;
 /* 1 when a handler left by longjmp (the guard is then reset). */
 int sa_signal_escaped(void) SA_HIDDEN;
+/* A wrapper's call while sa_in_shim is set: 1 when a handler left by a
+ * jump (audit it), else 0, counting a call made inside a host handler. */
+static inline int sa_pass_in_shim(void)
+{
+	if (sa_signal_escaped())
+		return 1;
+	if (sa_in_signal && !sa_in_vfork)
+		sa_unaudited_note(SA_UNAUD_SIGNAL);
+	return 0;
+}
 
 /* A blocking call of this thread's in flight (between the wrapper's real
  * call and its return): a host handler that siglongjmp()s out of it, as

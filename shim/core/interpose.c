@@ -42,8 +42,10 @@ COLD_RESOLVER(socket) COLD_RESOLVER(socketpair) COLD_RESOLVER(setsockopt) COLD_R
 COLD_RESOLVER(listen) COLD_RESOLVER(accept) COLD_RESOLVER(accept4) COLD_RESOLVER(connect)
 COLD_RESOLVER(close) COLD_RESOLVER(close_range) COLD_RESOLVER(closefrom) COLD_RESOLVER(dup)
 COLD_RESOLVER(dup2) COLD_RESOLVER(dup3)
-/* Our own calls (jansson, dlsym, the sink) and disabled processes pass through. */
-#define AUDITING() ((SA_LIKELY(!sa_in_shim) || sa_signal_escaped()) && !IN_VM_CHILD() && sa_ensure_init())
+/* Our own calls (jansson, dlsym, the sink) and disabled processes pass
+ * through; a call inside a host signal handler passes through counted
+ * (sa_pass_in_shim). */
+#define AUDITING() ((SA_LIKELY(!sa_in_shim) || sa_pass_in_shim()) && !IN_VM_CHILD() && sa_ensure_init())
 
 
 SA_EXPORT int socket(int domain, int type, int protocol)

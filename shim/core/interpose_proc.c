@@ -32,6 +32,49 @@ COLD_RESOLVER(sigaction) COLD_RESOLVER(signal)
  * then the call exactly as made. Calls we would audit through libc are
  * noted once as a blind spot.
  */
+/*
+ * A process made by syscall(SYS_clone, ...) (vsftpd's sessions, with
+ * CLONE_NEWIPC; bubblewrap's raw_clone), SYS_clone3 or SYS_fork is a new
+ * process that no fork handler hears of: its own pid, counts and %p file
+ * from its first instruction, as after fork(). Only a child that returns
+ * here on a copy of our stack can (no CLONE_VM: with a stack of its own it
+ * could not return through syscall() at all). The flags are read after the
+ * call: a clone3 whose arguments the kernel read is readable.
+ */
+static __attribute__((noinline)) long raw_clone(long n, const long a[6])
+{
+	long r = sa_real.syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	unsigned long long flags = 0;
+	int err;
+
+	if (r != 0 || sa_in_vfork || IN_VM_CHILD())
+		return r;
+	err = errno;
+#ifdef SYS_clone3
+	if (n == SYS_clone3)
+		flags = *(const unsigned long long *)a[0];
+	else
+#endif
+	if (n == SYS_clone)
+		flags = (unsigned long)a[0];
+	if (!(flags & CLONE_VM) && sa_active())
+		sa_lifecycle_new_process_fds(!!(flags & CLONE_FILES));
+	errno = err;
+	return r;
+}
+
+static inline int is_raw_clone(long n)
+{
+	return n == SYS_clone
+#ifdef SYS_clone3
+	       || n == SYS_clone3
+#endif
+#ifdef SYS_fork
+	       || n == SYS_fork
+#endif
+		;
+}
+
 SA_EXPORT long syscall(long n, ...)
 {
 	va_list ap;
@@ -43,6 +86,8 @@ SA_EXPORT long syscall(long n, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 	READY(syscall);
+	if (SA_UNLIKELY(is_raw_clone(n)) && (!sa_in_shim || sa_in_signal))
+		return raw_clone(n, a);
 	/* Set up on a call that is worth a line even when it is the
 	 * program's first (init runs at the first call that needs it); any
 	 * other number before init passes straight through, at no cost. Not

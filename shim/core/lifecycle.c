@@ -36,9 +36,16 @@ static int sink_err;
 #define SA_ENV_LAUNCHED "SOCKAUDIT_LAUNCHED"
 static int launched SA_PROC_PAGE;
 static int init_written SA_PROC_PAGE;             /* this process's init line reached the sink */
-/* Set by the one caller that runs do_init; init_here on its thread. */
+/* Set by the one caller that runs do_init; init_here on its thread. The
+ * process that claimed it (a child forked or cloned while it ran has
+ * another pid, and no thread of its own setting up). */
 static int init_claimed;
+static pid_t init_pid;
 static __thread int init_here SA_TLS_IE;
+/* A waiter gave up on a set-up that outlived INIT_WAIT_NS: later first
+ * calls do not wait again (each passes through, counted) until it ends. */
+static int init_given_up;
+static int atfork_registered;
 
 static json_t *sysctl_json(const char *path)
 {
@@ -169,6 +176,8 @@ void sa_lifecycle_new_process_fds(int shares_fds)
 	sa_event_counts_reset();
 	sa_lines_written_reset();
 	sa_summary_reset_after_fork();
+	sa_unaudited_reset();
+	sa_emit_stamp_forked();
 	if (cfg->path_pid)
 		reopen_for_pid(cfg, shares_fds);
 }
@@ -177,6 +186,27 @@ void sa_lifecycle_new_process_fds(int shares_fds)
 extern void *__dso_handle SA_HIDDEN;
 static int (*register_atfork)(void (*)(void), void (*)(void), void (*)(void), void *);
 #endif
+
+/* A line is about to be written in a process that no fork handler or
+ * clone wrapper told us of (a raw clone system call made in assembly): the
+ * reset, with the fd table's sharing asked of the kernel (kcmp; unknown:
+ * taken as shared, so the parent's log fd is never closed under it). */
+static void stamp_new_process(void)
+{
+	long pid = sa_syscall3_raw(SYS_getpid, 0, 0, 0), ppid = sa_syscall3_raw(SYS_getppid, 0, 0, 0);
+	int err = errno, shared = 1;
+#ifdef SYS_kcmp
+	{
+		/* 0: the same table; 1, 2, 3: another one; -1: cannot tell. */
+		long r = sa_syscall(SYS_kcmp, pid, ppid, 2L /* KCMP_FILES */, 0L, 0L);
+
+		shared = r < 1 || r > 3;
+	}
+#endif
+	sa_lifecycle_new_process_fds(shared);
+	sa_emit_stamp_arm();
+	errno = err;
+}
 
 static void do_init(void)
 {
@@ -243,16 +273,125 @@ static void do_init(void)
 	}
 	sink_err = sa_sink_open(cfg);
 	sa_emit_set_first_line(emit_init_once);
+	sa_emit_set_notes(sa_unaudited_say);
+	sa_emit_set_new_process(stamp_new_process);
+	sa_emit_stamp_arm();
 	/* No prepare handler: the shim holds no lock a fork could meet held
-	 * (fork() from a signal handler runs the prepare handlers). */
+	 * (fork() from a signal handler runs the prepare handlers). Once: a
+	 * child that inherited a set-up under way sets up again, and its
+	 * handlers are its parent's. */
+	if (!atfork_registered) {
+		atfork_registered = 1;
 #ifdef __GLIBC__
-	register_atfork(NULL, sa_fd_forked, sa_lifecycle_new_process, &__dso_handle);
+		register_atfork(NULL, sa_fd_forked, sa_lifecycle_new_process, &__dso_handle);
 #else
-	pthread_atfork(NULL, sa_fd_forked, sa_lifecycle_new_process);
+		pthread_atfork(NULL, sa_fd_forked, sa_lifecycle_new_process);
 #endif
+	}
 	sa_run_set_state(SA_RUN_ACTIVE);
 	sa_in_shim--;
 	errno = saved;
+}
+
+/*
+ * The set-up runs inside the host's life (its first socket call), so
+ * nothing of the host's may land inside it: every signal blocked (one
+ * rt_sigprocmask each way, once per process: a handler that jumps out,
+ * exits, execs or forks can no longer leave it half done, and one that
+ * makes socket calls makes them after it), and cancellation disabled
+ * (its open/read/close are cancellation points; socket() is not), both
+ * put back exactly as they were. glibc's SIGCANCEL and SIGSETXID stay
+ * deliverable (sigfillset leaves them out): a setuid() in another thread
+ * never waits on us.
+ */
+static void do_init_guarded(void)
+{
+	static int (*setcancel)(int, int *);
+	sigset_t old;
+	int err = errno, cs = PTHREAD_CANCEL_ENABLE;
+
+	sa_signals_hold(&old);
+	if (!setcancel)
+		setcancel = (int (*)(int, int *))sa_real_sym("pthread_setcancelstate");
+	if (setcancel)
+		setcancel(PTHREAD_CANCEL_DISABLE, &cs);
+	do_init();
+	if (setcancel && cs != PTHREAD_CANCEL_DISABLE)
+		setcancel(cs, NULL);
+	sa_signals_release(&old);
+	errno = err;
+}
+
+/* How long a first call waits for another thread's set-up (which takes
+ * about 0.1 ms, and tens of ms on a loaded machine): bounded by time, not
+ * iterations, so a busy machine does not shorten it, and a set-up thread
+ * stopped under a debugger cannot hold the others longer. */
+#define INIT_WAIT_NS (2ull * 1000 * 1000 * 1000)
+
+static uint64_t raw_now_ns(void)
+{
+	struct timespec ts;
+
+	if (sa_syscall3_raw(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Claims the set-up and runs it on this thread. */
+static int init_here_now(void)
+{
+	init_pid = (pid_t)sa_syscall3_raw(SYS_getpid, 0, 0, 0);
+	init_here = 1;
+	do_init_guarded();
+	init_here = 0;
+	return sa_active();
+}
+
+/*
+ * Another thread is setting up (init runs at a program's first socket
+ * call, when its threads may race): wait for it, as pthread_once would, so
+ * that their first calls are audited too. Raw system calls only (no
+ * cancellation point, errno kept): a few yields, then 50 us sleeps, so
+ * waiters leave the CPU to the thread that sets up. A child forked or
+ * cloned while the set-up ran has no thread setting up: it sets up itself.
+ */
+static int wait_for_init(void)
+{
+	struct timespec nap = { 0, 50 * 1000 };
+	uint64_t t0 = 0, now;
+	int err = errno;
+
+	if ((pid_t)sa_syscall3_raw(SYS_getpid, 0, 0, 0) != init_pid && init_pid) {
+		int shares = 0;
+
+		/* Only the forking thread exists here: nobody races this. */
+		sa_lifecycle_new_process_fds(shares);
+		sa_run_set_state(SA_RUN_NEW);
+		init_given_up = 0;
+		errno = err;
+		return init_here_now();
+	}
+	for (int i = 0; sa_run_state() <= SA_RUN_INITIALIZING; i++) {
+		if (__atomic_load_n(&init_given_up, __ATOMIC_RELAXED))
+			goto give_up;
+		now = raw_now_ns();
+		if (!t0)
+			t0 = now;
+		else if (now - t0 > INIT_WAIT_NS) {
+			__atomic_store_n(&init_given_up, 1, __ATOMIC_RELAXED);
+			goto give_up;
+		}
+		if (i < 8)
+			sa_syscall3_raw(SYS_sched_yield, 0, 0, 0);
+		else
+			sa_syscall3_raw(SYS_nanosleep, (long)&nap, 0, 0);
+	}
+	errno = err;
+	return sa_active();
+give_up:
+	sa_unaudited_note(SA_UNAUD_INIT_WAIT);
+	errno = err;
+	return 0;
 }
 
 int sa_ensure_init_slow(void)
@@ -261,26 +400,21 @@ int sa_ensure_init_slow(void)
 
 	if (st == SA_RUN_ACTIVE)
 		return 1;
-	if (st != SA_RUN_NEW)
-		return 0;   /* disabled, or being set up: pass through */
-	if (__atomic_exchange_n(&init_claimed, 1, __ATOMIC_ACQ_REL) == 0) {
-		init_here = 1;
-		do_init();
-		init_here = 0;
-		return sa_active();
+	if (st == SA_RUN_DISABLED)
+		return 0;
+	if (st == SA_RUN_NEW) {
+		/* Before the claim (every thread of this process writes the
+		 * same): a child forked right after it knows it is not this. */
+		if (!init_pid)
+			init_pid = (pid_t)sa_syscall3_raw(SYS_getpid, 0, 0, 0);
+		if (__atomic_exchange_n(&init_claimed, 1, __ATOMIC_ACQ_REL) == 0)
+			return init_here_now();
 	}
-	/* Another thread is setting up (init now runs at a program's first
-	 * socket call, when its threads may race): wait for it, as
-	 * pthread_once would, so that their first calls are audited too. Not
-	 * on the thread that is setting up (a signal handler that interrupted
-	 * it passes through), and never long: a setup whose thread was
-	 * cancelled or stopped must not hang the others, whose calls then
-	 * pass through. */
+	/* Not on the thread that is setting up (its own calls, made by our
+	 * code, never come here). */
 	if (init_here)
 		return 0;
-	for (int i = 0; i < 100000 && sa_run_state() <= SA_RUN_INITIALIZING; i++)
-		sched_yield();
-	return sa_active();
+	return wait_for_init();
 }
 
 /* Only what cannot wait for the first call: the environment and start
@@ -409,7 +543,12 @@ void sa_lifecycle_end(void)
 	 * that call first, so the summary counts it. */
 	if (__atomic_load_n(&sa_inflight.t0, __ATOMIC_RELAXED) && !sa_in_vfork && (!sa_in_shim || sa_in_signal))
 		sa_inflight_settle();
-	if (!sa_active() || (sa_in_shim && !sa_in_signal) || sa_in_vfork || (!sa_event_any() && !sa_accept_active()))
+	/* Every socket call of this process was made inside a signal handler
+	 * (none set it up): set up now, outside any handler, to say so. */
+	if (sa_run_state() == SA_RUN_NEW && !sa_in_shim && !sa_in_vfork && sa_unaudited_any())
+		sa_ensure_init_slow();
+	if (!sa_active() || (sa_in_shim && !sa_in_signal) || sa_in_vfork ||
+	    (!sa_event_any() && !sa_accept_active() && !sa_unaudited_any()))
 		return;
 	if (__atomic_exchange_n(&summary_done, 1, __ATOMIC_ACQ_REL))
 		return;

@@ -10,7 +10,9 @@ static int forked_child SA_PROC_PAGE;
 void sa_summary_write(void)
 {
 	sigset_t old;
-	json_t *ev;
+	json_t *ev, *na;
+
+	sa_emit_stamp_check();   /* a child no fork handler saw: not its parent's counts */
 
 	/* A forked child below trace that accepted nothing, found nothing and
 	 * wrote no line has nothing to say: under a fork-per-connection server
@@ -20,9 +22,10 @@ void sa_summary_write(void)
 	/* Asked without building anything: every page a child of a
 	 * fork-per-connection server writes (malloc's included) is a copy. */
 	if (forked_child && !sa_level_enabled(SA_LEVEL_TRACE) && !sa_accept_active() && !sa_lines_written() &&
-	    !sa_findings_any())
+	    !sa_findings_any() && !sa_unaudited_any())
 		return;
 	sa_signals_hold(&old);
+	sa_unaudited_say();      /* once, before the summary that counts it */
 	/* Before the summary, so its findings totals count it. */
 	sa_blind_ring_at_summary();
 	ev = sa_event_new("summary", -1);
@@ -42,6 +45,8 @@ void sa_summary_write(void)
 	json_object_set_new(ev, "findings", sa_findings_totals());
 	json_object_set_new(ev, "dropped", json_integer((json_int_t)sa_sink_dropped()));
 	json_object_set_new(ev, "suppressed", json_integer((json_int_t)sa_suppressed_count()));
+	if ((na = sa_unaudited_json()) != NULL)
+		json_object_set_new(ev, "not_audited", na);
 	/* Summary-level findings (the object above holds totals, not codes). */
 	sa_event_emit(ev, SA_LEVEL_WARN, NULL);
 	sa_signals_release(&old);

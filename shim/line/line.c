@@ -68,6 +68,7 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
 	struct sa_out *o = &L->o;
 	int r;
 
+	sa_emit_stamp_check();   /* a new process no fork handler saw: its own pid first */
 	L->o.p = L->buf;
 	L->o.end = L->buf + sizeof L->buf - 1;   /* room for the newline */
 	L->over = 0;

@@ -451,6 +451,31 @@ void sa_emit_skip(const char *event, const struct sa_findings *f) SA_HIDDEN;
  * process, with the time of the line that triggers it. */
 typedef void (*sa_first_line_fn)(double ts);
 void sa_emit_set_first_line(sa_first_line_fn fn) SA_HIDDEN;
+/* Something to say once, outside a signal handler (the calls that passed
+ * through unaudited): set by the upper floor, async-signal-safe; the next
+ * line written runs the registered hook (one load per line written). */
+extern int sa_emit_notes_pending SA_HIDDEN;
+typedef void (*sa_notes_fn)(void);
+void sa_emit_set_notes(sa_notes_fn fn) SA_HIDDEN;
+/* A new process that no fork handler told us of (a raw clone system call
+ * in assembly): checked where each line is written, with one load of a
+ * page the kernel wipes in every copy of this address space
+ * (MADV_WIPEONFORK), or a getpid where that page could not be had. The
+ * hook is the upper floor's reset for a new process. */
+typedef void (*sa_new_process_fn)(void);
+void sa_emit_set_new_process(sa_new_process_fn fn) SA_HIDDEN;
+/* Arms the check in this process (after its set-up, and in each child). */
+void sa_emit_stamp_arm(void) SA_HIDDEN;
+void sa_emit_stamp_check_slow(void) SA_HIDDEN;
+/* A child whose reset ran (the fork handler, the clone wrappers). */
+void sa_emit_stamp_forked(void) SA_HIDDEN;
+extern int sa_emit_stamp_fallback SA_HIDDEN;
+extern volatile unsigned char *sa_emit_stamp SA_HIDDEN;
+static inline void sa_emit_stamp_check(void)
+{
+	if (SA_UNLIKELY(sa_emit_stamp_fallback) || SA_UNLIKELY(sa_emit_stamp && !*sa_emit_stamp))
+		sa_emit_stamp_check_slow();
+}
 
 /* ---- event.c: events built as jansson objects (rare lines) ----------------- */
 
