@@ -70,9 +70,14 @@ static void __attribute__((format(printf, 3, 4))) say_collect(void *ctx, const c
 	}
 }
 
+static int open_ro(const char *path, int flags)
+{
+	return open(path, flags);
+}
+
 int ex_sysctl(const char *path, long *out)
 {
-	return sa_sysctl_read(path, out, read, close);
+	return sa_sysctl_read(path, out, open_ro, read, close);
 }
 
 /* A whole integer (decimal, 0x hex), or -1 with *bad set. */

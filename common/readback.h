@@ -196,6 +196,7 @@ int sa_kernel_at_least(int major, int minor) SA_RB_HIDDEN;
  * negative errno. Read with READ and closed with CLOSE: the shim passes
  * its real libc functions (no wrapper of its own on the way), the CLI
  * libc's. */
-int sa_sysctl_read(const char *path, long *out, ssize_t (*read_fn)(int, void *, size_t), int (*close_fn)(int)) SA_RB_HIDDEN;
+int sa_sysctl_read(const char *path, long *out, int (*open_fn)(const char *, int),
+		   ssize_t (*read_fn)(int, void *, size_t), int (*close_fn)(int)) SA_RB_HIDDEN;
 
 #endif

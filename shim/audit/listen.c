@@ -54,11 +54,12 @@ int sa_unix_backlog(int fd, unsigned *pending)
 	rq.req.udiag_ino = (uint32_t)st.st_ino;
 	rq.req.udiag_show = UDIAG_SHOW_RQLEN;
 	rq.req.udiag_cookie[0] = rq.req.udiag_cookie[1] = ~0u;   /* no cookie */
-	if (sa_real.sendto(nfd, &rq, sizeof rq, 0, (struct sockaddr *)&nl, sizeof nl) < 0) {
+	/* System calls, not libc's sendto/recv/close: cancellation points. */
+	if (sa_syscall(SYS_sendto, nfd, &rq, sizeof rq, 0, (struct sockaddr *)&nl, sizeof nl) < 0) {
 		backlog = -errno;
 		goto out;
 	}
-	n = sa_real.recv(nfd, &resp, sizeof resp, 0);
+	n = sa_syscall(SYS_recvfrom, nfd, &resp, sizeof resp, 0, NULL, NULL);
 	if (n < (ssize_t)sizeof(struct nlmsghdr) || resp.nlh.nlmsg_type != SOCK_DIAG_BY_FAMILY) {
 		backlog = -ENOENT;
 		goto out;
@@ -76,7 +77,7 @@ int sa_unix_backlog(int fd, unsigned *pending)
 		}
 	}
 out:
-	sa_real.close(nfd);
+	sa_nc_close(nfd);
 	return backlog;
 }
 

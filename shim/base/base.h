@@ -15,6 +15,7 @@
 #define SA_BASE_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stddef.h>
@@ -189,6 +190,36 @@ static inline int sa_fstat(int fd, struct stat *st)
 	}
 	return 0;
 }
+
+/* open, read and close as the kernel's system calls, never libc's: libc's
+ * are cancellation points, and the shim's own reads (/proc, sysctls) run
+ * inside calls that are none (socket, listen, setsockopt): a thread with a
+ * pending cancel must not be cancelled inside the host's socket(). -1 with
+ * errno set, as libc's. openat's mode is not passed: none creates. */
+static inline long sa_nc_ret(long r)
+{
+	if (SA_UNLIKELY(r < 0 && r > -4096)) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+static inline int sa_nc_open(const char *path, int flags)
+{
+	return (int)sa_nc_ret(sa_syscall3_raw(SYS_openat, AT_FDCWD, (long)path, flags));
+}
+static inline ssize_t sa_nc_read(int fd, void *buf, size_t n)
+{
+	return sa_nc_ret(sa_syscall3_raw(SYS_read, fd, (long)buf, (long)n));
+}
+static inline int sa_nc_close(int fd)
+{
+	return (int)sa_nc_ret(sa_syscall3_raw(SYS_close, fd, 0, 0));
+}
+/* Function-pointer forms, for code shared with the CLI. */
+int sa_nc_open_fn(const char *path, int flags) SA_HIDDEN;
+ssize_t sa_nc_read_fn(int fd, void *buf, size_t n) SA_HIDDEN;
+int sa_nc_close_fn(int fd) SA_HIDDEN;
 
 /* Zeroes n bytes at p unless they are all zero already. A forked child
  * resets its counters with this: every page it writes is a private copy

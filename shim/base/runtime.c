@@ -75,15 +75,30 @@ const char *sa_comm(void)
 	return comm;
 }
 
+int sa_nc_open_fn(const char *path, int flags)
+{
+	return sa_nc_open(path, flags);
+}
+
+ssize_t sa_nc_read_fn(int fd, void *buf, size_t n)
+{
+	return sa_nc_read(fd, buf, n);
+}
+
+int sa_nc_close_fn(int fd)
+{
+	return sa_nc_close(fd);
+}
+
 void sa_comm_read(void)
 {
 	ssize_t n;
-	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	int fd = sa_nc_open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return;
-	n = SA_REAL(read)(fd, comm, sizeof comm - 1);
-	SA_REAL(close)(fd);
+	n = sa_nc_read(fd, comm, sizeof comm - 1);
+	sa_nc_close(fd);
 	if (n <= 0)
 		return;
 	comm[n] = '\0';

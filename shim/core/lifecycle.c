@@ -79,9 +79,11 @@ static void emit_init_once(double ts)
 	int i, ready;
 	uint64_t d0;
 
-	if (__atomic_exchange_n(&init_emitted, 1, __ATOMIC_ACQ_REL))
+	sa_signals_hold(&old);   /* before the claim: a jump between the two would lose the init line */
+	if (__atomic_exchange_n(&init_emitted, 1, __ATOMIC_ACQ_REL)) {
+		sa_signals_release(&old);
 		return;
-	sa_signals_hold(&old);
+	}
 	/* The first line: a path or syslog sink is opened now, not before. */
 	ready = sa_sink_ready();
 	if (ready && !sink_err)
@@ -307,10 +309,8 @@ static void do_init(void)
 static void do_init_guarded(void)
 {
 	static int (*setcancel)(int, int *);
-	sigset_t old;
 	int err = errno, cs = PTHREAD_CANCEL_ENABLE;
 
-	sa_signals_hold(&old);
 	if (!setcancel)
 		setcancel = (int (*)(int, int *))sa_real_sym("pthread_setcancelstate");
 	if (setcancel)
@@ -318,7 +318,6 @@ static void do_init_guarded(void)
 	do_init();
 	if (setcancel && cs != PTHREAD_CANCEL_DISABLE)
 		setcancel(cs, NULL);
-	sa_signals_release(&old);
 	errno = err;
 }
 
@@ -337,14 +336,15 @@ static uint64_t raw_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Claims the set-up and runs it on this thread. */
-static int init_here_now(void)
+/* Runs the set-up on this thread, which claimed it with every signal
+ * blocked (a handler that jumped out between the claim and the set-up
+ * would leave it claimed and never run). */
+static void init_here_now(void)
 {
 	init_pid = (pid_t)sa_syscall3_raw(SYS_getpid, 0, 0, 0);
 	init_here = 1;
 	do_init_guarded();
 	init_here = 0;
-	return sa_active();
 }
 
 /*
@@ -369,7 +369,15 @@ static int wait_for_init(void)
 		sa_run_set_state(SA_RUN_NEW);
 		init_given_up = 0;
 		errno = err;
-		return init_here_now();
+		{
+			sigset_t old;
+
+			sa_signals_hold(&old);
+			init_here_now();
+			sa_signals_release(&old);
+		}
+		errno = err;
+		return sa_active();
 	}
 	for (int i = 0; sa_run_state() <= SA_RUN_INITIALIZING; i++) {
 		if (__atomic_load_n(&init_given_up, __ATOMIC_RELAXED))
@@ -405,10 +413,19 @@ int sa_ensure_init_slow(void)
 	if (st == SA_RUN_NEW) {
 		/* Before the claim (every thread of this process writes the
 		 * same): a child forked right after it knows it is not this. */
+		sigset_t old;
+		int err = errno, won;
+
 		if (!init_pid)
 			init_pid = (pid_t)sa_syscall3_raw(SYS_getpid, 0, 0, 0);
-		if (__atomic_exchange_n(&init_claimed, 1, __ATOMIC_ACQ_REL) == 0)
-			return init_here_now();
+		sa_signals_hold(&old);
+		won = __atomic_exchange_n(&init_claimed, 1, __ATOMIC_ACQ_REL) == 0;
+		if (won)
+			init_here_now();
+		sa_signals_release(&old);
+		errno = err;
+		if (won)
+			return sa_active();
 	}
 	/* Not on the thread that is setting up (its own calls, made by our
 	 * code, never come here). */

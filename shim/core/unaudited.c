@@ -65,8 +65,7 @@ void sa_unaudited_say(void)
 		json_object_set_new(ev, "not_audited", json_string(reason_name[i]));
 		json_object_set_new(ev, "calls", json_integer((json_int_t)n));
 		json_object_set_new(ev, "msg", json_string(reason_msg[i]));
-		sa_event_count("warning");
-		sa_event_write(ev);
+		sa_event_emit(ev, SA_LEVEL_WARN, NULL);   /* after the init line, counted */
 	}
 }
 

@@ -40,12 +40,12 @@ int sa_boot_id(char out[37])
 {
 	char buf[64];
 	ssize_t n;
-	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC), i;
+	int fd = sa_nc_open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC), i;
 
 	if (fd < 0)
 		return -errno;
-	n = SA_REAL(read)(fd, buf, sizeof buf - 1);
-	SA_REAL(close)(fd);
+	n = sa_nc_read(fd, buf, sizeof buf - 1);
+	sa_nc_close(fd);
 	if (n < 36)
 		return -EIO;
 	for (i = 0; i < 36; i++) {

@@ -140,13 +140,13 @@ static int read_file(const char *path, char *buf, size_t cap)
 {
 	size_t used = 0;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = sa_nc_open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
-	while (used + 1 < cap && (n = SA_REAL(read)(fd, buf + used, cap - 1 - used)) > 0)
+	while (used + 1 < cap && (n = sa_nc_read(fd, buf + used, cap - 1 - used)) > 0)
 		used += (size_t)n;
-	SA_REAL(close)(fd);
+	sa_nc_close(fd);
 	buf[used] = '\0';
 	return used ? 0 : -EIO;
 }

@@ -160,12 +160,13 @@ void sa_backlog_say(const struct sa_backlog_facts *in, enum sa_backlog_verdict v
 		      how, room, sa_plural(room, "connection", "connections"), in->somaxconn);
 }
 
-int sa_sysctl_read(const char *path, long *out, ssize_t (*read_fn)(int, void *, size_t), int (*close_fn)(int))
+int sa_sysctl_read(const char *path, long *out, int (*open_fn)(const char *, int),
+		   ssize_t (*read_fn)(int, void *, size_t), int (*close_fn)(int))
 {
 	char buf[64];
 	ssize_t n;
 	char *end;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_fn(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;

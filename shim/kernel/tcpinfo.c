@@ -86,7 +86,7 @@ int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti)
 
 int sa_read_sysctl(const char *path, long *out)
 {
-	return sa_sysctl_read(path, out, sa_real.read, sa_real.close);
+	return sa_sysctl_read(path, out, sa_nc_open_fn, sa_nc_read_fn, sa_nc_close_fn);
 }
 
 const struct sa_syn_sched *sa_syn_sched(void)

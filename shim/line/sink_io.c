@@ -349,7 +349,7 @@ int sa_sinkio_open_syslog(void)
 
 	if (fd < 0)
 		return -errno;
-	if (SA_REAL(connect)(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+	if (sa_syscall(SYS_connect, fd, (struct sockaddr *)&sun, sizeof sun) != 0) {   /* libc's is a cancellation point */
 		int err = errno;
 		sa_sinkio_close(fd);
 		return -err;
