@@ -120,6 +120,10 @@ static void emit_init_once(double ts)
 		if (sink_err == -EPERM && sa_sink_refused())
 			snprintf(why, sizeof why, "refused the log path: it holds %s (not created by us, and not a regular "
 				 "file of uid %ld with one link); writing to stderr instead", sa_sink_refused(), (long)geteuid());
+		else if (cfg->sink == SA_SINK_JOURNAL)
+			snprintf(why, sizeof why, "the journal cannot be reached (%s connecting to "
+				 "/run/systemd/journal/socket: is systemd-journald running?); writing to stderr instead",
+				 sa_errno_name(-sink_err, eb));
 		else
 			snprintf(why, sizeof why, "cannot use this log sink (%s); writing to stderr instead",
 				 sa_errno_name(-sink_err, eb));

@@ -36,11 +36,27 @@
 #define ENTRY_HEAD_MAX (SA_LINE_MAX + 1024)
 #define DESC_MAX 240
 
+/* The socket, once it is known that a journal listens: a connect (then
+ * undone with AF_UNSPEC: the entries go unconnected, so that a journald
+ * that restarts is found again) fails with ENOENT or ECONNREFUSED where
+ * none does, and the sink then falls back to stderr with a warning, as
+ * the syslog sink does. System calls, not libc's connect (a cancellation
+ * point). */
 int sa_journal_open(void)
 {
-	int fd = SA_REAL(socket)(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	static const struct sockaddr_un to = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
+	static const struct sockaddr none = { .sa_family = AF_UNSPEC };
+	int fd = SA_REAL(socket)(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), err;
 
-	return fd < 0 ? -errno : sa_sinkio_move_high(fd);
+	if (fd < 0)
+		return -errno;
+	if (sa_syscall(SYS_connect, fd, &to, sizeof to) != 0) {
+		err = errno;
+		sa_sinkio_close(fd);
+		return -err;
+	}
+	sa_syscall(SYS_connect, fd, &none, sizeof none);
+	return sa_sinkio_move_high(fd);
 }
 
 /* ---- reading our own line ------------------------------------------------ */
