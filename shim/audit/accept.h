@@ -95,7 +95,7 @@ extern uint64_t sa_listener_reset_ns SA_HIDDEN;   /* the first count after a for
  * known and has not passed) inline. */
 static inline __attribute__((always_inline)) void sa_listener_tick_l(struct sa_listener *l, uint64_t now_ns)
 {
-	uint64_t every = sa_listener_every_ns, last = __atomic_load_n(&l->last_emit_ns, __ATOMIC_RELAXED);
+	uint64_t every = __atomic_load_n(&sa_listener_every_ns, __ATOMIC_RELAXED), last = __atomic_load_n(&l->last_emit_ns, __ATOMIC_RELAXED);
 	int err;
 
 	/* every == 0 (not read yet) and now_ns < last (another thread's later

@@ -365,28 +365,33 @@ void sa_listener_emit(struct sa_listener *l)
 
 void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 {
-	uint64_t last;
+	/* Every load and store of the shared interval and reset time atomic:
+	 * threads of one process tick the same listener (TSan saw the plain
+	 * ones race in the threads test). Relaxed: plain moves on x86_64 and
+	 * arm64, the same code as before. */
+	uint64_t last, every = __atomic_load_n(&sa_listener_every_ns, __ATOMIC_RELAXED), reset;
 
-	if (SA_UNLIKELY(!sa_listener_every_ns)) {
+	if (SA_UNLIKELY(!every)) {
 		const struct sa_config *c = sa_cfg();
 
 		if (!c)
 			return;
-		sa_listener_every_ns = c->stats_interval > 0 ? (uint64_t)c->stats_interval * 1000000000ull : UINT64_MAX;
+		every = c->stats_interval > 0 ? (uint64_t)c->stats_interval * 1000000000ull : UINT64_MAX;
+		__atomic_store_n(&sa_listener_every_ns, every, __ATOMIC_RELAXED);
 	}
-	if (!l || sa_listener_every_ns == UINT64_MAX)
+	if (!l || every == UINT64_MAX)
 		return;
 	last = __atomic_load_n(&l->last_emit_ns, __ATOMIC_RELAXED);
-	if (last < sa_listener_reset_ns) {
+	reset = __atomic_load_n(&sa_listener_reset_ns, __ATOMIC_RELAXED);
+	if (last < reset) {
 		/* This process's interval starts at its fork. */
-		if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, sa_listener_reset_ns, 0, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
+		if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, reset, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 			return;
-		last = sa_listener_reset_ns;
+		last = reset;
 	}
 	/* now_ns was taken before this thread got here: another thread may
 	 * already have claimed a later time. */
-	if (now_ns <= last || now_ns - last < sa_listener_every_ns)
+	if (now_ns <= last || now_ns - last < every)
 		return;
 	/* One thread claims this interval's line. */
 	if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, now_ns, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
@@ -497,7 +502,7 @@ void sa_listener_adopt(struct sa_listener *l)
 	 * not read yet), so sa_listener_tick_l need not look at reset_ns. */
 	if (__atomic_load_n(&sa_listener_reset_ns, __ATOMIC_RELAXED) == 1)
 		__atomic_store_n(&sa_listener_reset_ns, sa_now_ns(), __ATOMIC_RELAXED);
-	__atomic_store_n(&l->last_emit_ns, sa_listener_reset_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->last_emit_ns, __atomic_load_n(&sa_listener_reset_ns, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
 /* In a forked child (one thread): a worker's stats are its own. The
@@ -511,8 +516,8 @@ void sa_accept_reset(void)
 	SA_ZERO(nclosed);
 	/* Intervals start at its first count (adopt): a child that never
 	 * accepts never reads the clock. */
-	if (sa_listener_reset_ns != 1)
-		sa_listener_reset_ns = 1;
+	if (__atomic_load_n(&sa_listener_reset_ns, __ATOMIC_RELAXED) != 1)
+		__atomic_store_n(&sa_listener_reset_ns, 1, __ATOMIC_RELAXED);
 	/* The namespace baseline stays the parent's: a child serving one
 	 * connection does not read /proc/net twice more for it (the counters
 	 * are namespace-wide, so its deltas simply start at the parent's). */
