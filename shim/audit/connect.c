@@ -173,7 +173,13 @@ static void report_connect(int fd, const struct sa_sock *s, const struct sockadd
 	if (retrans > s->conn.retrans_counted)
 		add(&retrans_total, (uint64_t)(retrans - s->conn.retrans_counted));
 	if (tcp && d->outcome == SA_CONN_OK) {
-		hist.tail = hist_tail;   /* the process page is written here anyway */
+		if (SA_UNLIKELY(!__atomic_load_n(&hist.tail, __ATOMIC_ACQUIRE))) {
+			/* Once per process image, by one thread (a plain store by
+			 * every thread raced under TSan); inherited by a child. */
+			uint64_t *none = NULL;
+
+			__atomic_compare_exchange_n(&hist.tail, &none, hist_tail, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		}
 		sa_hist_add(&hist, d->ms);
 		add(&buckets[sa_conn_bucket(d->ms)], 1);
 		add(&sum_us, d->ms > 0 ? (uint64_t)(d->ms * 1000.0 + 0.5) : 0);
