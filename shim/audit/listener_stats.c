@@ -365,10 +365,7 @@ void sa_listener_emit(struct sa_listener *l)
 
 void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 {
-	/* Every load and store of the shared interval and reset time atomic:
-	 * threads of one process tick the same listener (TSan saw the plain
-	 * ones race in the threads test). Relaxed: plain moves on x86_64 and
-	 * arm64, the same code as before. */
+	/* Atomic (relaxed: plain moves): threads tick the same listener. */
 	uint64_t last, every = __atomic_load_n(&sa_listener_every_ns, __ATOMIC_RELAXED), reset;
 
 	if (SA_UNLIKELY(!every)) {
@@ -389,8 +386,7 @@ void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 			return;
 		last = reset;
 	}
-	/* now_ns was taken before this thread got here: another thread may
-	 * already have claimed a later time. */
+	/* Another thread may have claimed a later time than our now_ns. */
 	if (now_ns <= last || now_ns - last < every)
 		return;
 	/* One thread claims this interval's line. */

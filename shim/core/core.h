@@ -20,10 +20,12 @@ static inline int sa_ensure_init(void)
 /* The process is ending: its summary, once (exit, _exit, a re-raised
  * fatal signal). */
 void sa_lifecycle_end(void) SA_HIDDEN;
+void sa_lifecycle_summary(void) SA_HIDDEN;
 /* In a new process that is a copy of this one (fork, clone without
  * CLONE_VM): its own pid, tid, counts, init line and %p file. */
 void sa_lifecycle_new_process(void) SA_HIDDEN;
 void sa_lifecycle_new_process_fds(int shares_fds) SA_HIDDEN;
+void sa_lifecycle_init(void) SA_HIDDEN;
 
 /* ---- unaudited.c: calls that passed through, counted by reason -------- */
 enum sa_unaudited {
@@ -32,7 +34,11 @@ enum sa_unaudited {
 	SA_UNAUD_N
 };
 void sa_unaudited_note(enum sa_unaudited why) SA_HIDDEN;   /* async-signal-safe */
-int sa_unaudited_any(void) SA_HIDDEN;
+extern int sa_unaudited_seen SA_HIDDEN;
+static inline int sa_unaudited_any(void)
+{
+	return __atomic_load_n(&sa_unaudited_seen, __ATOMIC_RELAXED);
+}
 uint64_t sa_unaudited_count(enum sa_unaudited why) SA_HIDDEN;
 void sa_unaudited_say(void) SA_HIDDEN;        /* one warning per reason, once */
 json_t *sa_unaudited_json(void) SA_HIDDEN;    /* NULL when none */

@@ -10,12 +10,14 @@
  */
 #include "core/core.h"
 
-static const char *const reason_name[SA_UNAUD_N] = {
+/* Arrays of characters, not of pointers: pointers would be relocations the
+ * loader writes at every exec (a page fault in every shell). */
+static const char reason_name[SA_UNAUD_N][20] = {
 	[SA_UNAUD_SIGNAL] = "in_signal_handler",
 	[SA_UNAUD_INIT_WAIT] = "init_wait",
 };
 
-static const char *const reason_msg[SA_UNAUD_N] = {
+static const char reason_msg[SA_UNAUD_N][160] = {
 	[SA_UNAUD_SIGNAL] = "socket calls made inside a signal handler pass through unaudited (not async-signal-safe to "
 			    "audit); the summary's not_audited counts them",
 	[SA_UNAUD_INIT_WAIT] = "socket calls passed through unaudited while another thread's set-up outlived the wait; "
@@ -23,21 +25,19 @@ static const char *const reason_msg[SA_UNAUD_N] = {
 };
 
 static uint64_t counts[SA_UNAUD_N];
+/* Any count above: beside the run state, on the data every exec reads
+ * anyway, so that a shell's _exit (sa_lifecycle_end) asks it without a
+ * page of this file's. Written once, when a first call passes. */
+int sa_unaudited_seen SA_START_DATA;
 static int said[SA_UNAUD_N];
 
 void sa_unaudited_note(enum sa_unaudited why)
 {
 	__atomic_add_fetch(&counts[why], 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&sa_unaudited_seen, __ATOMIC_RELAXED))
+		__atomic_store_n(&sa_unaudited_seen, 1, __ATOMIC_RELAXED);
 	if (!__atomic_load_n(&said[why], __ATOMIC_RELAXED))
 		sa_emit_notes_pending = 1;
-}
-
-int sa_unaudited_any(void)
-{
-	for (int i = 0; i < SA_UNAUD_N; i++)
-		if (__atomic_load_n(&counts[i], __ATOMIC_RELAXED))
-			return 1;
-	return 0;
 }
 
 uint64_t sa_unaudited_count(enum sa_unaudited why)
@@ -90,6 +90,7 @@ json_t *sa_unaudited_json(void)
 /* A new process (fork, clone): its own counts. */
 void sa_unaudited_reset(void)
 {
+	SA_ZERO(sa_unaudited_seen);
 	for (int i = 0; i < SA_UNAUD_N; i++) {
 		SA_ZERO(counts[i]);
 		SA_ZERO(said[i]);

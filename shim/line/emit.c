@@ -8,28 +8,12 @@
  * it here: this floor never calls up.
  */
 #include <stdio.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 
 #include "line/line.h"
 
 static sa_first_line_fn first_line;
 static sa_notes_fn notes;
-static sa_new_process_fn new_process;
 int sa_emit_notes_pending;
-/* One byte on a page of its own that the kernel gives every copy of this
- * address space zeroed (fork, vfork-less clone): 1 here, 0 in a child that
- * no fork handler told us of. NULL: not armed, or the kernel has no
- * MADV_WIPEONFORK (4.14+); then stamp_pid is compared with getpid. */
-volatile unsigned char *sa_emit_stamp;
-int sa_emit_stamp_fallback;
-static int stamp_tried;
-static pid_t stamp_pid;
-/* This child's fork handler ran (it reset everything): a zero stamp is
- * then expected, and re-armed at the first line, not before (a write to
- * the wiped page is a page fault, which a fork-per-connection server's
- * child that writes no line should not pay). */
-static int stamp_forked SA_PROC_PAGE;
 static int first_done SA_PROC_PAGE;              /* first_line ran in this process */
 static uint64_t written SA_PROC_PAGE;            /* lines this process wrote */
 
@@ -53,57 +37,6 @@ void sa_emit_set_first_line(sa_first_line_fn fn)
 void sa_emit_set_notes(sa_notes_fn fn)
 {
 	__atomic_store_n(&notes, fn, __ATOMIC_RELEASE);
-}
-
-void sa_emit_set_new_process(sa_new_process_fn fn)
-{
-	__atomic_store_n(&new_process, fn, __ATOMIC_RELEASE);
-}
-
-/* Two system calls, once per audited process (none in a forked child: the
- * page and its advice are inherited). */
-void sa_emit_stamp_arm(void)
-{
-	if (!sa_emit_stamp && !stamp_tried) {
-		long p = sa_syscall(SYS_mmap, 0L, 4096L, (long)(PROT_READ | PROT_WRITE), (long)(MAP_PRIVATE | MAP_ANONYMOUS),
-				    -1L, 0L);
-
-		stamp_tried = 1;
-		if (p != -1 && sa_syscall(SYS_madvise, p, 4096L, (long)MADV_WIPEONFORK) == 0)
-			sa_emit_stamp = (volatile unsigned char *)p;
-		else if (p != -1)
-			sa_syscall(SYS_munmap, p, 4096L);
-	}
-	if (stamp_forked)
-		stamp_forked = 0;
-	if (sa_emit_stamp) {
-		*sa_emit_stamp = 1;
-	} else {
-		stamp_pid = (pid_t)sa_syscall3_raw(SYS_getpid, 0, 0, 0);
-		sa_emit_stamp_fallback = 1;
-	}
-}
-
-void sa_emit_stamp_forked(void)
-{
-	stamp_forked = 1;
-}
-
-void sa_emit_stamp_check_slow(void)
-{
-	sa_new_process_fn fn = __atomic_load_n(&new_process, __ATOMIC_ACQUIRE);
-
-	if (stamp_forked) {         /* a fork handler's child: known, reset already */
-		sa_emit_stamp_arm();
-		return;
-	}
-	if (sa_emit_stamp ? *sa_emit_stamp != 0
-			  : (!stamp_pid || (pid_t)sa_syscall3_raw(SYS_getpid, 0, 0, 0) == stamp_pid))
-		return;
-	if (fn)
-		fn();          /* re-arms */
-	else
-		sa_emit_stamp_arm();
 }
 
 static void count_findings(const struct sa_findings *f)

@@ -9,6 +9,9 @@
  */
 #include <string.h>
 
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
 #include "line/line.h"
 
 #define STR_(x) #x
@@ -31,6 +34,69 @@ static __thread struct {
 
 /* The digits of the current second, for "ts". */
 static __thread struct sa_real_cache ts_digits SA_TLS_IE;
+
+
+/* ---- a new process no fork handler told us of (line.h) ---------------- */
+static sa_new_process_fn new_process;
+/* One byte on a page of its own that the kernel gives every copy of this
+ * address space zeroed (fork, vfork-less clone): 1 here, 0 in a child that
+ * no fork handler told us of. NULL: not armed, or the kernel has no
+ * MADV_WIPEONFORK (4.14+); then stamp_pid is compared with getpid. */
+volatile unsigned char *sa_emit_stamp;
+int sa_emit_stamp_fallback;
+static int stamp_tried;
+static pid_t stamp_pid;
+/* The process epoch when the stamp was armed: a fork handler (or clone
+ * wrapper) that reset a child moved the epoch on, so a zero stamp with
+ * another epoch is a known child, re-armed at its first line (a write to
+ * the wiped page is a page fault a child that writes no line never pays,
+ * and the fork handler writes nothing for it). */
+static uint32_t stamp_epoch;
+
+void sa_emit_set_new_process(sa_new_process_fn fn)
+{
+	__atomic_store_n(&new_process, fn, __ATOMIC_RELEASE);
+}
+
+/* Two system calls, once per audited process (none in a forked child: the
+ * page and its advice are inherited). */
+void sa_emit_stamp_arm(void)
+{
+	if (!sa_emit_stamp && !stamp_tried) {
+		long p = sa_syscall(SYS_mmap, 0L, 4096L, (long)(PROT_READ | PROT_WRITE), (long)(MAP_PRIVATE | MAP_ANONYMOUS),
+				    -1L, 0L);
+
+		stamp_tried = 1;
+		if (p != -1 && sa_syscall(SYS_madvise, p, 4096L, (long)MADV_WIPEONFORK) == 0)
+			sa_emit_stamp = (volatile unsigned char *)p;
+		else if (p != -1)
+			sa_syscall(SYS_munmap, p, 4096L);
+	}
+	stamp_epoch = sa_proc_epoch();
+	if (sa_emit_stamp) {
+		*sa_emit_stamp = 1;
+	} else {
+		stamp_pid = (pid_t)sa_syscall3_raw(SYS_getpid, 0, 0, 0);
+		sa_emit_stamp_fallback = 1;
+	}
+}
+
+void sa_emit_stamp_check_slow(void)
+{
+	sa_new_process_fn fn = __atomic_load_n(&new_process, __ATOMIC_ACQUIRE);
+
+	if (stamp_epoch != sa_proc_epoch()) {   /* a fork handler's child: known, reset already */
+		sa_emit_stamp_arm();
+		return;
+	}
+	if (sa_emit_stamp ? *sa_emit_stamp != 0
+			  : (!stamp_pid || (pid_t)sa_syscall3_raw(SYS_getpid, 0, 0, 0) == stamp_pid))
+		return;
+	if (fn)
+		fn();          /* re-arms */
+	else
+		sa_emit_stamp_arm();
+}
 
 /* This thread's ident, written again when pid, tid or the program's name
  * changed; 0, or -1 when it does not fit. */

@@ -467,8 +467,6 @@ void sa_emit_set_new_process(sa_new_process_fn fn) SA_HIDDEN;
 /* Arms the check in this process (after its set-up, and in each child). */
 void sa_emit_stamp_arm(void) SA_HIDDEN;
 void sa_emit_stamp_check_slow(void) SA_HIDDEN;
-/* A child whose reset ran (the fork handler, the clone wrappers). */
-void sa_emit_stamp_forked(void) SA_HIDDEN;
 extern int sa_emit_stamp_fallback SA_HIDDEN;
 extern volatile unsigned char *sa_emit_stamp SA_HIDDEN;
 static inline void sa_emit_stamp_check(void)
