@@ -30,6 +30,8 @@ JANSSON_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansso
 # relocation faults for it), and --exclude-libs keeps every json_ symbol hidden,
 # so a host that uses its own jansson never binds to ours or we to its.
 comma := ,
+empty :=
+space := $(empty) $(empty)
 JANSSON_STATIC := $(wildcard $(shell pkg-config --variable=libdir jansson 2>/dev/null)/libjansson.a)
 SHIM_JANSSON   := $(if $(JANSSON_STATIC),$(JANSSON_STATIC) -Wl$(comma)--exclude-libs$(comma)libjansson.a,$(JANSSON_LIBS))
 ifneq ($(SANITIZE),)
@@ -56,7 +58,13 @@ SHIM_OBJ  := $(patsubst shim/%.S,$(BUILD)/obj/%.o,$(patsubst shim/%.c,$(BUILD)/o
 # Everything but the libc-name definitions and the link glue: what unit
 # tests link against.
 CORE_OBJ  := $(filter-out $(BUILD)/obj/core/interpose%.o $(BUILD)/obj/core/vfork_%.o $(BUILD)/obj/base/link.o,$(SHIM_OBJ))
-CLI_SRC   := $(sort $(wildcard cli/*.c))
+# The CLI's floors, lowest first: the log reader, the verbs side by side
+# (none calls another), main.c (`make check-layers`). cli/floor/ is the
+# launcher's glibc start-up, linked by mk/launcher.mk.
+CLI_VERBS := report metrics top explain launch
+CLI_LAYERS := log $(subst $(space),+,$(CLI_VERBS)) .
+CLI_SRC   := $(sort $(wildcard cli/*.c $(foreach d,log $(CLI_VERBS),cli/$(d)/*.c)))
+CLI_HDR   := $(wildcard cli/*/*.h)
 CLI_OBJ   := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
 # The kernel floor's pure rules, linked into the CLI too (`sockaudit explain`).
 CLI_SHARED_OBJ := $(BUILD)/obj/kernel/readback.o $(BUILD)/obj/kernel/sockopt_judge.o $(BUILD)/obj/kernel/optnames.o
@@ -138,9 +146,9 @@ SHIM_START := -nostartfiles $(shell $(CC) -print-file-name=crtendS.o) -Wl,--wrap
 libsockaudit.so: $(SHIM_OBJ) shim/exports.map $(BUILD)/shim.ld
 	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map $(SHIM_LAYOUT) -Wl,-T,$(BUILD)/shim.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) $(SHIM_START) -ldl -lpthread $(SHIM_BINDING)
 
-$(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h common/*.h) include/sockaudit.h $(FLAGS_STAMP)
+$(BUILD)/cli/%.o: cli/%.c $(CLI_HDR) $(wildcard common/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -DSOCKAUDIT_LIBDIR=\"$(PKGLIBDIR)\" -c -o $@ $<
+	$(CC) $(SA_CFLAGS) -Icli -DSOCKAUDIT_LIBDIR=\"$(PKGLIBDIR)\" -c -o $@ $<
 
 sockaudit: $(CLI_OBJ) $(CLI_SHARED_OBJ)
 	$(CC) -o $@ $(LAUNCHER_START) $(CLI_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(LAUNCHER_LIBS)
@@ -193,7 +201,10 @@ demo-build::
 test-extra::
 -include $(sort $(wildcard mk/*.mk))
 
-# Every call in the shim goes down its floors (shim/base .. shim/core).
+# Every call in the shim goes down its floors (shim/base .. shim/core), and
+# every call in the CLI goes down its own (cli/log, the verbs, main.c).
 .PHONY: check-layers
-check-layers: $(SHIM_OBJ)
+check-layers: $(SHIM_OBJ) $(CLI_OBJ)
 	@scripts/check-layers.py $(BUILD)/obj $(LAYERS)
+	@rm -f $(filter-out $(CLI_OBJ),$(wildcard $(BUILD)/cli/*.o $(foreach d,log $(CLI_VERBS),$(BUILD)/cli/$(d)/*.o)))
+	@scripts/check-layers.py $(BUILD)/cli $(CLI_LAYERS)

@@ -12,8 +12,11 @@
  */
 #include <string.h>
 
-#include "cli.h"
-#include "metrics.h"
+#include "explain/explain.h"
+#include "launch/launch.h"
+#include "metrics/metrics.h"
+#include "report/report.h"
+#include "top/top.h"
 
 int main(int argc, char **argv)
 {

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""check-layers: the shim's floors call only down.
+"""check-layers: floors call only down.
 
 Usage: scripts/check-layers.py OBJDIR [LAYER ...]   (default layers: base line kernel state audit core)
 
-OBJDIR holds one folder of objects per layer (build/obj/base/*.o ...). For every object, each symbol
-it needs (nm -u) must be defined in its own layer or a lower one, never in a higher one; and inside
-a layer the files must not call each other in a circle. Prints every offence with the symbol and
-exits 1 when there is one.
+OBJDIR holds one folder of objects per layer (build/obj/base/*.o ...), lowest first. For every
+object, each symbol it needs (nm -u) must be defined in its own layer or a lower one, never in a
+higher one; and inside a layer the files must not call each other in a circle. A LAYER written
+a+b+c is one floor of rooms side by side (the CLI's verbs): each may call the floors below, none
+calls another. A LAYER "." is the objects directly in OBJDIR (the CLI's main.o). Prints every
+offence with the symbol and exits 1 when there is one.
 """
 import os
 import subprocess
@@ -31,29 +33,33 @@ def main():
         return 2
     objdir = sys.argv[1]
     layers = sys.argv[2:] or ["base", "line", "kernel", "state", "audit", "core"]
-    defined = {}   # symbol -> (layer index, object)
-    needs = []     # (layer index, object, undefined symbols)
+    defined = {}   # symbol -> (layer index, room, object)
+    needs = []     # (layer index, room, object, undefined symbols)
     for i, layer in enumerate(layers):
-        d = os.path.join(objdir, layer)
-        if not os.path.isdir(d):
-            print(f"check-layers: no folder {d}", file=sys.stderr)
-            return 2
-        for f in sorted(os.listdir(d)):
-            if not f.endswith(".o"):
-                continue
-            obj = os.path.join(d, f)
-            for s in syms(obj, False):
-                defined[s] = (i, obj)
-            needs.append((i, obj, syms(obj, True)))
+        for room in layer.split("+"):
+            d = os.path.join(objdir, room)
+            if not os.path.isdir(d):
+                print(f"check-layers: no folder {d}", file=sys.stderr)
+                return 2
+            for f in sorted(os.listdir(d)):
+                if not f.endswith(".o"):
+                    continue
+                obj = os.path.join(d, f)
+                for s in syms(obj, False):
+                    defined[s] = (i, room, obj)
+                needs.append((i, room, obj, syms(obj, True)))
     bad = 0
-    edges = {}     # object -> objects of the same layer it calls
-    for i, obj, und in needs:
+    edges = {}     # object -> objects of the same room it calls
+    for i, room, obj, und in needs:
         for s in sorted(und):
             if s not in defined:
                 continue
-            j, where = defined[s]
+            j, where_room, where = defined[s]
             if j > i:
-                print(f"upward: {obj} ({layers[i]}) uses {s} from {where} ({layers[j]})")
+                print(f"upward: {obj} ({room}) uses {s} from {where} ({where_room})")
+                bad += 1
+            elif j == i and where_room != room:
+                print(f"across: {obj} ({room}) uses {s} from {where} ({where_room})")
                 bad += 1
             elif j == i and where != obj:
                 edges.setdefault(obj, set()).add(where)

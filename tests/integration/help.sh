@@ -1,6 +1,6 @@
 #!/bin/bash
 # The CLI's help and its man page name everything the code parses. The
-# verbs and options are read from cli/*.c by scripts/cli-options.py (the
+# verbs and options are read from cli/*.c and cli/*/*.c by scripts/cli-options.py (the
 # verbs cli/main.c dispatches on; getopt strings, getopt_long tables and
 # option literals compared with strcmp), so a verb or option added to the
 # code without its help line or man page entry fails here. Each one must
@@ -11,12 +11,12 @@ SA=$TOP/sockaudit
 MAN=$TOP/docs/man/sockaudit.1
 [ -x "$SA" ] || { fail "sockaudit built" "$SA missing"; finish; }
 
-"$TOP/scripts/cli-options.py" "$TOP"/cli/*.c >"$T/parsed"
+"$TOP/scripts/cli-options.py" "$TOP"/cli/*.c "$TOP"/cli/*/*.c >"$T/parsed"
 verbs=$(awk '$1 == "verb" { print $2 }' "$T/parsed")
 opts=$(awk '$1 == "option" { print $2 }' "$T/parsed")
 [ -n "$verbs" ] && [ "$(echo "$opts" | wc -l)" -ge 5 ] &&
-	ok "cli/*.c parses $(echo "$verbs" | wc -l) verbs and $(echo "$opts" | wc -l) options: $(echo $verbs $opts)" ||
-	fail "verbs and options read from cli/*.c" "$(cat "$T/parsed")"
+	ok "cli/ parses $(echo "$verbs" | wc -l) verbs and $(echo "$opts" | wc -l) options: $(echo $verbs $opts)" ||
+	fail "verbs and options read from cli/" "$(cat "$T/parsed")"
 
 "$SA" --help >"$T/help" 2>"$T/err"; rc=$?
 [ $rc = 0 ] && [ -s "$T/help" ] && [ ! -s "$T/err" ] && ok "sockaudit --help: usage on stdout, status 0" ||

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../cli/cli.h"
+#include "report/report.h"
 
 static void feed(struct rp_state *st, const char *line)
 {
@@ -167,15 +167,15 @@ static void test_scan_same_as_jansson(void **unused)
 	rp_state_init(&a);
 	rp_state_init(&b);
 	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
-		struct rp_ev ev;
+		struct log_ev ev;
 
 		snprintf(buf, sizeof(buf), lines[i], "plain");
 		feed(&a, buf);
 		if (i < 4) {
-			assert_int_equal(rp_scan(buf, strlen(buf), &ev), 1);
+			assert_int_equal(log_scan(buf, strlen(buf), &ev), 1);
 		}
 		snprintf(buf, sizeof(buf), lines[i], "esc\\u0041");
-		assert_int_equal(rp_scan(buf, strlen(buf), &ev), 0);
+		assert_int_equal(log_scan(buf, strlen(buf), &ev), 0);
 		snprintf(buf, sizeof(buf), lines[i], "esc\\u0041");
 		feed(&b, buf);
 	}

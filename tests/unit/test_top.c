@@ -1,5 +1,5 @@
-/* Unit tests for `sockaudit top`'s model (cli/top_model.c) and log
- * follower (cli/top_tail.c): totals and rates from the lines' own
+/* Unit tests for `sockaudit top`'s model (cli/top/model.c) and log
+ * follower (cli/top/tail.c): totals and rates from the lines' own
  * numbers, the connect-time buckets, the findings ring; a partial line
  * waits for its end, a rotated file is followed, a truncated one re-read. */
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../cli/top.h"
+#include "top/top.h"
 
 static void feed(struct tp_model *m, const char *line)
 {

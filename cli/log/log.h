@@ -1,0 +1,74 @@
+/*
+ * log/log.h: the log-reading floor every verb stands on.
+ *
+ * One line scanner (scan.c) reads the plain JSON the library writes without
+ * building a jansson tree, and declines anything it is not sure of, so the
+ * caller parses that line with jansson instead and both paths give the same
+ * fields. The typed getters (get.c) read a jansson tree the same tolerant
+ * way, and util.c holds the allocation helpers that exit on out of memory
+ * (a report of a huge log is not worth half an answer).
+ *
+ * This floor knows no verb: it never includes a verb's header, and nothing
+ * here prints except the out-of-memory message.
+ */
+#ifndef SA_CLI_LOG_H
+#define SA_CLI_LOG_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+/* Latency percentiles as the shim writes them: {p50,p95,p99,max}. */
+struct log_pct {
+	int have;
+	double p50, p95, p99, max;
+	double n;               /* samples, -1 when the line does not say */
+};
+
+/* The fields of one line that every event feeds (process, counts,
+ * findings) and that accept and connect lines feed: read by log_scan()
+ * without jansson, or copied from a jansson tree. Strings point into the
+ * line's buffer or the tree; a have_* flag is 0 when the field is missing
+ * or not a number. */
+#define LOG_EV_FINDINGS 16
+struct log_ev {
+	const char *name, *comm, *msg, *err, *outcome, *peer, *local;
+	double pid, ts, listen_fd, ret, connect_ms, syn_retrans, schema;
+	double queue_ms, queue_len, queue_capacity;
+	int have_pid, have_ts, have_listen_fd, have_ret, have_connect_ms, have_syn_retrans;
+	int have_queue_ms, have_queue_len, have_queue_capacity;
+	int have_schema;
+	int have_findings;       /* "findings" is an array */
+	size_t nfindings_all;    /* its elements, strings or not */
+	size_t nfindings;        /* its strings, in findings[] */
+	const char **findings;   /* fbuf, or an array the jansson path allocated */
+	const char *fbuf[LOG_EV_FINDINGS];
+};
+
+/* scan.c: 1 when LINE (modified in place: strings end with NUL) is one
+ * JSON object in the plain subset the library writes, with its fields in
+ * *ev; 0 to parse it with jansson. */
+int log_scan(char *line, size_t len, struct log_ev *ev);
+
+/* get.c: typed field access that tolerates missing fields and wrong types. */
+int log_num(const json_t *o, const char *key, double *out);
+int log_long(const json_t *o, const char *key, long *out);
+const char *log_str(const json_t *o, const char *key);
+int log_pct_get(const json_t *o, const char *key, struct log_pct *p);
+
+/* util.c: growable arrays, strings and counts (exit on out of memory). */
+void *log_grow(void *arr, size_t *cap, size_t n, size_t size);
+char *log_strdup(const char *s);
+void log_obj_add(json_t *obj, const char *key, long n);
+
+/* Loops over a JSON array / object; NULL or the wrong type loops zero
+ * times. Plain functions, so cppcheck (which does not see jansson.h in
+ * `make lint`) can follow them, unlike json_*_foreach. */
+#define LOG_ARRAY_EACH(arr, i, v) \
+	for ((i) = 0; ((v) = json_array_get((arr), (i))) != NULL; (i)++)
+#define LOG_OBJECT_EACH(obj, it, k, v) \
+	for ((it) = json_object_iter((json_t *)(obj)); \
+	     (it) && ((k) = json_object_iter_key(it)) != NULL && \
+	     ((v) = json_object_iter_value(it)) != NULL; \
+	     (it) = json_object_iter_next((json_t *)(obj), (it)))
+
+#endif
