@@ -44,7 +44,7 @@ static struct sa_sock *listener_sock(int lfd)
 	int v = 0;
 	socklen_t l = sizeof v;
 
-	if (s && (s->flags & SA_F_LISTENER))
+	if (s && (sa_sock_flags(s) & SA_F_LISTENER))
 		return s;
 	if (sa_real.getsockopt(lfd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) != 0 || !v)
 		return s;
@@ -67,7 +67,7 @@ void sa_accept_on_listening(int fd, struct sa_sock *s)
 {
 	struct sa_listener *l;
 
-	if (!(s->flags & SA_F_LISTENER))
+	if (!(sa_sock_flags(s) & SA_F_LISTENER))
 		return;
 	sa_netns_baseline();
 	sa_hist_ns_prepare();   /* wait_ms's table, before workers fork */

@@ -318,12 +318,12 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 		s = &tmp;
 	}
 	/* A connect the parent started before a fork is not this process's. */
-	if (s->flags & SA_F_CONNECTING)
+	if (sa_sock_flags(s) & SA_F_CONNECTING)
 		ours(s);
 	/* connect(AF_UNSPEC) dissolves an association or aborts a connection:
 	 * no connect to time, but it ends one that was pending. */
 	if (addr && len >= (socklen_t)sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
-		if (s->flags & SA_F_CONNECTING) {
+		if (sa_sock_flags(s) & SA_F_CONNECTING) {
 			init_done(&d, "connect");
 			d.outcome = SA_CONN_ABANDONED;
 			complete(fd, s, &d, t1);
@@ -340,7 +340,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 			report_connect(fd, s, NULL, 0, &d);
 		return;
 	}
-	if (s->flags & SA_F_CONNECTING) {
+	if (sa_sock_flags(s) & SA_F_CONNECTING) {
 		init_done(&d, "connect");
 		d.outcome = sa_conn_judge_reconnect(ret, err, &e);
 		if (d.outcome == SA_CONN_PENDING)

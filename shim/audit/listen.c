@@ -160,7 +160,7 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 	sa_read_sysctl("/proc/sys/net/core/somaxconn", &somaxconn);
 	inet = s->family == AF_INET || s->family == AF_INET6;
 	if (ret == 0) {
-		s->flags |= SA_F_LISTENER;
+		__atomic_or_fetch(&s->flags, SA_F_LISTENER, __ATOMIC_RELEASE);
 		if (inet && sa_tcpinfo_read(fd, &ti) == 0 && ti.state == SA_TCP_LISTEN) {
 			/* tcp_get_info(): on a listener tcpi_sacked is sk_max_ack_backlog. */
 			effective = (int)ti.sacked;

@@ -207,7 +207,7 @@ void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective)
 	/* Sample before taking the lock: these are syscalls. A listener has
 	 * no data to send, so repeated sets there say nothing about sends. */
 	memset(&ti, 0, sizeof ti);
-	if (s->flags & SA_F_LISTENER || sample(fd, &ti, &unread) != 0)
+	if (sa_sock_flags(s) & SA_F_LISTENER || sample(fd, &ti, &unread) != 0)
 		ti.valid = 0;
 	read_total = (uint32_t)ti.bytes_received - (uint32_t)unread;
 

@@ -48,9 +48,9 @@ static enum sa_optsock sock_kind(const struct sa_sock *s, uint64_t *id)
 	*id = 0;
 	if (!s)
 		return SA_OPTSOCK_OTHER;
-	if (s->flags & SA_F_LISTENER)
+	if (sa_sock_flags(s) & SA_F_LISTENER)
 		return SA_OPTSOCK_LISTENER;
-	if (s->flags & SA_F_ACCEPTED) {
+	if (sa_sock_flags(s) & SA_F_ACCEPTED) {
 		*id = s->acc.listener ? (uint64_t)(uintptr_t)s->acc.listener : (uint64_t)(unsigned)s->acc.listen_fd;
 		return SA_OPTSOCK_ACCEPTED;
 	}
@@ -219,7 +219,7 @@ static inline __attribute__((always_inline)) void audit_read_back(int fd, struct
 	/* Deferral on a listener: remember it and check its interplay. */
 	if (s && ret == 0 && g->defer_accept) {
 		sa_sock_set_defer(s, in.eff ? v.eff_i : 0);
-		if (s->flags & SA_F_LISTENER)
+		if (sa_sock_flags(s) & SA_F_LISTENER)
 			sa_listen_defer_checks(fd, s, &f);
 	}
 	effhash = in.eff ? sa_fnv64(14695981039346656037ull, in.eff, in.efflen) | 1 : 0;

@@ -42,7 +42,7 @@ struct sa_sock *sa_accept_promote(int fd, uint64_t word)
 {
 	int lfd = (int)(uint32_t)word - 1;
 	struct sa_sock *ls = sa_fd_get(lfd), *c;
-	struct sa_listener *l = ls && (ls->flags & SA_F_LISTENER) ? ls->lsn.listener : NULL;
+	struct sa_listener *l = ls && (sa_sock_flags(ls) & SA_F_LISTENER) ? ls->lsn.listener : NULL;
 
 	/* The listener closed, or its number holds another one now. */
 	if (!l || !__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) ||
@@ -82,7 +82,7 @@ static void settle_copy(int fd, struct sa_sock *c, void *arg)
 	const struct settle *st = arg;
 	uint8_t expected = 0;
 
-	if (c == st->by || !(c->flags & SA_F_DUPED) || c->acc.serial != st->by->acc.serial ||
+	if (c == st->by || !(sa_sock_flags(c) & SA_F_DUPED) || c->acc.serial != st->by->acc.serial ||
 	    c->acc.listener != st->by->acc.listener)
 		return;
 	__atomic_compare_exchange_n(&c->acc.first_speaker, &expected, (uint8_t)st->who, 0,
@@ -138,7 +138,7 @@ static void decided(int fd, struct sa_sock *s, int who)
 	/* The socket has other numbers (dup): settle them too, so the host's
 	 * first I/O through any of them is not counted again. Rare: a table
 	 * walk only for sockets dup'd before anyone spoke. */
-	if (s->flags & SA_F_DUPED) {
+	if (sa_sock_flags(s) & SA_F_DUPED) {
 		struct settle st = { s, who };
 
 		sa_fd_foreach(settle_copy, &st);
@@ -213,14 +213,14 @@ static void close_duped(int fd, struct sa_sock *s)
 
 void sa_accept_close(int fd, struct sa_sock *s, int defer)
 {
-	if (s->flags & SA_F_LISTENER)
+	if (sa_sock_flags(s) & SA_F_LISTENER)
 		sa_listener_release(s, defer);
-	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) != (SA_F_ACCEPTED | SA_F_WATCH_IO))
+	if ((sa_sock_flags(s) & (SA_F_ACCEPTED | SA_F_WATCH_IO)) != (SA_F_ACCEPTED | SA_F_WATCH_IO))
 		return;
 	/* Accepted before a fork since (socat fork, sshd, inetd style): the
 	 * child that serves it holds a copy, so this close is not the end of
 	 * the conversation and decides nothing by itself; the child decides. */
-	if ((s->flags & SA_F_DUPED) || s->acc.forks != (uint16_t)sa_fd_forks())
+	if ((sa_sock_flags(s) & SA_F_DUPED) || s->acc.forks != (uint16_t)sa_fd_forks())
 		close_duped(fd, s);
 	else
 		decided(fd, s, SA_SPEAKER_UNKNOWN);

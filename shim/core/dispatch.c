@@ -65,7 +65,7 @@ void sa_on_getsockopt(int fd, int level, int opt, const void *val, const socklen
 {
 	struct sa_sock *s = sa_fd_get(fd);
 
-	if (s && (s->flags & SA_F_CONNECTING))
+	if (s && (sa_sock_flags(s) & SA_F_CONNECTING))
 		sa_connect_getsockopt(fd, s, level, opt, val, len, ret);
 }
 
@@ -145,7 +145,7 @@ static __attribute__((noinline)) void on_io_connecting(int fd, struct sa_sock *s
 						       ssize_t ret, int err)
 {
 	sa_connect_io(fd, s, dir, ret, err);
-	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO))
+	if ((sa_sock_flags(s) & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO))
 		sa_accept_io(fd, s, dir, ret, err);
 }
 
@@ -153,19 +153,19 @@ static __attribute__((noinline)) void on_io_connecting(int fd, struct sa_sock *s
  * the connect case, which has a call to come back from, is apart. */
 void sa_on_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
 {
-	if (SA_UNLIKELY(s->flags & SA_F_CONNECTING)) {
+	if (SA_UNLIKELY(sa_sock_flags(s) & SA_F_CONNECTING)) {
 		on_io_connecting(fd, s, dir, ret, err);
 		return;
 	}
-	if ((s->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO))
+	if ((sa_sock_flags(s) & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO))
 		sa_accept_io(fd, s, dir, ret, err);
 }
 
 void sa_on_close(int fd, struct sa_sock *s)
 {
-	if (s->flags & SA_F_CONNECTING)
+	if (sa_sock_flags(s) & SA_F_CONNECTING)
 		sa_connect_close(fd, s);
-	if (sa_accept_close_needed(s->flags))
+	if (sa_accept_close_needed(sa_sock_flags(s)))
 		sa_accept_close(fd, s, 0);
 }
 
@@ -174,9 +174,9 @@ void sa_on_close(int fd, struct sa_sock *s)
  * our sink on a number the same call is about to close. */
 void sa_on_close_in_range(int fd, struct sa_sock *s)
 {
-	if (s->flags & SA_F_CONNECTING)
+	if (sa_sock_flags(s) & SA_F_CONNECTING)
 		sa_connect_close(fd, s);
-	if (sa_accept_close_needed(s->flags))
+	if (sa_accept_close_needed(sa_sock_flags(s)))
 		sa_accept_close(fd, s, 1);
 }
 

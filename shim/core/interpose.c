@@ -96,7 +96,7 @@ SA_EXPORT int getsockopt(int fd, int level, int opt, void *val, socklen_t *len)
 
 	READY(getsockopt);
 	ret = sa_real.getsockopt(fd, level, opt, val, len);
-	if (SA_LIKELY(!(s = sa_fd_get(fd)) || !(s->flags & SA_F_CONNECTING)) || sa_in_shim)
+	if (SA_LIKELY(!(s = sa_fd_get(fd)) || !(sa_sock_flags(s) & SA_F_CONNECTING)) || sa_in_shim)
 		return ret;
 	err = errno;
 	HOOK(err, sa_on_getsockopt(fd, level, opt, val, len, ret, err));

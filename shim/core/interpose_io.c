@@ -62,7 +62,7 @@ static __attribute__((noinline, cold)) void io_watched(int fd, struct sa_sock *s
 	if (SA_LIKELY(!sa_watching_any()))                                       \
 		return sa_real.name(__VA_ARGS__);                                \
 	ret_ = sa_real.name(__VA_ARGS__);                                        \
-	if ((s_ = sa_fd_get(fd)) != NULL && (s_->flags & SA_F_WATCH_IO))          \
+	if ((s_ = sa_fd_get(fd)) != NULL && (sa_sock_flags(s_) & SA_F_WATCH_IO))          \
 		io_watched(fd, s_, dir, ret_);                                   \
 	return ret_;                                                             \
 } while (0)
@@ -127,8 +127,8 @@ static __attribute__((noinline, cold)) ssize_t fastopen_send(int fd, const void 
 	ret = m ? sa_real.sendmsg(fd, m, flags) : sa_real.sendto(fd, buf, n, flags, a, al);
 	err = errno;
 	t1 = sa_now_ns();
-	if ((s = sa_fd_get(fd)) != NULL && (s->flags & (SA_F_WATCH_IO | SA_F_CONNECTING))) {
-		if (s->flags & SA_F_WATCH_IO)
+	if ((s = sa_fd_get(fd)) != NULL && (sa_sock_flags(s) & (SA_F_WATCH_IO | SA_F_CONNECTING))) {
+		if (sa_sock_flags(s) & SA_F_WATCH_IO)
 			io_watched(fd, s, SA_IO_WRITE, ret);
 	} else {
 		if (m && (ret >= 0 || err != EFAULT)) {

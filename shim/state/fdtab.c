@@ -437,10 +437,10 @@ void sa_fd_dup(int oldfd, int newfd)
 	 * accepted socket nobody has spoken on yet stays watched on both
 	 * numbers (the host may read through either), marked so the first
 	 * decision settles every copy (audit/speaker.c). */
-	keep = o->flags & ~(SA_F_WATCH_IO | SA_F_CONNECTING | SA_F_BORN);
-	if (o->flags & SA_F_BORN)   /* an option set through either number lands on one entry only */
+	keep = sa_sock_flags(o) & ~(SA_F_WATCH_IO | SA_F_CONNECTING | SA_F_BORN);
+	if (sa_sock_flags(o) & SA_F_BORN)   /* an option set through either number lands on one entry only */
 		__atomic_and_fetch(&o->flags, ~SA_F_BORN, __ATOMIC_RELEASE);
-	if ((o->flags & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO) &&
+	if ((sa_sock_flags(o) & (SA_F_ACCEPTED | SA_F_WATCH_IO)) == (SA_F_ACCEPTED | SA_F_WATCH_IO) &&
 	    !__atomic_load_n(&o->acc.first_speaker, __ATOMIC_ACQUIRE)) {
 		keep |= SA_F_WATCH_IO | SA_F_DUPED;
 		__atomic_add_fetch(&sa_watching, 1, __ATOMIC_SEQ_CST);   /* before the bit is stored */

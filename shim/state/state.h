@@ -104,6 +104,15 @@ struct sa_sock {
 /* What TCP_DEFER_ACCEPT is now on s: a listener that may have become
  * deferred is not plain any more (SA_F_PLAIN_LISTENER) until the full accept
  * path looks again. */
+/* s's flags, as any thread may be setting or clearing a bit of them
+ * (atomically): a relaxed load, which is the plain load on x86_64 and
+ * aarch64, and no data race (a listener's entry is read by every thread
+ * that accepts from it). */
+static inline uint32_t sa_sock_flags(const struct sa_sock *s)
+{
+	return __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
+}
+
 static inline void sa_sock_set_defer(struct sa_sock *s, int defer_s)
 {
 	s->opt.defer_accept_s = defer_s;
