@@ -132,6 +132,18 @@ int sa_blind_watches(long n) SA_HIDDEN;
 void sa_blind_raw_syscall(long n) SA_HIDDEN;
 /* At the summary: an io_uring this process still has open, said once. */
 void sa_blind_ring_at_summary(void) SA_HIDDEN;
+/* While the process runs: the same look at every listen and a listener's
+ * close (sa_blind_ring_look), and from accept, connect and a socket first
+ * met by adoption on a doubling schedule up to once per stats interval
+ * (one load and compare otherwise). */
+extern uint64_t sa_blind_ring_next_ns SA_HIDDEN;
+void sa_blind_ring_scan(uint64_t now_ns) SA_HIDDEN;
+void sa_blind_ring_look(void) SA_HIDDEN;
+static inline void sa_blind_ring_poll(uint64_t now_ns)
+{
+	if (SA_UNLIKELY(now_ns >= __atomic_load_n(&sa_blind_ring_next_ns, __ATOMIC_RELAXED)))
+		sa_blind_ring_scan(now_ns);
+}
 extern int sa_blind_opts SA_HIDDEN;   /* options may be set where we do not see them */
 
 /* ---- exec.c ---------------------------------------------------------------- */

@@ -4,8 +4,13 @@
  * connect lines: the first such call seen through libc's syscall() writes
  * one blind_spot finding naming it. A ring set up by inline system calls
  * (liburing makes its own) leaves no call a preload can see, but its fd
- * does: at the summary, a process-wide look at /proc/self/fd finds an
- * io_uring still open and says so.
+ * does: a look at /proc/self/fd finds an io_uring open and says so, at
+ * every listen and every close of a listener, at the first accept, connect
+ * or socket met by adoption (an fd that became a socket where we did not
+ * see it: an accept through the ring is one) and then on a doubling
+ * schedule up to once per stats interval (sa_blind_ring_scan), and at the
+ * summary. A ring that a program opens and closes between two looks is
+ * not seen (docs/events.md).
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -21,6 +26,9 @@ static int said;   /* bit per kind of call */
  * socket is not all there is, and readers that trust it read back instead
  * (connect.c's defer_of). Never cleared: a property of the program. */
 int sa_blind_opts;
+/* When sa_blind_ring_poll looks next (CLOCK_MONOTONIC ns); UINT64_MAX once
+ * a ring was said. 0: at the first call that polls. */
+uint64_t sa_blind_ring_next_ns;
 
 static const char *name_of(long n, int *bit)
 {
@@ -56,6 +64,8 @@ void sa_blind_raw_syscall(long n)
 	    )
 		__atomic_store_n(&sa_blind_opts, 1, __ATOMIC_RELAXED);
 	name = name_of(n, &bit);
+	if (bit == 8)
+		__atomic_store_n(&sa_blind_ring_next_ns, UINT64_MAX, __ATOMIC_RELAXED);
 	if (!name || (__atomic_fetch_or(&said, bit, __ATOMIC_RELAXED) & bit))
 		return;
 	sa_findings_init(&f);
@@ -92,7 +102,9 @@ static int fd_number(const char *s)
 
 /* The first fd of ours that is an io_uring ("anon_inode:[io_uring]"), or -1.
  * Raw getdents64/readlinkat on a stack buffer: called at the summary, which
- * may run in a signal handler's exit() or _exit(). */
+ * may run in a signal handler's exit() or _exit(). A socket in our table
+ * is no ring: one getdents64 per 2 kB of names, and a readlinkat only for
+ * the fds we do not track. */
 static int find_ring(void)
 {
 	static const char ring[] = "anon_inode:[io_uring]";
@@ -109,7 +121,7 @@ static int find_ring(void)
 			long l;
 
 			off += d->d_reclen;
-			if (fd_number(d->d_name) < 0 || fd_number(d->d_name) == dir)
+			if (fd_number(d->d_name) < 0 || fd_number(d->d_name) == dir || sa_fd_get(fd_number(d->d_name)))
 				continue;
 			l = sa_syscall(SYS_readlinkat, dir, d->d_name, link, sizeof link - 1);
 			if (l == (long)sizeof ring - 1 && memcmp(link, ring, sizeof ring - 1) == 0)
@@ -131,6 +143,7 @@ void sa_blind_ring_at_summary(void)
 	fd = find_ring();
 	if (fd < 0 || (__atomic_fetch_or(&said, 8, __ATOMIC_RELAXED) & 8))
 		return;
+	__atomic_store_n(&sa_blind_ring_next_ns, UINT64_MAX, __ATOMIC_RELAXED);
 	__atomic_store_n(&sa_blind_opts, 1, __ATOMIC_RELAXED);
 	sa_findings_init(&f);
 	sa_findings_add(&f, "blind_spot", SA_MSG_BLIND_SPOT_IO_URING_OPEN, fd);
@@ -138,4 +151,54 @@ void sa_blind_ring_at_summary(void)
 	sa_line_str(&L, "call", "io_uring");
 	sa_line_int(&L, "ring_fd", fd);
 	sa_line_emit(&L, SA_LEVEL_WARN, &f);
+}
+
+/* A look for a ring while the process runs: one thread looks, the others
+ * go on. The looks come at the first accept, connect or adopted socket,
+ * then 1, 2, 4 ... s later, up to once per stats interval (60 s when it is
+ * 0): a ring set up early in a process's life is seen within seconds, and
+ * a server that lives for weeks looks once a minute. A listen or a
+ * listener's close looks whatever that schedule, but not within 10 ms of
+ * the last look: a program that listens in a loop pays one walk of
+ * /proc/self/fd (tens of microseconds) per 10 ms, not per call. Host
+ * signals are held around a look (2 rt_sigprocmask, rare): a handler that
+ * jumps out of it would leave our directory fd open. */
+#define LOOK_GAP_NS 10000000ull
+static unsigned int step_s;
+static uint64_t last_look_ns;
+
+static void look(uint64_t now_ns)
+{
+	sigset_t old;
+
+	__atomic_store_n(&last_look_ns, now_ns, __ATOMIC_RELAXED);
+	sa_signals_hold(&old);
+	sa_blind_ring_at_summary();
+	sa_signals_release(&old);
+}
+
+void sa_blind_ring_scan(uint64_t now_ns)
+{
+	uint64_t next = __atomic_load_n(&sa_blind_ring_next_ns, __ATOMIC_RELAXED);
+	unsigned int every = sa_cfg()->stats_interval > 0 ? (unsigned int)sa_cfg()->stats_interval : 60;
+	unsigned int step = __atomic_load_n(&step_s, __ATOMIC_RELAXED);
+
+	step = step ? (step * 2 < every ? step * 2 : every) : 1;
+	if (now_ns < next || next == UINT64_MAX ||
+	    !__atomic_compare_exchange_n(&sa_blind_ring_next_ns, &next, now_ns + (uint64_t)step * 1000000000u,
+					 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&step_s, step, __ATOMIC_RELAXED);
+	look(now_ns);
+}
+
+void sa_blind_ring_look(void)
+{
+	uint64_t now = sa_now_ns(), last = __atomic_load_n(&last_look_ns, __ATOMIC_RELAXED);
+
+	if (__atomic_load_n(&sa_blind_ring_next_ns, __ATOMIC_RELAXED) == UINT64_MAX ||
+	    (last && now - last < LOOK_GAP_NS) ||
+	    !__atomic_compare_exchange_n(&last_look_ns, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	look(now);
 }

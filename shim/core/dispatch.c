@@ -33,6 +33,9 @@ static struct sa_sock *lazy_track(int fd)
 	s = sa_fd_adopt(fd);   /* the fd did not change socket: keep its generation */
 	if (s)
 		sa_sock_fill_kind(fd, s);
+	/* A socket made where we did not see it (inherited, or accepted
+	 * through an io_uring): time for a look at the fds, on its schedule. */
+	sa_blind_ring_poll(sa_now_ns());
 	return s;
 }
 
@@ -82,6 +85,7 @@ void sa_on_listen(int fd, int backlog, int ret, int err)
 	/* listen() is rare and its line and the listener's state allocate:
 	 * no host handler may jump out of the heap half-way. */
 	sa_signals_hold(&old);
+	sa_blind_ring_look();
 	sa_listen_audit(fd, s, backlog, ret, err);
 	if (ret == 0 && s != &tmp)
 		sa_accept_on_listening(fd, s);
@@ -92,6 +96,7 @@ void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t listen_gen, int sampled)
 {
 	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen, listen_gen, sampled);
+	sa_blind_ring_poll(t1);
 }
 
 /* Whether connect()'s addr may be read: only when the kernel read it.
@@ -113,6 +118,7 @@ void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len, int ret, 
 		len = 0;
 	}
 	sa_connect_audit(fd, lazy_track(fd), addr, len, ret, err, t0, t1);
+	sa_blind_ring_poll(t1);
 }
 
 void sa_on_fastopen(int fd, const struct sockaddr *addr, socklen_t len, ssize_t ret, int err,
@@ -163,9 +169,13 @@ void sa_on_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int er
 
 void sa_on_close(int fd, struct sa_sock *s)
 {
-	if (sa_sock_flags(s) & SA_F_CONNECTING)
+	uint32_t f = sa_sock_flags(s);
+
+	if (f & SA_F_CONNECTING)
 		sa_connect_close(fd, s);
-	if (sa_accept_close_needed(sa_sock_flags(s)))
+	if (f & SA_F_LISTENER)
+		sa_blind_ring_look();   /* before the listener's last line */
+	if (sa_accept_close_needed(f))
 		sa_accept_close(fd, s, 0);
 }
 

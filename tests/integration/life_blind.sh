@@ -6,7 +6,10 @@
 #   names Go among the causes instead of blaming only static or setuid;
 # - a process that made sockets and accepts through an io_uring set up by
 #   liburing (its own system calls): a blind_spot line (call "io_uring")
-#   before the summary, counted in the summary's findings.
+#   before the summary, counted in the summary's findings; also when the
+#   program closes the ring before it exits (io_uring_queue_exit), whether
+#   the process connects through libc, only sets an option on the sockets
+#   the ring accepted, or does neither and closes its listener first.
 # Neither says anything for a program that is neither.
 . "$(dirname "$0")/../lib.sh"
 SA=$TOP/sockaudit
@@ -51,6 +54,36 @@ check_jq "io_uring: one blind_spot (call io_uring, ring_fd $rfd) before the summ
 	 ([.[].event] | index(\"blind_spot\") < index(\"summary\"))"
 check_jq "io_uring: the summary counts the blind_spot finding" "$L" \
 	'[.[] | select(.event=="summary")][0].findings.blind_spot == 1'
+# The ring closed before the exit, as well-behaved programs do: seen while
+# it was open. (a) The process's own connects look.
+L="$T/uring-exit.jsonl"
+SOCKAUDIT_LOG=$L LD_PRELOAD="$(preload_value)" timeout 20 "$PROGS/life_uring" 50 exit >"$T/ue.out" 2>&1
+rfd=$(sed -n 's/.*ring_fd=\([0-9]*\).*/\1/p' "$T/ue.out")
+check_jq "io_uring closed before exit, connects through libc: one blind_spot (ring_fd $rfd) before the summary" "$L" \
+	"([.[] | select(.event==\"blind_spot\")] | length == 1 and .[0].call == \"io_uring\" and .[0].ring_fd == ${rfd:-0}) and
+	 ([.[].event] | index(\"blind_spot\") < index(\"summary\"))"
+# (b) No connects of its own: the connections come from outside (this
+# shell, not under the shim).
+uring_ext() {   # mode log
+	rm -f "$T/ux.out"
+	SOCKAUDIT_LOG=$2 LD_PRELOAD="$(preload_value)" timeout 20 "$PROGS/life_uring" 20 "$1" >"$T/ux.out" 2>&1 &
+	up=$!
+	for _ in $(seq 100); do grep -q '^port=' "$T/ux.out" 2>/dev/null && break; sleep 0.05; done
+	p=$(sed -n 's/^port=//p' "$T/ux.out")
+	for _ in $(seq 20); do bash -c "exec 3<>/dev/tcp/127.0.0.1/${p:-1}" 2>/dev/null; done
+	wait $up
+	rfd=$(sed -n 's/.*ring_fd=\([0-9]*\).*/\1/p' "$T/ux.out")
+}
+uring_ext ext "$T/uring-ext.jsonl"
+grep -q '^accepted=20 ' "$T/ux.out" && ok "io_uring, connects from outside: 20 accepts through the ring" \
+	|| fail "io_uring, connects from outside: 20 accepts through the ring" "$(cat "$T/ux.out")"
+check_jq "io_uring closed before exit, only a setsockopt on its accepted sockets: one blind_spot (ring_fd $rfd)" "$T/uring-ext.jsonl" \
+	"([.[] | select(.event==\"blind_spot\")] | length == 1 and .[0].call == \"io_uring\" and .[0].ring_fd == ${rfd:-0}) and
+	 ([.[].event] | index(\"blind_spot\") < index(\"summary\"))"
+uring_ext extclose "$T/uring-extclose.jsonl"
+check_jq "io_uring closed after the listener, no other call through libc: one blind_spot (ring_fd $rfd)" "$T/uring-extclose.jsonl" \
+	"([.[] | select(.event==\"blind_spot\")] | length == 1 and .[0].call == \"io_uring\" and .[0].ring_fd == ${rfd:-0}) and
+	 ([.[].event] | index(\"blind_spot\") < index(\"summary\"))"
 # No ring: no blind_spot.
 SOCKAUDIT_LOG="$T/plain.jsonl" LD_PRELOAD="$(preload_value)" timeout 20 "$PROGS/life_forkfile" single 5 >/dev/null 2>&1
 check_jq "no ring: no blind_spot" "$T/plain.jsonl" 'all(.[]; .event != "blind_spot")'
