@@ -184,7 +184,7 @@ install: all
 	install -m 0644 include/sockaudit.h $(DESTDIR)$(INCDIR)/sockaudit.h
 	install -m 0644 docs/man/sockaudit.1 $(DESTDIR)$(MANDIR)/man1/sockaudit.1
 	install -m 0644 docs/man/libsockaudit.7 $(DESTDIR)$(MANDIR)/man7/libsockaudit.7
-	install -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 README.md LICENSE $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PKGLIBDIR)|' -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 		sockaudit.pc.in > $(DESTDIR)$(PKGDIR)/sockaudit.pc
 
