@@ -52,6 +52,8 @@ void sa_summary_reset_after_fork(void) SA_HIDDEN;
 /* ---- signals.c: the host's signal handlers run in a trampoline -------- */
 int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact) SA_HIDDEN;
 sighandler_t sa_sig_signal(int sig, sighandler_t h) SA_HIDDEN;
+/* At set-up: the summary for fatal signals the host leaves at SIG_DFL. */
+void sa_sig_enders_install(void) SA_HIDDEN;
 /* 1 when a handler left by longjmp (the guard is then reset). */
 int sa_signal_escaped(void) SA_HIDDEN;
 /* A wrapper's call while sa_in_shim is set: 1 when a handler left by a

@@ -287,6 +287,7 @@ void sa_lifecycle_init(void)
 #endif
 	}
 	sa_run_set_state(SA_RUN_ACTIVE);
+	sa_sig_enders_install();
 	sa_in_shim--;
 	errno = saved;
 }

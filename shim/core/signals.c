@@ -16,9 +16,13 @@
  * installed, and read with atomic loads.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 
 #include "core/core.h"
 
@@ -140,6 +144,141 @@ static void tramp_info(int sig, siginfo_t *si, void *uc)
 	leave(s, f);
 }
 
+/*
+ * A fatal signal that no handler catches (SIGTERM from kill, timeout or
+ * systemd, SIGINT, SIGHUP...) ends the process before any of our code
+ * runs: no summary. So where the host leaves such a signal at SIG_DFL, the
+ * shim catches it itself (the "ender"): the summary is written, SIG_DFL is
+ * put back and the signal raised again, and the process dies of it as
+ * plainly (same status, same core). The host never sees the ender: a
+ * sigaction() or signal() asking reports the SIG_DFL it set (its flags and
+ * mask too), and one setting SIG_DFL gets the ender back. Only the
+ * asynchronous ones: not SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP,
+ * SIGSYS (a broken heap: no summary is worth a hang), nor SIGPIPE (our own
+ * sink's), nor the timer signals a profiler uses.
+ *
+ * Never a hang: the ender runs with its signal unblocked (SA_NODEFER) and
+ * SIG_DFL already back, and arms a kernel timer that sends the same signal
+ * in 1 s: a summary stuck on a lock the signal interrupted (the host's
+ * malloc) still ends as the signal, 1 s late. A second signal of the kind
+ * during the summary ends the process at once, as plain.
+ */
+#define ENDER_TIMEOUT_S 1
+static struct sigaction ender_prev[NSIGS];   /* what the host set: SIG_DFL and its flags */
+static int enders_on;
+
+static int ender_sig(int sig)
+{
+	switch (sig) {
+	case SIGHUP: case SIGINT: case SIGQUIT: case SIGTERM: case SIGUSR1: case SIGUSR2:
+	case SIGALRM: case SIGXCPU: case SIGXFSZ:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void ender(int sig)
+{
+	struct sigevent ev;
+	struct itimerspec when;
+	int timer, s;
+	uintptr_t f;
+
+	SA_REAL(sigaction)(sig, &ender_prev[sig], NULL);
+	memset(&ev, 0, sizeof ev);
+	ev.sigev_notify = SIGEV_SIGNAL;
+	ev.sigev_signo = sig;
+	memset(&when, 0, sizeof when);
+	when.it_value.tv_sec = ENDER_TIMEOUT_S;
+	if (sa_syscall(SYS_timer_create, CLOCK_MONOTONIC, &ev, &timer) == 0)
+		sa_syscall(SYS_timer_settime, timer, 0, &when, NULL);
+	/* A child sharing our memory (vfork, clone(CLONE_VM)) writes nothing. */
+	if (!sa_in_vfork && sa_active()) {
+		enter((uintptr_t)__builtin_frame_address(0), &s, &f);
+		sa_lifecycle_end();
+		leave(s, f);
+	}
+	sa_syscall(SYS_tgkill, sa_syscall(SYS_getpid), sa_syscall(SYS_gettid), sig);
+}
+
+static void ender_act(struct sigaction *a)
+{
+	memset(a, 0, sizeof *a);
+	a->sa_handler = ender;
+	a->sa_flags = SA_RESTART | SA_NODEFER;
+	sigemptyset(&a->sa_mask);
+}
+
+/* The signals with a handler or ignored, from /proc/self/status's SigCgt
+ * and SigIgn (one read, no rt_sigaction): 0 if it cannot be read. */
+static int busy_signals(uint64_t *busy)
+{
+	char b[4096], *p;
+	long n;
+	int fd = (int)sa_syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0), got = 0;
+
+	if (fd < 0)
+		return 0;
+	n = sa_syscall(SYS_read, fd, b, sizeof b - 1);
+	sa_syscall(SYS_close, fd);
+	if (n <= 0)
+		return 0;
+	b[n] = 0;
+	*busy = 0;
+	for (p = b; (p = strstr(p, "\nSig")) != NULL; p++) {
+		if (strncmp(p + 4, "Ign:", 4) && strncmp(p + 4, "Cgt:", 4))
+			continue;
+		*busy |= strtoull(p + 9, NULL, 16);
+		got++;
+	}
+	return got == 2;
+}
+
+/* At set-up, in an audited process: one sigaction per signal the host left
+ * at SIG_DFL, known from /proc/self/status (9 rt_sigaction once per
+ * process, inherited across fork, reset by exec as any caught signal;
+ * without /proc, a query first for each). One that the host changed in
+ * between (a thread's sigaction racing the set-up) is put back. */
+void sa_sig_enders_install(void)
+{
+	struct sigaction a, old;
+	uint64_t busy = 0;
+	int sig, known = busy_signals(&busy);
+
+	ender_act(&a);
+	__atomic_store_n(&enders_on, 1, __ATOMIC_RELEASE);
+	for (sig = 1; sig < NSIGS; sig++) {
+		if (!ender_sig(sig) || (known && (busy >> (sig - 1)) & 1))
+			continue;
+		if (!known && (SA_REAL(sigaction)(sig, NULL, &old) != 0 ||
+			       (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL))
+			continue;
+		memset(&ender_prev[sig], 0, sizeof ender_prev[sig]);   /* SIG_DFL, as the kernel starts it */
+		if (SA_REAL(sigaction)(sig, &a, &old) != 0)
+			continue;
+		if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			SA_REAL(sigaction)(sig, &old, NULL);
+		else
+			ender_prev[sig] = old;
+	}
+}
+
+/* What the host set, where the kernel has the ender. */
+static void unwrap_ender(struct sigaction *o, int sig)
+{
+	if (!(o->sa_flags & SA_SIGINFO) && o->sa_handler == ender)
+		*o = ender_prev[sig];
+}
+
+/* A SIG_DFL the host sets for an ender signal: the ender, the host's
+ * flags and mask kept for it to read back. */
+static int wants_ender(int sig, const struct sigaction *a)
+{
+	return __atomic_load_n(&enders_on, __ATOMIC_ACQUIRE) && ender_sig(sig) &&
+	       !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_DFL;
+}
+
 /* A handler the host wrote itself (not default, ignore or empty). */
 static int wants_tramp(const struct sigaction *a)
 {
@@ -238,6 +377,10 @@ int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact
 		else
 			a.sa_handler = tramp_plain;
 		act = &a;
+	} else if (act && wants_ender(sig, act)) {
+		ender_prev[sig] = *act;
+		ender_act(&a);
+		act = &a;
 	}
 	ret = SA_REAL(sigaction)(sig, act, oldact ? &kold : NULL);
 	if (ret != 0) {
@@ -246,6 +389,7 @@ int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact
 		return ret;
 	}
 	if (oldact) {
+		unwrap_ender(&kold, sig);
 		*oldact = kold;
 		if (kold.sa_flags & SA_SIGINFO)
 			oldact->sa_sigaction = (void (*)(int, siginfo_t *, void *))unwrap(
@@ -267,6 +411,16 @@ sighandler_t sa_sig_signal(int sig, sighandler_t h)
 
 	if (sig <= 0 || sig >= NSIGS || !tramp_wanted())
 		return SA_REAL(signal)(sig, h);
+	if (h == SIG_DFL && ender_sig(sig) && __atomic_load_n(&enders_on, __ATOMIC_ACQUIRE)) {
+		struct sigaction d, o;
+
+		memset(&d, 0, sizeof d);
+		d.sa_handler = SIG_DFL;
+		d.sa_flags = SA_RESTART;   /* what libc's signal() gives */
+		if (sa_sig_action(sig, &d, &o) != 0)
+			return SIG_ERR;
+		return (o.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)o.sa_sigaction : o.sa_handler;
+	}
 	prev[PLAIN] = __atomic_load_n(&handlers[PLAIN][sig], __ATOMIC_ACQUIRE);
 	prev[INFO] = __atomic_load_n(&handlers[INFO][sig], __ATOMIC_ACQUIRE);
 	if (wrap)
@@ -277,6 +431,8 @@ sighandler_t sa_sig_signal(int sig, sighandler_t h)
 			set_handler(PLAIN, sig, prev[PLAIN]);
 		return old;
 	}
+	if (old == ender)
+		return SIG_DFL;
 	return (sighandler_t)unwrap((void *)old, prev[PLAIN], prev[INFO]);
 }
 
