@@ -6,6 +6,7 @@
 # signal(), an inherited SIG_IGN left alone. A signal that lands in a thread
 # inside malloc still ends the process, with its summary, within 2 s.
 . "$(dirname "$0")/../lib.sh"
+skip_under_tsan "a TSan build has no sigaction wrappers, so no default-action catchers"
 P=$PROGS/life_sigdfl
 
 for m in query set; do
