@@ -55,6 +55,11 @@ int log_long(const json_t *o, const char *key, long *out);
 const char *log_str(const json_t *o, const char *key);
 int log_pct_get(const json_t *o, const char *key, struct log_pct *p);
 
+/* alive.c: whether the process of a log still runs, judged only on the
+ * machine and boot its init line names (else UNKNOWN). */
+enum log_alive { LOG_ALIVE_UNKNOWN, LOG_ALIVE_YES, LOG_ALIVE_GONE };
+enum log_alive log_alive(long pid, const char *nodename, const char *boot_id, double first_ts);
+
 /* util.c: growable arrays, strings and counts (exit on out of memory). */
 void *log_grow(void *arr, size_t *cap, size_t n, size_t size);
 char *log_strdup(const char *s);

@@ -39,6 +39,8 @@ struct mx_proc {
 	char *comm;
 	int exited;                        /* its summary was read */
 	long retired;                      /* an accumulator: the exited processes folded in */
+	char *node, *boot;                 /* its init line's nodename and boot_id */
+	double first_ts;                   /* its first line's ts */
 	long ev_conn[MX_OUTCOMES], sum_conn[MX_OUTCOMES];
 	long ev_hist[SA_CONN_NBUCKETS], sum_hist[SA_CONN_NBUCKETS];
 	long ev_timed;                     /* TCP connects that succeeded, from lines */

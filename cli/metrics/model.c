@@ -342,6 +342,12 @@ static void on_tree(struct mx_state *st, const json_t *o)
 	if (!name || !log_long(o, "pid", &pid))
 		return;
 	p = proc_get(st, pid, comm, strcmp(name, "init") == 0);
+	if (!p->first_ts)
+		log_num(o, "ts", &p->first_ts);
+	if (strcmp(name, "init") == 0 && !p->node && log_str(o, "nodename") && log_str(o, "boot_id")) {
+		p->node = log_strdup(log_str(o, "nodename"));
+		p->boot = log_strdup(log_str(o, "boot_id"));
+	}
 	count_event(st, p->comm, name);
 	LOG_ARRAY_EACH(f, i, v)
 		if (json_is_string(v) && n < LOG_EV_FINDINGS)

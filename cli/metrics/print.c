@@ -371,7 +371,7 @@ static void print_process(const struct mx_state *st, FILE *out)
 
 	for (i = 0; i < st->nprocs; i++) {
 		const struct mx_proc *p = st->procs[i];
-		const char *code;
+		const char *code, *state;
 		json_t *v;
 		void *it;
 
@@ -386,8 +386,12 @@ static void print_process(const struct mx_state *st, FILE *out)
 			if (!json_object_get(p->sum_find, code))
 				agg_add(&f, p->comm, code, NULL, (double)json_integer_value(v));
 		agg_add(&d, p->comm, NULL, NULL, (double)maxl(p->dropped_warn, p->dropped_sum));
-		agg_add(&pr, p->comm, p->exited ? "exited" : "running", NULL, p->retired ? (double)p->retired : 1);
-		agg_add(&pr, p->comm, p->exited ? "running" : "exited", NULL, 0);
+		state = p->exited ? "exited" :
+			log_alive(p->pid, p->node, p->boot, p->first_ts) == LOG_ALIVE_GONE ? "ended" : "running";
+		agg_add(&pr, p->comm, "exited", NULL, 0);
+		agg_add(&pr, p->comm, "ended", NULL, 0);
+		agg_add(&pr, p->comm, "running", NULL, 0);
+		agg_add(&pr, p->comm, state, NULL, p->retired ? (double)p->retired : 1);
 	}
 	head(out, "sockaudit_findings_total", "counter",
 	     "Findings per code (see docs/findings.md), per program: the larger of the lines and the exit summary, per process.");
@@ -400,7 +404,8 @@ static void print_process(const struct mx_state *st, FILE *out)
 	head(out, "sockaudit_log_lines_total", "counter", "Lines read from the logs, per program and event.");
 	agg_print(out, &ev, "sockaudit_log_lines_total", lce);
 	head(out, "sockaudit_processes", "gauge",
-	     "Processes seen in the logs: exited (their summary was read) or running (not yet).");
+	     "Processes seen in the logs: exited (their summary was read), ended (no summary, and its pid is gone from the "
+	     "machine and boot its log names: SIGKILL, a crash) or running (neither).");
 	agg_print(out, &pr, "sockaudit_processes", lcs);
 	head(out, "sockaudit_unreadable_lines_total", "counter", "Lines in the logs that are not one JSON object.");
 	fprintf(out, "sockaudit_unreadable_lines_total %ld\n", st->unreadable);

@@ -21,6 +21,8 @@ void mx_proc_free(struct mx_proc *p)
 	json_decref(p->ev_find);
 	json_decref(p->sum_find);
 	free(p->comm);
+	free(p->node);
+	free(p->boot);
 	free(p);
 }
 

@@ -118,8 +118,13 @@ static void print_proc(const struct rp_proc *p, FILE *out)
 	}
 	fputc('\n', out);
 	if (!sum) {
-		fprintf(out, "    %sno summary line: the process was still running, was killed, "
-			"or exec'd%s\n", tp_S.dim, tp_S.off);
+		enum log_alive al = log_alive(p->pid, log_str(p->init, "nodename"), log_str(p->init, "boot_id"), p->first_ts);
+
+		fprintf(out, "    %sno summary line: %s%s\n", tp_S.dim,
+			al == LOG_ALIVE_GONE ? "the process ended without one (its pid is gone: SIGKILL, a crash, or it exec'd), "
+					       "these are its last figures" :
+			al == LOG_ALIVE_YES ? "the process is still running (these figures are as of its last line)" :
+			"the process was still running, was killed, or exec'd", tp_S.off);
 		return;
 	}
 	/* Zeros are left out: a process that made no connect has no

@@ -13,14 +13,18 @@
 /* ---- lifecycle.c ---------------------------------------------------------- */
 /* Lazy init from any wrapper; returns sa_active(). Inline when active. */
 int sa_ensure_init_slow(void) SA_HIDDEN;
+/* signals.c: sa_ensure_init_slow, then (once per process) the catchers
+ * that write the summary before a default-action death. */
+int sa_setup_slow(void) SA_HIDDEN;
 static inline int sa_ensure_init(void)
 {
-	return SA_LIKELY(sa_active()) || sa_ensure_init_slow();
+	return SA_LIKELY(sa_active()) || sa_setup_slow();
 }
 /* The process is ending: its summary, once (exit, _exit, a re-raised
  * fatal signal). */
 void sa_lifecycle_end(void) SA_HIDDEN;
 void sa_lifecycle_summary(void) SA_HIDDEN;
+void sa_lifecycle_end_in_handler(void) SA_HIDDEN;   /* the in-flight call, the summary */
 /* In a new process that is a copy of this one (fork, clone without
  * CLONE_VM): its own pid, tid, counts, init line and %p file. */
 void sa_lifecycle_new_process(void) SA_HIDDEN;

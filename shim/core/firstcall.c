@@ -184,7 +184,3 @@ __attribute__((destructor)) static void sa_dtor(void)
 	sa_lifecycle_end();
 }
 
-SA_EXPORT int sockaudit_enabled(void)
-{
-	return sa_ensure_init();
-}

@@ -206,6 +206,17 @@ static void stamp_new_process(void)
 	errno = err;
 }
 
+/* The process ends from inside a signal handler (the trampoline after a
+ * handler that re-raises, the default-action catcher): a call of this
+ * thread's still in flight first, then the summary. No set-up here: a
+ * handler's calls never set the shim up (sa_lifecycle_end does, outside). */
+void sa_lifecycle_end_in_handler(void)
+{
+	if (__atomic_load_n(&sa_inflight.t0, __ATOMIC_RELAXED) && !sa_in_vfork)
+		sa_inflight_settle();
+	sa_lifecycle_summary();
+}
+
 void sa_lifecycle_init(void)
 {
 	struct sa_config *cfg = sa_cfg_slot();
@@ -287,7 +298,6 @@ void sa_lifecycle_init(void)
 #endif
 	}
 	sa_run_set_state(SA_RUN_ACTIVE);
-	sa_sig_enders_install();
 	sa_in_shim--;
 	errno = saved;
 }

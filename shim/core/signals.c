@@ -111,7 +111,7 @@ static void after_handler(int handled)
 			continue;
 		if (SA_REAL(sigaction)(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
 		    cur.sa_handler == SIG_DFL) {
-			sa_lifecycle_end();
+			sa_lifecycle_end_in_handler();
 			return;
 		}
 	}
@@ -196,7 +196,7 @@ static void ender(int sig)
 	/* A child sharing our memory (vfork, clone(CLONE_VM)) writes nothing. */
 	if (!sa_in_vfork && sa_active()) {
 		enter((uintptr_t)__builtin_frame_address(0), &s, &f);
-		sa_lifecycle_end();
+		sa_lifecycle_end_in_handler();
 		leave(s, f);
 	}
 	sa_syscall(SYS_tgkill, sa_syscall(SYS_getpid), sa_syscall(SYS_gettid), sig);
@@ -267,6 +267,25 @@ void sa_sig_enders_install(void)
 		else
 			ender_prev[sig] = old;
 	}
+}
+
+/* The first call's set-up, and once it is done the catchers (here, above
+ * the set-up: the trampoline's own sigaction sets the shim up too). Once
+ * per process: a forked child inherits them. */
+int sa_setup_slow(void)
+{
+	static int installed;
+
+	if (!sa_ensure_init_slow())
+		return 0;
+	if (!__atomic_load_n(&installed, __ATOMIC_ACQUIRE) && !__atomic_exchange_n(&installed, 1, __ATOMIC_ACQ_REL))
+		sa_sig_enders_install();
+	return 1;
+}
+
+SA_EXPORT int sockaudit_enabled(void)
+{
+	return sa_ensure_init();
 }
 
 /* What the host set, where the kernel has the ender. */

@@ -5,6 +5,8 @@
 # core flag), the same dispositions read back through sigaction() and
 # signal(), an inherited SIG_IGN left alone. A signal that lands in a thread
 # inside malloc still ends the process, with its summary, within 2 s.
+# `sockaudit metrics` then counts the SIGTERM'd one exited, a SIGKILLed one
+# (no summary, its pid gone) ended, and a live one running.
 . "$(dirname "$0")/../lib.sh"
 skip_under_tsan "a TSan build has no sigaction wrappers, so no default-action catchers"
 P=$PROGS/life_sigdfl
@@ -74,4 +76,34 @@ for i in $(seq 10); do
 done
 [ $good = 10 ] && ok "SIGTERM inside malloc: 10/10 end as SIGTERM with the summary (slowest ${worst}s)" \
 	|| fail "SIGTERM inside malloc: 10/10 end as SIGTERM with the summary" "$good/10, slowest ${worst}s"
+
+# What metrics says of each: one SIGTERM'd, one SIGKILLed, one alive.
+mkdir -p "$T/mx"
+for n in term kill live; do
+	SOCKAUDIT_LOG="$T/mx/$n.jsonl" LD_PRELOAD="$(preload_value)" "$P" serve >"$T/mx/$n.out" 2>&1 &
+	eval "pid_$n=\$!"
+done
+on_exit "kill -KILL $pid_live 2>/dev/null"
+for n in term kill live; do
+	for _ in $(seq 100); do grep -q '"event":"listen"\|"event": "listen"' "$T/mx/$n.jsonl" 2>/dev/null && break; sleep 0.05; done
+done
+kill -TERM $pid_term; kill -KILL $pid_kill
+wait $pid_term $pid_kill 2>/dev/null
+for n in term kill live; do
+	"$TOP/sockaudit" metrics "$T/mx/$n.jsonl" >"$T/mx/$n.prom" 2>&1
+done
+st() { sed -n 's/^sockaudit_processes{comm="life_sigdfl",state="\([a-z]*\)"} 1$/\1/p' "$T/mx/$1.prom"; }
+[ "$(st term)" = exited ] && ok "metrics: the SIGTERM'd process is exited (its summary read)" \
+	|| fail "metrics: the SIGTERM'd process is exited" "$(grep '^sockaudit_processes' "$T/mx/term.prom" | tr '\n' ' ')"
+[ "$(st kill)" = ended ] && ok "metrics: the SIGKILLed process (no summary, pid gone) is ended, not running" \
+	|| fail "metrics: the SIGKILLed process is ended" "$(grep '^sockaudit_processes' "$T/mx/kill.prom" | tr '\n' ' ')"
+[ "$(st live)" = running ] && ok "metrics: the live process is running" \
+	|| fail "metrics: the live process is running" "$(grep '^sockaudit_processes' "$T/mx/live.prom" | tr '\n' ' ')"
+"$TOP/sockaudit" report "$T/mx/kill.jsonl" >"$T/mx/kill.rep" 2>&1
+grep -q "no summary line: the process ended without one" "$T/mx/kill.rep" && ok "report: the SIGKILLed process ended without a summary" \
+	|| fail "report: the SIGKILLed process ended without a summary" "$(grep 'summary line' "$T/mx/kill.rep")"
+"$TOP/sockaudit" report "$T/mx/live.jsonl" >"$T/mx/live.rep" 2>&1
+grep -q "no summary line: the process is still running" "$T/mx/live.rep" && ok "report: the live process is still running" \
+	|| fail "report: the live process is still running" "$(grep 'summary line' "$T/mx/live.rep")"
+kill -KILL $pid_live 2>/dev/null
 finish
