@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -35,6 +36,7 @@ static double started(long pid)
 	char path[64], buf[1024], *p;
 	unsigned long long ticks = 0, btime = 0;
 	FILE *f;
+	unsigned long hz;
 	int i;
 
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -50,7 +52,9 @@ static double started(long pid)
 		if (sscanf(buf, "btime %llu", &btime) == 1)
 			break;
 	fclose(f);
-	return btime ? (double)btime + (double)ticks / (double)sysconf(_SC_CLK_TCK) : -1;
+	/* AT_CLKTCK, not sysconf (whose symbol asks Debian for glibc 2.34). */
+	hz = getauxval(AT_CLKTCK);
+	return btime ? (double)btime + (double)ticks / (double)(hz ? hz : 100) : -1;
 }
 
 enum log_alive log_alive(long pid, const char *nodename, const char *boot_id, double first_ts)

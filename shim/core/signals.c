@@ -165,7 +165,7 @@ static void tramp_info(int sig, siginfo_t *si, void *uc)
  */
 #define ENDER_TIMEOUT_S 1
 static struct sigaction ender_prev[NSIGS];   /* what the host set: SIG_DFL and its flags */
-static int enders_on;
+static int enders_on SA_START_DATA;   /* read by a shell's every signal(SIG_DFL): on the start page */
 
 static int ender_sig(int sig)
 {
