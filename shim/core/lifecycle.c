@@ -254,7 +254,7 @@ void sa_lifecycle_init(void)
 	 * kernel, state) calls sa_real.* without a check on the request path,
 	 * and a server's forked children inherit the table filled. */
 	sa_real_init();
-	sa_json_alloc_init();
+	sa_json_init();
 	sa_set_pid(getpid());
 	sa_config_load(cfg, sa_env_get, sa_pid());
 	{

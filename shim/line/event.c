@@ -5,7 +5,7 @@
  * level check and the sink hand-off are line.c's and emit.c's, so both
  * kinds of line come out the same way.
  *
- * jansson's memory comes from a private arena (sa_json_alloc_init), not
+ * jansson's memory comes from a private arena (sa_json_init), not
  * the host's heap, when jansson is our own static copy (SA_JANSSON_OWN):
  * memory the shim freed into malloc's per-thread cache went to the host's
  * next allocations, and a fork-per-connection server's children then wrote
@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
 
 #include "line/line.h"
 
@@ -103,11 +105,48 @@ static void jfree(void *p)
 }
 #endif
 
-void sa_json_alloc_init(void)
+/* jansson's own (hashtable_seed.c, 2.14): global in its static archive,
+ * hidden in our library; not exported by a shared libjansson (then NULL). */
+extern volatile uint32_t hashtable_seed __attribute__((weak));
+
+/* A seed for jansson's string hash with no system call: the kernel's
+ * AT_RANDOM bytes (mixed, so nothing of them is exposed), the pid and the
+ * clock. Never 0 (0 is jansson's "not seeded yet"). */
+static uint32_t hash_seed(void)
 {
+	const unsigned char *r = (const unsigned char *)getauxval(AT_RANDOM);
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)sa_syscall3_raw(SYS_getpid, 0, 0, 0) ^ (uint64_t)(sa_now_wall() * 1e6);
+	int i;
+
+	for (i = 0; r && i < 16; i++)
+		h = (h ^ r[i]) * 0x100000001b3ull;
+	h ^= h >> 29;
+	return (uint32_t)h ? (uint32_t)h : 1u;
+}
+
+/*
+ * jansson seeds its hash at its first object: one thread sets a flag,
+ * reads /dev/urandom (open, read, close), then stores the seed, while any
+ * other thread spins on sched_yield until it is stored. A fork from another
+ * thread inside that window gives a child whose copy of the seed stays 0
+ * forever: its first line spins without end (a host's child hung under us,
+ * 1 run in ~30 of a thread forking during the first call, under strace).
+ * So the seed is stored by us, in one compare-and-swap, before any object
+ * is made: a fork sees 0 or the seed, never the flag alone, and no file is
+ * opened. A shared libjansson (not ours) is seeded through its API, whose
+ * window is then a few instructions, not a file read.
+ */
+void sa_json_init(void)
+{
+	uint32_t zero = 0;
+
 #ifdef SA_JANSSON_OWN
 	json_set_alloc_funcs(jalloc, jfree);
 #endif
+	if (!&hashtable_seed)
+		json_object_seed(hash_seed());
+	else if (!__atomic_load_n(&hashtable_seed, __ATOMIC_ACQUIRE))
+		__atomic_compare_exchange_n(&hashtable_seed, &zero, hash_seed(), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 json_t *sa_event_new(const char *event, int fd)

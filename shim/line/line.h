@@ -480,7 +480,7 @@ static inline void sa_emit_stamp_check(void)
 /* A new event object with "event" set (and "fd" when fd >= 0). The common
  * fields are the line builder's; "ts" and "severity" set on the object
  * replace the builder's own. */
-void sa_json_alloc_init(void) SA_HIDDEN;   /* jansson from our arena (event.c) */
+void sa_json_init(void) SA_HIDDEN;   /* jansson: our arena, our seed (event.c) */
 json_t *sa_event_new(const char *event, int fd) SA_HIDDEN;
 /* Adds the findings, counts, checks the level and writes. Steals ev. */
 void sa_event_emit(json_t *ev, enum sa_level l, const struct sa_findings *f) SA_HIDDEN;
