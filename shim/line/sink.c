@@ -59,7 +59,7 @@ static ino_t host_ino;
 
 int sa_sink_own_fd = -1;            /* our fd: path or syslog, opened at the first line; atomic */
 int sa_sink_own_failed SA_START_DATA;             /* errno of the last failed open */
-static long own_checked;            /* coarse second of the last identity check */
+static long own_checked SA_PROC_PAGE;   /* coarse second of the last identity check */
 static long own_retry;              /* coarse second of the last failed open */
 static dev_t own_dev;
 static ino_t own_ino;
@@ -205,13 +205,32 @@ static int open_path(void)
 
 /* ---- a forked child's own file (%p) ---------------------------------------- */
 
+/*
+ * Whether the parent's fd this child set aside is in its fd table. fork()
+ * is not one instant for the other threads: the kernel copies the fd table
+ * before the memory, so a thread of the parent that opened its log file
+ * in between leaves the child a number in memory that its table never
+ * had. The child's own file can then get that very number, and closing
+ * "the parent's copy" closed it (every line of that child lost: 1 run in
+ * ~40 of a thread forking while the first call set up). Asked when it is
+ * used, not at the fork: a child that writes nothing pays nothing.
+ */
+static int inherited_is_there(int fd)
+{
+	dev_t dev;
+	ino_t ino;
+	mode_t mode;
+
+	return sa_sinkio_identify(fd, &dev, &ino, &mode) == 0 && dev == inherited_dev && ino == inherited_ino;
+}
+
 /* The child's own file is open: the parent's copy goes (not closed when
  * the fd table is shared: it is the parent's fd too). */
 static void drop_inherited(void)
 {
 	int fd = __atomic_exchange_n(&sa_sink_inherited_fd, -1, __ATOMIC_ACQ_REL);
 
-	if (fd >= 0 && !inherited_shared)
+	if (fd >= 0 && !inherited_shared && inherited_is_there(fd))
 		sa_sinkio_close(fd);
 }
 
@@ -221,7 +240,7 @@ static int keep_inherited(void)
 {
 	int fd = __atomic_exchange_n(&sa_sink_inherited_fd, -1, __ATOMIC_ACQ_REL), expected = -1;
 
-	if (fd < 0)
+	if (fd < 0 || !inherited_is_there(fd))
 		return -1;
 	memcpy(path, inherited_path, sizeof path);
 	snprintf(describe, sizeof describe, "%s", path);
@@ -489,9 +508,12 @@ const char *sa_sink_describe(void)
 
 void sa_sink_atfork_child(void)
 {
-	/* Only the forking thread exists: nobody is writing. */
+	/* Only the forking thread exists: nobody is writing. The fd our
+	 * memory names is looked at again before the first line (see
+	 * inherited_is_there: it may be missing from this table). */
 	SA_ZERO(writers);
 	SA_ZERO(in_write);
+	SA_ZERO(own_checked);
 	sa_sinkio_atfork_child();
 }
 

@@ -1,6 +1,8 @@
 /* Unit tests for shim/line/sink_path.c: which existing files the log path
  * may use (the judge), and the open itself on a file we create, a file of
- * ours, a FIFO with and without a reader, a hard link and a symlink. */
+ * ours, a FIFO with and without a reader, a hard link and a symlink; and
+ * shim/line/sink.c in a forked child whose memory names a log fd its fd
+ * table does not hold (fork copies the table before the memory). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,11 +76,95 @@ static void opens(void **state)
 	unlink(p);
 }
 
+static int lines_in(const char *p)
+{
+	char buf[4096];
+	int fd = open(p, O_RDONLY), n = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	while ((r = read(fd, buf, sizeof buf)) > 0)
+		for (ssize_t i = 0; i < r; i++)
+			n += buf[i] == '\n';
+	close(fd);
+	return n;
+}
+
+static void sink_to(struct sa_config *c, const char *p)
+{
+	memset(c, 0, sizeof *c);
+	c->sink = SA_SINK_PATH;
+	snprintf(c->path, sizeof c->path, "%s", p);
+	assert_int_equal(sa_sink_open(c), 0);
+	sa_sink_atfork_child();    /* the last test's fd (closed) is looked at again */
+}
+
+/* The parent's log fd is in the child's memory but not in its table: the
+ * child's own file may get that number, and must keep it (before: it
+ * closed it as "the parent's copy", and lost every line). */
+static void child_without_parent_fd(void **state)
+{
+	static struct sa_config c;
+	char a[128], b[128];
+	const char *l = "{\"event\":\"x\"}\n";
+	int fd;
+
+	(void)state;
+	snprintf(a, sizeof a, "%s/parent.jsonl", dir);
+	snprintf(b, sizeof b, "%s/child.jsonl", dir);
+	sink_to(&c, a);
+	assert_int_equal(sa_sink_write(l, strlen(l)), 1);
+	fd = sa_sink_fd();
+	assert_true(fd >= 0);
+	assert_int_equal(close(fd), 0);          /* the table the child got lacks it */
+	sa_sink_atfork_child();
+	sa_sink_reopen_path(b, 0);
+	assert_int_equal(sa_sink_write(l, strlen(l)), 1);
+	assert_int_equal(sa_sink_write(l, strlen(l)), 1);
+	assert_int_equal(lines_in(b), 2);
+	assert_int_equal(lines_in(a), 1);
+	close(sa_sink_fd());
+	unlink(a);
+	unlink(b);
+}
+
+/* The same without %p: the number in memory holds one of the host's
+ * files in the child's table; not one line goes into it. */
+static void child_number_is_the_hosts(void **state)
+{
+	static struct sa_config c;
+	char a[128], h[128];
+	const char *l = "{\"event\":\"x\"}\n";
+	int fd, hfd;
+
+	(void)state;
+	snprintf(a, sizeof a, "%s/log.jsonl", dir);
+	snprintf(h, sizeof h, "%s/host.txt", dir);
+	sink_to(&c, a);
+	assert_int_equal(sa_sink_write(l, strlen(l)), 1);
+	fd = sa_sink_fd();
+	hfd = open(h, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(hfd >= 0);
+	assert_int_equal(dup2(hfd, fd), fd);     /* the host's file at our number */
+	close(hfd);
+	sa_sink_atfork_child();
+	assert_int_equal(sa_sink_write(l, strlen(l)), 1);
+	assert_int_equal(lines_in(h), 0);
+	assert_int_equal(lines_in(a), 2);
+	close(fd);
+	close(sa_sink_fd());
+	unlink(a);
+	unlink(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(judge),
 		cmocka_unit_test(opens),
+		cmocka_unit_test(child_without_parent_fd),
+		cmocka_unit_test(child_number_is_the_hosts),
 	};
 	int r;
 
