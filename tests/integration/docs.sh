@@ -104,6 +104,30 @@ done
 [ -z "$bad" ] && ok "every relative link reaches its file and heading" \
 	|| fail "every relative link reaches its file and heading" "broken:$bad"
 
+# --- the jq recipes that pick lines with findings pick only those ---------------------
+# A line's findings is an array; the summary's is an object of totals ({} when
+# healthy, and {} is true in jq). Every recipe in README.md and docs/*.md that
+# selects on .findings, run on two real logs: a healthy listener's (none may
+# print anything) and one whose backlog the kernel clamped (the README's
+# recipes print its listen line).
+py='import socket,sys; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(int(sys.argv[1])); s.close()'
+SOCKAUDIT_LOG="$T/healthy.jsonl" LD_PRELOAD="$(preload_value)" python3 -c "$py" 16
+SOCKAUDIT_LOG="$T/clamped.jsonl" LD_PRELOAD="$(preload_value)" python3 -c "$py" $(( $(cat /proc/sys/net/core/somaxconn) + 1 ))
+grep -ho "jq [^|]*'[^']*select(.findings[^']*'" "$readme" "$docs"/*.md | sed "s/^[^']*'//; s/'\$//" | sort -u >"$T/recipes"
+nrec=$(grep -c . "$T/recipes"); bad=""
+while IFS= read -r f; do
+	case $f in fromjson*) opt=-R;; *) opt=;; esac
+	h=$(jq $opt -c "$f" "$T/healthy.jsonl" 2>&1 | wc -l)
+	[ "$h" = 0 ] || bad="$bad [$f] printed $h line(s) on a healthy run;"
+done <"$T/recipes"
+[ "$nrec" -ge 4 ] && [ -z "$bad" ] && ok "$nrec jq recipes on .findings print nothing for a healthy run" \
+	|| fail "jq recipes on .findings print nothing for a healthy run" "$nrec recipes;$bad"
+n1=$(jq -c 'select(.findings | type == "array")' "$T/clamped.jsonl" | grep -c '"listen"')
+n2=$(jq -R -c 'fromjson? | select(.findings | type == "array")' "$T/clamped.jsonl" | grep -c '"backlog_clamped"')
+[ "$n1" = 1 ] && [ "$n2" = 1 ] && grep -q 'select(.findings | type == "array")' "$readme" \
+	&& ok "the README's recipes keep the clamped listen line" \
+	|| fail "the README's recipes keep the clamped listen line" "listen lines $n1, backlog_clamped lines $n2"
+
 # --- the man pages render without warnings --------------------------------------------
 for page in "$docs/man/sockaudit.1" "$docs/man/libsockaudit.7"; do
 	name=${page#$TOP/}
