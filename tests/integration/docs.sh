@@ -128,6 +128,14 @@ n2=$(jq -R -c 'fromjson? | select(.findings | type == "array")' "$T/clamped.json
 	&& ok "the README's recipes keep the clamped listen line" \
 	|| fail "the README's recipes keep the clamped listen line" "listen lines $n1, backlog_clamped lines $n2"
 
+# --- a unit file's SOCKAUDIT_LOG writes %%p ------------------------------------------------
+# In a unit file %p is systemd's specifier (the unit name): every Environment=
+# line in README.md and docs/ that sets SOCKAUDIT_LOG with a pid writes %%p.
+units=$(grep -ho 'Environment=SOCKAUDIT_LOG=[^ `]*' "$readme" "$docs"/*.md | sort -u)
+bad=$(echo "$units" | grep '%' | grep -v '%%p' )
+[ -n "$units" ] && [ -z "$bad" ] && ok "$(echo "$units" | grep -c .) unit-file SOCKAUDIT_LOG values write %%p" \
+	|| fail "unit-file SOCKAUDIT_LOG values write %%p" "found: ${units:-none}; bad: $bad"
+
 # --- the man pages render without warnings --------------------------------------------
 for page in "$docs/man/sockaudit.1" "$docs/man/libsockaudit.7"; do
 	name=${page#$TOP/}
