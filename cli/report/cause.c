@@ -217,6 +217,11 @@ void rp_cause_listener_side(struct rp_state *st, struct rp_cause *cz, const unsi
 		if (w + cz->at_once - 1 > cz->need)
 			cz->need = w + cz->at_once - 1;
 	}
+	/* One figure for one fix: the listener's own (its advice and
+	 * listen_overflows name it) when that is more. */
+	cz->need_own = -1;
+	if (l->stats && log_long(l->stats, "backlog_needed", &cz->need_own) && cz->need_own > cz->need)
+		cz->need = cz->need_own;
 	if (l->have_listen_loc)
 		evid_add(cz, &l->listen_loc, xprintf("listen by %s[%ld] on %s: backlog %ld, room %ld", l->comm,
 						     l->pid, l->local ? l->local : "?", cz->backlog, cz->room));

@@ -36,6 +36,31 @@ static void print_empty(const struct rp_listener *l, FILE *out)
 	fputc('\n', out);
 }
 
+/* The one backlog figure for this listener, when the clients' logs joined
+ * to it ask for more than its own lines do (its advice below names the
+ * smaller one: it saw only its own queue). Fix first gives the same. */
+static void print_backlog_to_set(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
+{
+	long need = -1, own = -1;
+	int i;
+
+	for (i = 0; i < rs->join.ncauses; i++) {
+		const struct rp_cause *cz = &rs->join.causes[i];
+
+		if (cz->joined && cz->lst >= 0 && &rs->lsts[cz->lst] == l && cz->need > need) {
+			need = cz->need;
+			own = cz->need_own;
+		}
+	}
+	if (need <= 0 || own >= need)
+		return;
+	fprintf(out, "    %-14s %s%ld%s (as in Fix first: the connects joined to it need room at once", "backlog to set",
+		tp_S.bold, need, tp_S.off);
+	if (own > 0)
+		fprintf(out, "; its own lines, which see only its queue, say at least %ld", own);
+	fputs(")\n", out);
+}
+
 static void print_listener(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
 {
 	const json_t *st = l->stats, *fs, *adv, *v;
@@ -148,6 +173,7 @@ static void print_listener(const struct rp_state *rs, const struct rp_listener *
 		tp_counts(out, v, 1);
 		fputc('\n', out);
 	}
+	print_backlog_to_set(rs, l, out);
 	adv = json_object_get(st, "advice");
 	if (json_is_array(adv) && json_array_size(adv)) {
 		fprintf(out, "    %sadvice%s\n", tp_S.green, tp_S.off);

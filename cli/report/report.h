@@ -79,6 +79,7 @@ struct rp_cause {
 	int gap_exact;          /* the gap is between two accepts (trace), not one's queue wait */
 	double full_t0, full_t1, gap_s, gap_t0, gap_t1, ov_t0, ov_t1;
 	long overflows, backlog, room, need;
+	long need_own;          /* the listener's own lines' figure (backlog_needed), -1 none */
 	long at_once;           /* most of its connects with resends waiting at one moment */
 	struct rp_loc evid[RP_EVID_MAX];
 	char *evid_what[RP_EVID_MAX];

@@ -5,11 +5,9 @@
  * TCP_DEFER_ACCEPT decision frame (who sends the first byte, what deferral
  * would gain, what happens when its window expires or the queue fills).
  *
- * Lifetime: a listener lives while an fd entry names it (the listening fd,
- * its dups, one inherited across fork); the close of the last writes its
- * line and puts it back in a pool (accept.h: why the memory is never freed).
- * Lines are written from the accept path when the interval passed (no
- * threads of our own), when the listener closes, and at exit.
+ * A listener lives while an fd entry names it (the fd, its dups, one inherited across fork); the
+ * last close writes its line and pools it (accept.h: never freed). Lines are written from the
+ * accept path when the interval passed (no threads of our own), at that close, and at exit.
  */
 #include <netinet/in.h>
 #include <stdio.h>
@@ -339,6 +337,8 @@ static void emit_line(struct sa_listener *l)
 	json_object_set_new(ev, "wait_ms", sa_hist_json(&l->wait_ms));
 	json_object_set_new(ev, "queue_full_seen", json_integer((json_int_t)qfull));
 	json_object_set_new(ev, "peak_waiting", json_integer(in.peak_waiting));
+	json_object_set_new(ev, "backlog_needed", qfull > 0 && in.backlog >= 0 ?   /* the advice's figure */
+			    json_integer(sa_needed_backlog(in.peak_waiting, in.backlog)) : json_null());
 	json_object_set_new(ev, "fd_limit", json_integer((json_int_t)fd_limit));
 	json_object_set_new(ev, "first_speaker", speaker_json(&in));
 	/* setsockopt calls on connections accepted here (logged once, counted after). */

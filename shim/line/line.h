@@ -253,6 +253,15 @@ int sa_sinkio_open_syslog(void) SA_HIDDEN;          /* high, close-on-exec, or -
 int sa_sinkio_write_syslog(int fd, const char *line, size_t len) SA_HIDDEN;
 int sa_sinkio_syslog_slot(int *slot) SA_HIDDEN;
 
+/* ---- sink_host.c: lines to the host's fd (stderr, fd:N) ------------------- */
+
+void sa_sinkhost_use(int fd, int explicit_fd) SA_HIDDEN;   /* looked at again at the next line */
+void sa_sinkhost_forget(void) SA_HIDDEN;                   /* the host closed or replaced it */
+int sa_sinkhost_file_fd(long now) SA_HIDDEN;               /* the fd when a file looked at this second, or -1 */
+/* 1 written; 0 dropped (counted); -1 the journal's stream (syslog takes it). */
+int sa_sinkhost_write(const char *line, size_t len) SA_HIDDEN;
+extern __thread int sa_sink_stale_fd __attribute__((tls_model("initial-exec"))) SA_HIDDEN;
+
 /* ---- journal.c: the journald sink (sink.c's, for SOCKAUDIT_LOG=journal) -- */
 
 int sa_journal_open(void) SA_HIDDEN;                  /* an unconnected datagram socket, or -errno */

@@ -42,20 +42,9 @@
 #include "digits.h"
 #include "line/line.h"
 
-/* What the host fd (fd 2 or fd:N) is, as last looked at. */
-enum cls { CL_UNKNOWN, CL_FILE, CL_NULL, CL_PIPE, CL_TTY, CL_STREAM, CL_DGRAM, CL_JOURNAL, CL_NONE };
-
 static enum sa_sink_kind kind = SA_SINK_STDERR;
-/* Global, not static: line.h's inline close check reads these two and
- * sa_sink_own_failed. */
-int sa_sink_host_fd = 2;            /* stderr and fd:N: the host's own fd */
-static int explicit_fd;             /* fd:N: the user named it (sockets allowed) */
-static int cls = CL_UNKNOWN;        /* atomic */
-static int cls_nonblock;            /* host fd already O_NONBLOCK */
-static long cls_checked;            /* coarse second of the last look */
-static const char *cls_reason;      /* why the host fd is not used */
-static dev_t host_dev;
-static ino_t host_ino;
+/* Global, not static: line.h's inline close check reads this,
+ * sa_sink_host_fd (sink_host.c) and sa_sink_own_failed. */
 
 int sa_sink_own_fd = -1;            /* our fd: path or syslog, opened at the first line; atomic */
 int sa_sink_own_failed SA_START_DATA;             /* errno of the last failed open */
@@ -77,118 +66,6 @@ static char describe[560];   /* "" until a sink opens: "stderr"; a zero table */
 
 static int writers SA_PROC_PAGE;                 /* lines being written now */
 static __thread int in_write __attribute__((tls_model("initial-exec")));
-static __thread int stale_fd __attribute__((tls_model("initial-exec"))) = -1;
-
-/* ---- the host's fd (stderr, fd:N) --------------------------------------- */
-
-/* A socket on fd 2 is the journal only when JOURNAL_STREAM names it. */
-static int is_journal(dev_t dev, ino_t ino)
-{
-	const char *js = secure_getenv("JOURNAL_STREAM");
-	unsigned long long d, i;
-
-	return js && (js = sa_digits(js, &d)) && *js == ':' && sa_digits(js + 1, &i) &&
-	       d == (unsigned long long)dev && i == (unsigned long long)ino;
-}
-
-static enum cls classify(void)
-{
-	dev_t dev;
-	ino_t ino;
-	mode_t mode = 0;
-	int fl = -1, type = 0;
-	socklen_t tl = sizeof type;
-	enum cls c;
-
-	if (sa_sinkio_identify(sa_sink_host_fd, &dev, &ino, &mode) != 0 || (fl = fcntl(sa_sink_host_fd, F_GETFL)) < 0 ||
-	    (fl & O_ACCMODE) == O_RDONLY)
-		c = CL_NONE;
-	else if (S_ISREG(mode))
-		c = CL_FILE;
-	else if (S_ISCHR(mode))
-		c = isatty(sa_sink_host_fd) ? CL_TTY : (major(dev) == 1 && minor(dev) == 3) ? CL_NULL : CL_FILE;
-	else if (S_ISFIFO(mode))
-		c = CL_PIPE;
-	else if (S_ISSOCK(mode)) {
-		if (SA_REAL(getsockopt)(sa_sink_host_fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0)
-			c = CL_NONE;
-		else if (!explicit_fd)
-			c = is_journal(dev, ino) ? CL_JOURNAL : CL_NONE;   /* inetd: never */
-		else
-			c = type == SOCK_STREAM ? CL_STREAM : CL_DGRAM;
-
-	} else
-		c = CL_FILE;
-	cls_reason = c == CL_NONE && S_ISSOCK(mode) ? "stderr is a socket (inetd-style): never written; set SOCKAUDIT_LOG" : NULL;
-	cls_nonblock = fl >= 0 && (fl & O_NONBLOCK);
-	host_dev = dev;
-	host_ino = ino;
-	__atomic_store_n(&cls_checked, sa_sinkio_now_s(), __ATOMIC_RELAXED);
-	__atomic_store_n(&cls, (int)c, __ATOMIC_RELEASE);
-	return c;
-}
-
-static int write_shared(const char *line, size_t len, int tty)
-{
-	ssize_t n;
-	int fd;
-
-	if (tty && !sa_sinkio_tty_writable(sa_sink_host_fd)) {
-		sa_sinkio_drop("a background job on a tty with tostop");
-		return 0;
-	}
-	if (!tty && cls_nonblock)
-		return sa_sinkio_write_pipe(sa_sink_host_fd, line, len) == (ssize_t)len ? 1 : (sa_sinkio_drop("the pipe is full or closed"), 0);
-	fd = sa_sinkio_reopen_nonblock(sa_sink_host_fd);
-	if (fd < 0) {
-		sa_sinkio_drop(fd == -ENXIO ? "the pipe has no reader" : "the pipe or tty cannot be reopened non-blocking");
-		return 0;
-	}
-	/* If a handler jumps out of the write, the next line closes it. */
-	stale_fd = fd;
-	n = tty ? sa_sinkio_write_raw(fd, line, len) : sa_sinkio_write_pipe(fd, line, len);
-	stale_fd = -1;
-	sa_sinkio_close(fd);
-	if (n != (ssize_t)len) {
-		sa_sinkio_drop(tty ? "the tty is not taking output" : "the pipe is full or closed");
-		return 0;
-	}
-	return 1;
-}
-
-static int write_host(const char *line, size_t len)
-{
-	int c = __atomic_load_n(&cls, __ATOMIC_ACQUIRE);
-
-	/* Looked at again when the host closed or replaced the fd (seen by
-	 * our wrappers), and once a second for changes we cannot see
-	 * (daemon()'s internal dup2, sa_syscall(SYS_dup2)). */
-	if (c == CL_UNKNOWN || sa_sinkio_now_s() != __atomic_load_n(&cls_checked, __ATOMIC_RELAXED))
-		c = classify();
-	switch (c) {
-	case CL_FILE:
-		return sa_sinkio_write_file(sa_sink_host_fd, line, len);
-	case CL_PIPE:
-		return write_shared(line, len, 0);
-	case CL_TTY:
-		return write_shared(line, len, 1);
-	case CL_STREAM:
-		return sa_sinkio_write_stream(sa_sink_host_fd, line, len);
-	case CL_DGRAM:
-		if (sa_syscall(SYS_sendto, sa_sink_host_fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL, NULL, 0) == (long)len)
-			return 1;
-		sa_sinkio_drop("the log socket is full or closed");
-		return 0;
-	case CL_NULL:
-		sa_sinkio_drop("stderr is /dev/null");
-		return 0;
-	case CL_JOURNAL:
-		return -1;           /* the caller sends it to syslog */
-	default:
-		sa_sinkio_drop(explicit_fd ? "the log fd is closed or not writable" : cls_reason ? cls_reason : "stderr is closed or not writable");
-		return 0;
-	}
-}
 
 /* ---- our own fd (a path, syslog) ---------------------------------------- */
 
@@ -305,9 +182,7 @@ int sa_sink_open(const struct sa_config *c)
 	int fl;
 
 	kind = c->sink;
-	explicit_fd = 0;
-	sa_sink_host_fd = 2;
-	__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
+	sa_sinkhost_use(2, 0);
 	switch (kind) {
 	case SA_SINK_PATH:
 		snprintf(path, sizeof path, "%s", c->path);
@@ -320,8 +195,7 @@ int sa_sink_open(const struct sa_config *c)
 	case SA_SINK_FD:
 		fl = fcntl(c->sink_fd, F_GETFL);
 		if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY) {
-			sa_sink_host_fd = c->sink_fd;
-			explicit_fd = 1;
+			sa_sinkhost_use(c->sink_fd, 1);
 			snprintf(describe, sizeof describe, "fd:%d", c->sink_fd);
 			return 0;
 		}
@@ -346,8 +220,7 @@ int sa_sink_ready(void)
 		return 0;
 	/* Unusable: fall back to stderr; the caller writes one warning there. */
 	kind = SA_SINK_STDERR;
-	sa_sink_host_fd = 2;
-	explicit_fd = 0;
+	sa_sinkhost_use(2, 0);
 	snprintf(describe, sizeof describe, "stderr");
 	return fd;
 }
@@ -371,7 +244,7 @@ static __attribute__((noinline)) int write_slow(const char *line, size_t len)
 			     kind == SA_SINK_JOURNAL ? sa_journal_write(fd, line, len) : sa_sinkio_write_file(fd, line, len);
 		}
 	} else {
-		ok = write_host(line, len);
+		ok = sa_sinkhost_write(line, len);
 		if (ok < 0) {        /* the journal's stream on fd 2: its datagram socket instead */
 			fd = sa_sinkio_syslog_slot(&sa_sink_own_fd);
 			ok = fd >= 0 ? sa_sinkio_write_syslog(fd, line, len) : (sa_sinkio_drop("the journal cannot be reached"), 0);
@@ -385,8 +258,8 @@ static __attribute__((noinline)) void close_stale(void)
 {
 	int saved = errno;
 
-	sa_sinkio_close(stale_fd);   /* a jump out of a write on this thread left it */
-	stale_fd = -1;
+	sa_sinkio_close(sa_sink_stale_fd);   /* a jump out of a write on this thread left it */
+	sa_sink_stale_fd = -1;
 	errno = saved;
 }
 
@@ -403,17 +276,14 @@ static inline int fast_fd(void)
 		fd = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE);
 		return fd >= 0 && now == __atomic_load_n(&own_checked, __ATOMIC_RELAXED) ? fd : -1;
 	}
-	if (!SA_SINK_OWNS_FD(kind) && __atomic_load_n(&cls, __ATOMIC_ACQUIRE) == CL_FILE &&
-	    now == __atomic_load_n(&cls_checked, __ATOMIC_RELAXED))
-		return sa_sink_host_fd;
-	return -1;
+	return SA_SINK_OWNS_FD(kind) ? -1 : sa_sinkhost_file_fd(now);
 }
 
 int sa_sink_write(const char *line, size_t len)
 {
 	int ok, fd;
 
-	if (SA_UNLIKELY(stale_fd >= 0))
+	if (SA_UNLIKELY(sa_sink_stale_fd >= 0))
 		close_stale();
 	in_write++;
 	__atomic_add_fetch(&writers, 1, __ATOMIC_ACQ_REL);
@@ -467,7 +337,7 @@ void sa_sink_before_close_slow(int fd)
 	if (fd < 0)
 		return;
 	if (fd == sa_sink_host_fd)
-		__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
+		sa_sinkhost_forget();
 	if (fd == __atomic_load_n(&sa_sink_inherited_fd, __ATOMIC_ACQUIRE))
 		forget_inherited(fd);
 	if (fd == cur)
@@ -482,7 +352,7 @@ void sa_sink_before_close_range(unsigned int first, unsigned int last)
 	int inh = __atomic_load_n(&sa_sink_inherited_fd, __ATOMIC_ACQUIRE);
 
 	if ((unsigned int)sa_sink_host_fd >= first && (unsigned int)sa_sink_host_fd <= last)
-		__atomic_store_n(&cls, CL_UNKNOWN, __ATOMIC_RELEASE);
+		sa_sinkhost_forget();
 	if (inh >= 0 && (unsigned int)inh >= first && (unsigned int)inh <= last)
 		forget_inherited(inh);
 	if (cur >= 0 && (unsigned int)cur >= first && (unsigned int)cur <= last)

@@ -107,6 +107,15 @@ check "the first item is the joined cause" grep -q '^  1\. connects waited on a 
 check "it names the listener's pid, address and backlog: python3[$SPID]'s listener at 127.0.0.1:$PORT (backlog 1" \
 	grep -qF "python3[$SPID]'s listener at 127.0.0.1:$PORT (backlog 1, room 2)" <<<"$first"
 check "it says how big a backlog would do" grep -qE 'raise its backlog to at least [0-9]+, or accept faster' <<<"$first"
+# One figure for one fix: Fix first's, which is never below the listener's
+# own (backlog_needed, what its advice says), and the listener's section
+# gives the same number when it is more than the listener's own.
+fig=$(grep -oE 'raise its backlog to at least [0-9]+' <<<"$first" | grep -oE '[0-9]+$')
+own=$(jq -s '[.[] | select(.event == "listener_stats") | .backlog_needed // 0] | max // 0' "$D/srv.jsonl")
+set_line=$(grep -E '^    backlog to set' "$D/report.txt" | grep -oE 'set +[0-9]+' | grep -oE '[0-9]+$')
+echo "# fix first $fig, the listener's own $own, its section ${set_line:-none}"
+check "one backlog figure: Fix first's ($fig) >= the listener's own ($own), its section says ${set_line:-none}" \
+	eval '[ -n "$fig" ] && [ "$fig" -ge "$own" ] && { [ "$fig" = "$own" ] && [ -z "$set_line" ] || [ "$set_line" = "$fig" ]; }'
 check "it has its time range and evidence lines" \
 	eval 'grep -qE "[0-9:.]{12}-[0-9:.]{12} UTC" <<<"$first" && grep -q "srv.jsonl:[0-9]*  listen by python3\[$SPID\]" "$D/top.txt"'
 check "the idle listener in the other namespace (pid $IPID) is never named in Fix first" \

@@ -322,6 +322,35 @@ static struct rp_state *join_case(struct rp_state *st, const char *addr, int cli
 	return st;
 }
 
+/* One figure for one fix: the listener's own lines asked for more
+ * (backlog_needed 12) than the joined connects do (4): the cause says 12. */
+static void test_join_one_figure(void **unused)
+{
+	struct rp_state st;
+	const struct rp_cause *c;
+
+	rp_state_init(&st);
+	feed(&st, INIT(10, 111));
+	feed(&st, "{\"ts\":1700000000.5,\"event\":\"listen\",\"pid\":10,\"comm\":\"srv\",\"fd\":3,"
+		  "\"local\":\"127.0.0.1:18400\",\"backlog_requested\":1,\"backlog_effective\":1,\"queue_capacity\":2}");
+	feed(&st, "{\"ts\":1700000001.5,\"event\":\"accept\",\"pid\":10,\"comm\":\"srv\",\"listen_fd\":3,"
+		  "\"queue_ms\":900,\"queue_len\":1,\"queue_capacity\":2,\"findings\":[\"accept_queue_full\"]}");
+	feed(&st, "{\"ts\":1700000003,\"event\":\"listener_stats\",\"pid\":10,\"comm\":\"srv\",\"listen_fd\":3,"
+		  "\"local\":\"127.0.0.1:18400\",\"backlog\":1,\"queue_full_seen\":3,\"peak_waiting\":6,\"backlog_needed\":12}");
+	feed(&st, "{\"ts\":1700000000,\"event\":\"init\",\"pid\":20,\"comm\":\"cli\",\"level\":\"info\","
+		  "\"kernel\":\"6.8\",\"netns\":111,\"nodename\":\"h\",\"boot_id\":\"00000000-0000-0000-0000-000000000001\"}");
+	feed(&st, "{\"ts\":1700000002.01,\"event\":\"connect\",\"pid\":20,\"comm\":\"cli\",\"peer\":\"127.0.0.1:18400\","
+		  "\"ret\":0,\"connect_ms\":1010,\"syn_retrans\":1,\"findings\":[\"syn_retransmitted\",\"slow_connect\"]}");
+	rp_finish(&st);
+	assert_int_equal(st.join.ncauses, 1);
+	c = &st.join.causes[0];
+	assert_true(c->joined);
+	assert_int_equal(c->need_own, 12);
+	assert_int_equal(c->need, 12);
+	assert_non_null(strstr(c->sentence, "raise its backlog to at least 12"));
+	rp_state_free(&st);
+}
+
 static void test_join(void **unused)
 {
 	struct rp_state st;
@@ -453,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_explanation_own),
 		cmocka_unit_test(test_top_ranked),
 		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_join_one_figure),
 		cmocka_unit_test(test_no_empty_sections),
 		cmocka_unit_test(test_netns_capped),
 		cmocka_unit_test(test_logb_and_schedule),
