@@ -129,8 +129,7 @@ static uint32_t hash_seed(void)
  * reads /dev/urandom (open, read, close), then stores the seed, while any
  * other thread spins on sched_yield until it is stored. A fork from another
  * thread inside that window gives a child whose copy of the seed stays 0
- * forever: its first line spins without end (a host's child hung under us,
- * 1 run in ~30 of a thread forking during the first call, under strace).
+ * forever: its first line would spin without end (life_first.sh case 10).
  * So the seed is stored by us, in one compare-and-swap, before any object
  * is made: a fork sees 0 or the seed, never the flag alone, and no file is
  * opened. A shared libjansson (not ours) is seeded through its API, whose

@@ -88,9 +88,9 @@ static int open_path(void)
  * before the memory, so a thread of the parent that opened its log file
  * in between leaves the child a number in memory that its table never
  * had. The child's own file can then get that very number, and closing
- * "the parent's copy" closed it (every line of that child lost: 1 run in
- * ~40 of a thread forking while the first call set up). Asked when it is
- * used, not at the fork: a child that writes nothing pays nothing.
+ * "the parent's copy" would close it (every line of that child lost).
+ * Asked when it is used, not at the fork: a child that writes nothing
+ * pays nothing (test_sink_path).
  */
 static int inherited_is_there(int fd)
 {
