@@ -197,7 +197,11 @@ static void findings(struct screen *s, const struct tp_model *m, int room_rows)
 
 		localtime_r(&ts, &tm);
 		strftime(when, sizeof when, "%H:%M:%S", &tm);
-		line(s, f->seen + 5.0 > m->now ? HOT : NULL, " %s %s[%ld] %s", when, f->comm, f->pid, f->text);
+		if (f->count > 1)
+			line(s, f->seen + 5.0 > m->now ? HOT : NULL, " %s %s[%ld] %ldx %s", when, f->comm, f->pid,
+			     f->count, f->text);
+		else
+			line(s, f->seen + 5.0 > m->now ? HOT : NULL, " %s %s[%ld] %s", when, f->comm, f->pid, f->text);
 	}
 }
 

@@ -182,28 +182,43 @@ static void on_findings(struct tp_model *m, const json_t *o, double ts, long pid
 	json_t *arr = json_object_get(o, "findings"), *v;
 	const char *msg = log_str(o, "msg");
 	struct tp_finding *f;
+	char codes[sizeof f->codes] = "";
 	size_t i, off = 0, slot;
 
 	if (!json_is_array(arr) || json_array_size(arr) == 0)
 		return;
 	m->findings_total++;
-	slot = (m->find_head + m->nfind) % TP_FIND_MAX;
-	if (m->nfind < TP_FIND_MAX)
-		m->nfind++;
-	else
-		m->find_head = (m->find_head + 1) % TP_FIND_MAX;
-	f = &m->find[slot];
+	LOG_ARRAY_EACH(arr, i, v)
+		if (json_is_string(v) && off < sizeof codes)
+			off += (size_t)snprintf(codes + off, sizeof codes - off, "%s%s", i ? ", " : "",
+						json_string_value(v));
+	/* The same codes from the same process again: one row, counted, with
+	 * the latest line's time and msg (a queue that overflows for a minute
+	 * is one row, not the pane). */
+	f = NULL;
+	for (i = 0; i < m->nfind && !f; i++) {
+		struct tp_finding *g = &m->find[(m->find_head + i) % TP_FIND_MAX];
+
+		if (g->pid == pid && !strcmp(g->codes, codes))
+			f = g;
+	}
+	if (f) {
+		f->count++;
+	} else {
+		slot = (m->find_head + m->nfind) % TP_FIND_MAX;
+		if (m->nfind < TP_FIND_MAX)
+			m->nfind++;
+		else
+			m->find_head = (m->find_head + 1) % TP_FIND_MAX;
+		f = &m->find[slot];
+		f->count = 1;
+		f->pid = pid;
+		copy(f->codes, sizeof f->codes, codes);
+	}
 	f->ts = ts;
 	f->seen = m->now;
-	f->pid = pid;
 	copy(f->comm, sizeof f->comm, comm);
-	f->text[0] = '\0';
-	LOG_ARRAY_EACH(arr, i, v)
-		if (json_is_string(v) && off < sizeof f->text)
-			off += (size_t)snprintf(f->text + off, sizeof f->text - off, "%s%s", i ? ", " : "",
-						json_string_value(v));
-	if (msg && off < sizeof f->text)
-		snprintf(f->text + off, sizeof f->text - off, ": %s", msg);
+	snprintf(f->text, sizeof f->text, "%s%s%s", codes, msg ? ": " : "", msg ? msg : "");
 }
 
 double tp_peer_rate(const struct tp_model *m, const struct tp_peer *p)

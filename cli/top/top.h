@@ -72,7 +72,9 @@ struct tp_finding {
 	double ts, seen;       /* the line's ts; wall clock when top read it */
 	long pid;
 	char comm[32];
-	char text[480];        /* "code, code: msg" */
+	char text[480];        /* "code, code: msg" (the latest line's msg) */
+	char codes[160];       /* "code, code": one entry per pid and codes */
+	long count;            /* lines it stands for */
 };
 struct tp_model {
 	struct tp_listener *lst; size_t nlst, caplst;

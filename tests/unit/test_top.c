@@ -87,6 +87,31 @@ static void peers_and_findings(void **state)
 	tp_model_free(&m);
 }
 
+/* 28 listen_overflows lines of one process, its msg changing: one row
+ * counting 28 with the latest msg; another process's line is its own row. */
+static void findings_grouped(void **state)
+{
+	struct tp_model m;
+	char line[512];
+	int i;
+
+	(void)state;
+	tp_model_init(&m);
+	for (i = 0; i < 28; i++) {
+		snprintf(line, sizeof line, "{\"ts\":%d,\"event\":\"listener_stats\",\"pid\":9,\"comm\":\"srv\","
+			 "\"findings\":[\"listen_overflows\"],\"msg\":\"ListenOverflows rose by %d\"}", 400 + i, i + 1);
+		feed(&m, line);
+	}
+	feed(&m, "{\"ts\":430,\"event\":\"connect\",\"pid\":10,\"findings\":[\"listen_overflows\"]}");
+	assert_int_equal(m.findings_total, 29);
+	assert_int_equal(m.nfind, 2);
+	assert_int_equal(tp_model_finding(&m, 0)->count, 28);
+	assert_int_equal((long)tp_model_finding(&m, 0)->ts, 427);
+	assert_string_equal(tp_model_finding(&m, 0)->text, "listen_overflows: ListenOverflows rose by 28");
+	assert_int_equal(tp_model_finding(&m, 1)->count, 1);
+	tp_model_free(&m);
+}
+
 struct got {
 	int n;
 	char last[256];
@@ -159,6 +184,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(listener_totals_and_rate),
 		cmocka_unit_test(peers_and_findings),
+		cmocka_unit_test(findings_grouped),
 		cmocka_unit_test(tail_follows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
