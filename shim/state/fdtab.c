@@ -17,22 +17,20 @@
  * whose fds hover at a chunk's edge does not pay a syscall per close). The
  * mapping stays, so a lock-free reader never touches freed memory: the
  * pages read back as zeros, i.e. "not tracked". A chunk being handed back
- * is marked (RELEASING) and sa_fd_track() waits a bounded while for the
- * mark to clear.
+ * is marked (RELEASING, signals blocked meanwhile) and sa_fd_track() waits
+ * a bounded while for the mark to clear.
  *
- * The first chunk (fds 0-255, all a small daemon has) and its side page
- * are one static block in the zero tables (struct sa_fd_first, state.h):
- * the side first, the table's counters, then the entries, so fds 0-13
- * have their entry on the side's page: a forked child that closes an
- * inherited socket and opens new ones (socat fork, inetd style) copies one
- * page, not two, and no process maps a table of its own until it passes
- * fd 255 (each mapping is one more vma every fork copies).
+ * The first chunk (fds 0-255) and its side page are one static block
+ * (struct sa_fd_first, state.h): side, counters, entries, so fds 0-13 sit
+ * on the side's page (a socat-style fork child copies one page, not two),
+ * and no process maps a table of its own until it passes fd 255.
  *
  * The TCP_QUICKACK windows, which few programs need, live in a side table
  * of the same shape, mapped per chunk on first use and never handed back.
  * No heap anywhere: a host handler may siglongjmp out of any wrapper.
  */
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <string.h>
 
@@ -242,12 +240,19 @@ static __attribute__((noinline)) void chunk_emptied(int fd, struct sa_fd_side *d
 	unsigned int i = (unsigned int)fd >> CHUNK_BITS;
 	uint32_t zero = 0, now;
 	struct sa_sock *c;
+	sigset_t all, old;
 
 	now = (uint32_t)(sa_now_ns() / 1000000000ull);
 	if (now == __atomic_load_n(&d->released_at_s, __ATOMIC_RELAXED))
 		return;
-	if (!__atomic_compare_exchange_n(&d->live, &zero, RELEASING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	/* No handler between flag and clear: a siglongjmp out would leave it
+	 * RELEASING, every later socket here 1000 yields late (seconds). */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	if (!__atomic_compare_exchange_n(&d->live, &zero, RELEASING, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		return;
+	}
 	c = __atomic_load_n(&sa_fd_chunks[i], __ATOMIC_ACQUIRE);
 	if (c == sa_fd_first.ent) {
 		/* Not the side's page, which holds the first fds too. */
@@ -258,6 +263,7 @@ static __attribute__((noinline)) void chunk_emptied(int fd, struct sa_fd_side *d
 		madvise(c, CHUNK_BYTES, MADV_DONTNEED);
 	__atomic_store_n(&d->released_at_s, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&d->live, 0, __ATOMIC_RELEASE);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 /* One fewer in fd's chunk (side page d); the last one out hands the
@@ -300,9 +306,8 @@ static void drop_listener(struct sa_sock *s)
 		listener_unref(l);
 }
 
-/* memset(s, 0, sizeof *s) as six 16-byte stores and one of 8: gcc makes
- * the memset a rep stos, which costs an instruction per 8 bytes (callgrind
- * counts each step) and more cycles to start than the stores take. */
+/* memset(s, 0, sizeof *s) as six 16-byte stores and one of 8 (gcc's rep
+ * stos costs an instruction per 8 bytes and more cycles to start). */
 typedef char sa_zero16 __attribute__((vector_size(16), may_alias, aligned(1)));
 typedef uint64_t sa_zero8 __attribute__((may_alias, aligned(1)));
 _Static_assert(sizeof(struct sa_sock) == 6 * 16 + 8, "zero_entry stores 104 bytes");
@@ -329,9 +334,7 @@ static inline struct sa_sock *slot_made(int fd)
 }
 
 /* A new socket on fd: its entry zeroed, its origin word and quickack window
- * gone, its generation bumped (bump). The side page is looked up once for
- * the live count, the origin word and the generation (bench/counts.sh: the
- * fd entry's life was ~280 instructions of a trace request). */
+ * gone, its generation bumped (bump); the side page looked up once. */
 static struct sa_sock *fresh(int fd, int bump)
 {
 	struct sa_fd_side *d;
