@@ -100,6 +100,19 @@ static void sink_to(struct sa_config *c, const char *p)
 	sa_sink_atfork_child();    /* the last test's fd (closed) is looked at again */
 }
 
+/* A parent's sink at DIR/NAME (path p) that wrote one line L: its fd. */
+static int parent_wrote(struct sa_config *c, const char *name, char *p, size_t n, const char *l)
+{
+	int fd;
+
+	snprintf(p, n, "%s/%s", dir, name);
+	sink_to(c, p);
+	assert_int_equal(sa_sink_write(l, strlen(l)), 1);
+	fd = sa_sink_fd();
+	assert_true(fd >= 0);
+	return fd;
+}
+
 /* The parent's log fd is in the child's memory but not in its table: the
  * child's own file may get that number, and must keep it (before: it
  * closed it as "the parent's copy", and lost every line). */
@@ -111,12 +124,8 @@ static void child_without_parent_fd(void **state)
 	int fd;
 
 	(void)state;
-	snprintf(a, sizeof a, "%s/parent.jsonl", dir);
 	snprintf(b, sizeof b, "%s/child.jsonl", dir);
-	sink_to(&c, a);
-	assert_int_equal(sa_sink_write(l, strlen(l)), 1);
-	fd = sa_sink_fd();
-	assert_true(fd >= 0);
+	fd = parent_wrote(&c, "parent.jsonl", a, sizeof a, l);
 	assert_int_equal(close(fd), 0);          /* the table the child got lacks it */
 	sa_sink_atfork_child();
 	sa_sink_reopen_path(b, 0);
@@ -139,11 +148,8 @@ static void child_number_is_the_hosts(void **state)
 	int fd, hfd;
 
 	(void)state;
-	snprintf(a, sizeof a, "%s/log.jsonl", dir);
 	snprintf(h, sizeof h, "%s/host.txt", dir);
-	sink_to(&c, a);
-	assert_int_equal(sa_sink_write(l, strlen(l)), 1);
-	fd = sa_sink_fd();
+	fd = parent_wrote(&c, "log.jsonl", a, sizeof a, l);
 	hfd = open(h, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	assert_true(hfd >= 0);
 	assert_int_equal(dup2(hfd, fd), fd);     /* the host's file at our number */
