@@ -17,14 +17,14 @@ static const char *const sa_finding_codes[] __attribute__((unused)) = {
 
 static const char *const sa_event_names[] __attribute__((unused)) = {
 	"init", "warning", "setsockopt", "listen", "accept", "connect", "quickack_hot_loop",
-	"listener_stats", "summary", "first_speaker", "blind_spot", "other",
+	"listener_stats", "summary", "first_speaker", "blind_spot", "totals", "other",
 };
 #define SA_NEVENT_NAMES (sizeof sa_event_names / sizeof sa_event_names[0])
 /* Indexes into sa_event_names, for the counters of the hot paths. */
 enum sa_event_id {
 	SA_EV_INIT, SA_EV_WARNING, SA_EV_SETSOCKOPT, SA_EV_LISTEN, SA_EV_ACCEPT, SA_EV_CONNECT,
 	SA_EV_QUICKACK_HOT_LOOP, SA_EV_LISTENER_STATS, SA_EV_SUMMARY, SA_EV_FIRST_SPEAKER,
-	SA_EV_BLIND_SPOT, SA_EV_OTHER,
+	SA_EV_BLIND_SPOT, SA_EV_TOTALS, SA_EV_OTHER,
 };
 
 #endif

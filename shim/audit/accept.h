@@ -55,6 +55,7 @@ struct sa_listener {
 	uint64_t first_client, first_server, first_unknown;
 	struct sa_hist queue_ms, wait_ms;
 	uint64_t last_emit_ns;
+	uint64_t live_sum;               /* the counts the live thread's last line saw */
 	uint64_t next_sample_ns;         /* TCP_INFO sampled by count, and 100 ms after the last */
 	/* What the previous listener_stats line saw, for per-interval findings. */
 	struct sa_netns_snap ns_prev;
@@ -87,9 +88,18 @@ static inline struct sa_listener *sa_listener_mine(struct sa_listener *l)
 		sa_listener_adopt(l);
 	return l;
 }
+/* ---- listener_live.c: lines while the process runs ---------------------- */
 /* From the accept path: writes listener_stats when the interval passed. */
 void sa_listener_tick(struct sa_listener *l, uint64_t now_ns) SA_HIDDEN;
-extern uint64_t sa_listener_every_ns SA_HIDDEN;   /* the interval in ns; 0: not read yet */
+/* The interval in ns; 0: not read yet; UINT64_MAX: close and exit only;
+ * SA_LISTENER_EVERY_LIVE: the live thread writes them (the accept path's
+ * inline test then never passes). */
+extern uint64_t sa_listener_every_ns SA_HIDDEN;
+#define SA_LISTENER_EVERY_LIVE (UINT64_MAX - 1)
+struct sa_listener *sa_listener_head(void) SA_HIDDEN;   /* every struct made, newest first */
+/* Connections in l's accept queue now (TCP_INFO on its fd, which must
+ * still be l's listener); raises its peak. -1: not known. */
+int sa_listener_waiting_now(struct sa_listener *l) SA_HIDDEN;
 extern uint64_t sa_listener_reset_ns SA_HIDDEN;   /* the first count after a fork (1: not yet) */
 /* sa_listener_tick for a listener, with its common case (the interval is
  * known and has not passed) inline. */

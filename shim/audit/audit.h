@@ -91,12 +91,17 @@ static inline int sa_accept_close_needed(uint32_t flags)
 }
 void sa_listener_flush(void) SA_HIDDEN;   /* lines of listeners closed by close_range */
 void sa_listener_hooks_init(void) SA_HIDDEN;   /* the fd table's listener reference hooks; init calls it */
-void sa_accept_summary(json_t *summary) SA_HIDDEN;      /* listeners, final listener_stats */
+void sa_accept_summary(json_t *summary, int final) SA_HIDDEN;   /* listeners; final: their last listener_stats */
 void sa_accept_reset(void) SA_HIDDEN;
 int sa_accept_active(void) SA_HIDDEN;                   /* a listener accepted (or failed) here */
 /* Every listener's inline-counted accepts into the accept event count
  * (the summary's counts, before they are read). */
 void sa_listener_fold_counted(void) SA_HIDDEN;
+/* The live thread's look (listener_live.c): a line for each listener of
+ * this process whose counts moved or whose queue holds connections now. */
+void sa_listener_live(uint64_t now_ns) SA_HIDDEN;
+/* 1: the live thread writes the interval's lines; 0: the accept path does. */
+void sa_listener_live_on(int on) SA_HIDDEN;
 
 /* A blocking accept on lfd this thread left by a jump out of a signal
  * handler (lfd's generation gen when the handler ran): waited from t0 to

@@ -88,6 +88,7 @@ void sa_connect_summary(json_t *summary)
 	json_object_set_new(c, "interrupted", json_integer((json_int_t)get(&n_interrupted)));
 	json_object_set_new(c, "disconnects", json_integer((json_int_t)get(&n_disconnect)));
 	json_object_set_new(summary, "connects", c);
+	sa_connect_peers_json(summary);
 }
 
 /* A pending connect carries the process epoch (sa_proc_epoch, mod 256: a
@@ -169,6 +170,9 @@ static void report_connect(int fd, const struct sa_sock *s, const struct sockadd
 	add(d->outcome == SA_CONN_OK ? &n_ok : d->outcome == SA_CONN_FAILED ? &n_failed :
 	    d->outcome == SA_CONN_INTERRUPTED ? &n_interrupted :
 	    d->outcome == SA_CONN_DISCONNECT ? &n_disconnect : &n_abandoned, 1);
+	if (tcp && s->type == SOCK_STREAM)
+		sa_connect_peer_count(peer, plen, d->outcome,
+				      retrans > s->conn.retrans_counted ? retrans - s->conn.retrans_counted : 0);
 	/* After an interrupt the count is cumulative: add only what is new. */
 	if (retrans > s->conn.retrans_counted)
 		add(&retrans_total, (uint64_t)(retrans - s->conn.retrans_counted));

@@ -61,4 +61,9 @@ const char *sa_conn_outcome_name(enum sa_conn_outcome o) SA_HIDDEN;
 /* SYN_SENT or SYN_RECV: the handshake is still under way. */
 int sa_conn_handshaking(int tcp_state) SA_HIDDEN;
 
+/* connect_peers.c: a finished connect counted under its peer (TCP, IPv4
+ * and IPv6); the summary's connect_peers and connect_peers_rest. */
+void sa_connect_peer_count(const struct sockaddr *peer, socklen_t len, enum sa_conn_outcome o, int retrans) SA_HIDDEN;
+void sa_connect_peers_json(json_t *summary) SA_HIDDEN;
+
 #endif

@@ -6,8 +6,8 @@
  * would gain, what happens when its window expires or the queue fills).
  *
  * A listener lives while an fd entry names it (the fd, its dups, one inherited across fork); the
- * last close writes its line and pools it (accept.h: never freed). Lines are written from the
- * accept path when the interval passed (no threads of our own), at that close, and at exit.
+ * last close writes its line and pools it (accept.h: never freed). Lines are written by the live
+ * thread (listener_live.c) or the accept path when the interval passed, at that close, and at exit.
  */
 #include <netinet/in.h>
 #include <stdio.h>
@@ -24,6 +24,12 @@
 #define SUMMARY_LISTENERS 12
 
 static struct sa_listener *head;
+
+struct sa_listener *sa_listener_head(void)
+{
+	return __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+}
+
 static int nlisteners;
 /* The first listener made, not mmap'd: sa_proc_tail follows the process
  * page's variables (shim/sa_proc.ld), so its header, in_use and refs among
@@ -104,9 +110,6 @@ struct closed_rec {
 static struct closed_rec closed[SUMMARY_LISTENERS];
 static uint32_t nclosed SA_PROC_PAGE;
 uint64_t sa_listener_reset_ns SA_PROC_PAGE;   /* this process's first count after a fork (0: never forked) */
-/* SOCKAUDIT_STATS_INTERVAL in ns, read once (the configuration does not
- * change after init); UINT64_MAX: at close and exit only; 0: not read yet. */
-uint64_t sa_listener_every_ns;
 
 static void remember_closed(const struct sa_listener *l)
 {
@@ -231,6 +234,34 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 	return l;
 }
 
+static void peak(uint32_t *p, uint32_t v)
+{
+	uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (v > old && !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* tcpi_unacked and tcpi_sacked end at byte 32 of struct tcp_info. */
+#define TI_QUEUE_END 32u
+
+int sa_listener_waiting_now(struct sa_listener *l)
+{
+	struct sa_sock *s = sa_fd_get(l->listen_fd);
+	struct sa_tcpinfo ti;
+
+	if ((l->family != AF_INET && l->family != AF_INET6) || !s ||
+	    __atomic_load_n(&s->lsn.listener, __ATOMIC_ACQUIRE) != l)
+		return -1;
+	/* A short TCP_INFO (an emulator, an old kernel) or a socket that is
+	 * no longer this listener: unknown, never a number from elsewhere. */
+	if (sa_tcpinfo_read(l->listen_fd, &ti) != 0 || ti.len < TI_QUEUE_END || ti.state != SA_TCP_LISTEN ||
+	    __atomic_load_n(&s->lsn.listener, __ATOMIC_ACQUIRE) != l)
+		return -1;
+	peak(&l->peak_waiting, ti.unacked);
+	return (int)ti.unacked;
+}
+
 static json_t *speaker_json(const struct sa_advice_in *in)
 {
 	json_t *o = json_object();
@@ -271,7 +302,7 @@ static void emit_line(struct sa_listener *l)
 	struct sa_advice_in in;
 	json_t *ev, *advice;
 	uint64_t accepts, qfull, eagain, errors, fd_limit, d;
-	int have_now;
+	int have_now, waiting;
 
 	if (!sa_trylock(&emit_lock))
 		return;
@@ -283,6 +314,9 @@ static void emit_line(struct sa_listener *l)
 	sa_netns_baseline();
 	base = sa_netns_base();
 	have_now = base && sa_netns_read(&now) == 0;
+	/* The queue now, before the counts: a connection waiting is one the
+	 * peak may count. */
+	waiting = sa_listener_waiting_now(l);
 	/* All counts at one moment, so they add up on the line. */
 	fill_advice_in(l, &in);
 	accepts = in.accepts;
@@ -340,6 +374,7 @@ static void emit_line(struct sa_listener *l)
 	json_object_set_new(ev, "backlog_needed", qfull > 0 && in.backlog >= 0 ?   /* the advice's figure */
 			    json_integer(sa_needed_backlog(in.peak_waiting, in.backlog)) : json_null());
 	json_object_set_new(ev, "fd_limit", json_integer((json_int_t)fd_limit));
+	json_object_set_new(ev, "waiting_now", waiting >= 0 ? json_integer(waiting) : json_null());
 	json_object_set_new(ev, "first_speaker", speaker_json(&in));
 	/* setsockopt calls on connections accepted here (logged once, counted after). */
 	json_object_set_new(ev, "setsockopt", sa_sockopt_counts_json(1, (uint64_t)(uintptr_t)l));
@@ -363,38 +398,6 @@ void sa_listener_emit(struct sa_listener *l)
 	sa_signals_release(&old);
 }
 
-void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
-{
-	/* Atomic (relaxed: plain moves): threads tick the same listener. */
-	uint64_t last, every = __atomic_load_n(&sa_listener_every_ns, __ATOMIC_RELAXED), reset;
-
-	if (SA_UNLIKELY(!every)) {
-		const struct sa_config *c = sa_cfg();
-
-		if (!c)
-			return;
-		every = c->stats_interval > 0 ? (uint64_t)c->stats_interval * 1000000000ull : UINT64_MAX;
-		__atomic_store_n(&sa_listener_every_ns, every, __ATOMIC_RELAXED);
-	}
-	if (!l || every == UINT64_MAX)
-		return;
-	last = __atomic_load_n(&l->last_emit_ns, __ATOMIC_RELAXED);
-	reset = __atomic_load_n(&sa_listener_reset_ns, __ATOMIC_RELAXED);
-	if (last < reset) {
-		/* This process's interval starts at its fork. */
-		if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, reset, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-			return;
-		last = reset;
-	}
-	/* Another thread may have claimed a later time than our now_ns. */
-	if (now_ns <= last || now_ns - last < every)
-		return;
-	/* One thread claims this interval's line. */
-	if (!__atomic_compare_exchange_n(&l->last_emit_ns, &last, now_ns, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		return;
-	sa_listener_emit(l);
-}
-
 static int active(const struct sa_listener *l)
 {
 	return __atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE) == sa_proc_epoch() &&
@@ -411,7 +414,7 @@ int sa_accept_active(void)
 	return 0;
 }
 
-void sa_accept_summary(json_t *summary)
+void sa_accept_summary(json_t *summary, int final)
 {
 	struct sa_listener *l;
 	json_t *arr = json_array();
@@ -444,7 +447,8 @@ void sa_accept_summary(json_t *summary)
 	for (l = __atomic_load_n(&head, __ATOMIC_ACQUIRE); l; l = l->next) {
 		if (!__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) || !active(l))
 			continue;
-		sa_listener_emit(l);
+		if (final)
+			sa_listener_emit(l);
 		if (listed >= SUMMARY_LISTENERS) {
 			omitted++;
 			continue;
@@ -463,42 +467,6 @@ void sa_accept_summary(json_t *summary)
 	json_object_set_new(summary, "listeners", arr);
 	if (omitted)
 		json_object_set_new(summary, "listeners_omitted", json_integer(omitted));
-}
-
-/* A forked child's first count on a listener: its stats start from zero
- * (written only where set). Threads of the child racing here: one clears,
- * and a count another makes meanwhile may be lost (once per listener and
- * process). */
-void sa_listener_adopt(struct sa_listener *l)
-{
-	uint32_t e = __atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE), now = sa_proc_epoch();
-
-	if (e == now || !__atomic_compare_exchange_n(&l->epoch, &e, now, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return;
-	SA_ZERO(l->accepts);
-	SA_ZERO(l->counted);
-	SA_ZERO(l->eagain);
-	SA_ZERO(l->errors);
-	SA_ZERO(l->left_by_jump);
-	SA_ZERO(l->empty_accepts);
-	SA_ZERO(l->with_data);
-	SA_ZERO(l->defer_expired);
-	SA_ZERO(l->syncookie);
-	SA_ZERO(l->fd_limit);
-	SA_ZERO(l->queue_full_seen);
-	SA_ZERO(l->queue_full_prev);
-	SA_ZERO(l->peak_waiting);
-	SA_ZERO(l->first_client);
-	SA_ZERO(l->first_server);
-	SA_ZERO(l->first_unknown);
-	sa_hist_reset(&l->queue_ms);
-	sa_hist_reset(&l->wait_ms);
-	SA_ZERO(l->ns_prev);
-	/* The stats interval starts at the first count after a fork (1: clock
-	 * not read yet), so sa_listener_tick_l need not look at reset_ns. */
-	if (__atomic_load_n(&sa_listener_reset_ns, __ATOMIC_RELAXED) == 1)
-		__atomic_store_n(&sa_listener_reset_ns, sa_now_ns(), __ATOMIC_RELAXED);
-	__atomic_store_n(&l->last_emit_ns, __atomic_load_n(&sa_listener_reset_ns, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
 /* In a forked child (one thread): a worker's stats are its own. The

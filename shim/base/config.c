@@ -421,7 +421,7 @@ void sa_config_load(struct sa_config *c, sa_getenv_fn get, pid_t pid)
 	c->level = SA_LEVEL_INFO;
 	c->sink = SA_SINK_STDERR;
 	c->sink_fd = -1;
-	c->stats_interval = 60;
+	c->stats_interval = 5;
 	c->slow_connect_ms = 500;
 	c->quickack_min_reasserts = 16;
 	c->quickack_max_segs = 2;

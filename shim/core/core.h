@@ -50,6 +50,21 @@ void sa_unaudited_reset(void) SA_HIDDEN;
 /* ---- summary.c ------------------------------------------------------------ */
 /* The summary event of this process, written now. */
 void sa_summary_write(void) SA_HIDDEN;
+/* The summary's figures so far, as a totals line (the live thread's). */
+void sa_totals_write(void) SA_HIDDEN;
+
+/* ---- ticker.c: the thread that writes the live lines ------------------- */
+extern int sa_ticker_state SA_HIDDEN;   /* 0: none yet (may start one) */
+void sa_ticker_start(uint64_t now) SA_HIDDEN;
+/* From a listen, accept or connect just audited: one load when running. */
+static inline void sa_ticker_poll(uint64_t now)
+{
+	if (SA_UNLIKELY(__atomic_load_n(&sa_ticker_state, __ATOMIC_RELAXED) == 0))
+		sa_ticker_start(now);
+}
+void sa_ticker_pause(void) SA_HIDDEN;        /* joined; a later call starts another */
+void sa_ticker_end(void) SA_HIDDEN;          /* for good (the summary); async-signal-safe */
+void sa_ticker_after_fork(void) SA_HIDDEN;   /* in the child */
 /* In a forked child: each module forgets the parent's per-process counts. */
 void sa_summary_reset_after_fork(void) SA_HIDDEN;
 

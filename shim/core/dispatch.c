@@ -90,6 +90,8 @@ void sa_on_listen(int fd, int backlog, int ret, int err)
 	if (ret == 0 && s != &tmp)
 		sa_accept_on_listening(fd, s);
 	sa_signals_release(&old);
+	if (ret == 0)
+		sa_ticker_poll(sa_now_ns());
 }
 
 void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
@@ -97,6 +99,7 @@ void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 {
 	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen, listen_gen, sampled);
 	sa_blind_ring_poll(t1);
+	sa_ticker_poll(t1);
 }
 
 /* Whether connect()'s addr may be read: only when the kernel read it.
@@ -119,6 +122,7 @@ void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len, int ret, 
 	}
 	sa_connect_audit(fd, lazy_track(fd), addr, len, ret, err, t0, t1);
 	sa_blind_ring_poll(t1);
+	sa_ticker_poll(t1);
 }
 
 void sa_on_fastopen(int fd, const struct sockaddr *addr, socklen_t len, ssize_t ret, int err,

@@ -2,7 +2,8 @@
  * interpose_proc.c: the libc names of process life (the rest are in
  * interpose.c and interpose_io.c, the only other files that define libc names):
  * syscall(), vfork() where no assembly exists, clone(), _exit()/_Exit(),
- * the exec family and posix_spawn(), sigaction() and signal(). Same rule as interpose.c: the host sees
+ * the exec family and posix_spawn(), sigaction() and signal(), unshare() and setns(). Same rule as
+ * interpose.c: the host sees
  * exactly what libc would have given it.
  */
 #include <errno.h>
@@ -63,6 +64,29 @@ static __attribute__((noinline)) long raw_clone(long n, const long a[6])
 	return r;
 }
 
+/* unshare() and setns() calls that need a single-threaded caller (the
+ * kernel says EINVAL otherwise): a new user namespace, a new or joined
+ * mount namespace, an fs_struct of its own. setns(fd, 0) joins whatever fd
+ * is. Our live thread is stopped and joined first; a later audited call
+ * starts another. The calls themselves are the system calls, as glibc's
+ * and musl's are (no slot of ours: sa_real's table shares a page with the
+ * data every exec writes, and has no room left on it). */
+#define SA_NEEDS_ONE_THREAD (CLONE_NEWUSER | CLONE_NEWNS | CLONE_FS)
+
+SA_EXPORT int unshare(int flags)
+{
+	if (flags & SA_NEEDS_ONE_THREAD)
+		sa_ticker_pause();
+	return (int)sa_syscall(SYS_unshare, flags);
+}
+
+SA_EXPORT int setns(int fd, int nstype)
+{
+	if (nstype == 0 || (nstype & SA_NEEDS_ONE_THREAD))
+		sa_ticker_pause();
+	return (int)sa_syscall(SYS_setns, fd, nstype);
+}
+
 static inline int is_raw_clone(long n)
 {
 	return n == SYS_clone
@@ -97,6 +121,14 @@ SA_EXPORT long syscall(long n, ...)
 		switch (n) {
 		case SYS_close:
 			sa_before_close((int)a[0]);
+			break;
+		case SYS_unshare:
+			if (a[0] & SA_NEEDS_ONE_THREAD)
+				sa_ticker_pause();
+			break;
+		case SYS_setns:
+			if (a[1] == 0 || (a[1] & SA_NEEDS_ONE_THREAD))
+				sa_ticker_pause();
 			break;
 #ifdef SYS_close_range
 		case SYS_close_range:

@@ -176,6 +176,7 @@ void sa_lifecycle_new_process_fds(int shares_fds)
 	sa_lines_written_reset();
 	sa_summary_reset_after_fork();
 	sa_unaudited_reset();
+	sa_ticker_after_fork();
 	if (cfg->path_pid)
 		reopen_for_pid(cfg, shares_fds);
 }
@@ -431,6 +432,7 @@ void sa_lifecycle_summary(void)
 		return;
 	err = errno;   /* not before: an exit with nothing to say calls nothing of libc's */
 	sa_in_shim++;
+	sa_ticker_end();
 	sa_summary_write();
 	if (launched)
 		exit_message();

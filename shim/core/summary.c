@@ -7,10 +7,42 @@
 
 static int forked_child SA_PROC_PAGE;
 
+/* What the summary and a totals line carry: the figures so far. */
+static void figures(json_t *ev, int final)
+{
+	json_t *na;
+
+	sa_accept_summary(ev, final);
+	sa_connect_summary(ev);
+	sa_quickack_summary(ev);
+	sa_sockopt_summary(ev);
+	sa_netns_summary(ev);
+	/* Counts last, so they include the listener_stats written above, and
+	 * the accepts counted inline on each listener. */
+	sa_listener_fold_counted();
+	json_object_set_new(ev, "counts", sa_event_counts());
+	json_object_set_new(ev, "findings", sa_findings_totals());
+	json_object_set_new(ev, "dropped", json_integer((json_int_t)sa_sink_dropped()));
+	json_object_set_new(ev, "suppressed", json_integer((json_int_t)sa_suppressed_count()));
+	if ((na = sa_unaudited_json()) != NULL)
+		json_object_set_new(ev, "not_audited", na);
+}
+
+/* From the live thread (all signals blocked there). */
+void sa_totals_write(void)
+{
+	json_t *ev = sa_event_new("totals", -1);
+
+	if (!ev)
+		return;
+	figures(ev, 0);
+	sa_event_emit(ev, SA_LEVEL_WARN, NULL);
+}
+
 void sa_summary_write(void)
 {
 	sigset_t old;
-	json_t *ev, *na;
+	json_t *ev;
 
 	sa_emit_stamp_check();   /* a child no fork handler saw: not its parent's counts */
 
@@ -33,20 +65,7 @@ void sa_summary_write(void)
 		sa_signals_release(&old);
 		return;
 	}
-	sa_accept_summary(ev);
-	sa_connect_summary(ev);
-	sa_quickack_summary(ev);
-	sa_sockopt_summary(ev);
-	sa_netns_summary(ev);
-	/* Counts last, so they include the listener_stats written above, and
-	 * the accepts counted inline on each listener. */
-	sa_listener_fold_counted();
-	json_object_set_new(ev, "counts", sa_event_counts());
-	json_object_set_new(ev, "findings", sa_findings_totals());
-	json_object_set_new(ev, "dropped", json_integer((json_int_t)sa_sink_dropped()));
-	json_object_set_new(ev, "suppressed", json_integer((json_int_t)sa_suppressed_count()));
-	if ((na = sa_unaudited_json()) != NULL)
-		json_object_set_new(ev, "not_audited", na);
+	figures(ev, 1);
 	/* Summary-level findings (the object above holds totals, not codes). */
 	sa_event_emit(ev, SA_LEVEL_WARN, NULL);
 	sa_signals_release(&old);

@@ -38,7 +38,7 @@ static void defaults(void **state)
 	load(&c, NULL);
 	assert_int_equal(c.level, SA_LEVEL_INFO);
 	assert_int_equal(c.sink, SA_SINK_STDERR);
-	assert_int_equal(c.stats_interval, 60);
+	assert_int_equal(c.stats_interval, 5);
 	assert_int_equal(c.disable, 0);
 	assert_int_equal(c.nwarnings, 0);
 	assert_string_equal(c.comm, "");
@@ -83,7 +83,7 @@ static void bad_values_keep_defaults_and_warn_once_each(void **state)
 
 	load(&c, e);
 	assert_int_equal(c.level, SA_LEVEL_INFO);
-	assert_int_equal(c.stats_interval, 60);
+	assert_int_equal(c.stats_interval, 5);
 	assert_int_equal(c.sink, SA_SINK_STDERR);
 	assert_int_equal(c.slow_connect_ms, 500);
 	assert_int_equal(c.disable, 0);

@@ -1,0 +1,230 @@
+/*
+ * ticker.c: the live lines. Counts below trace reach the log in lines
+ * written now and then (listener_stats) or at exit (summary); a process
+ * that lives for weeks, or a listener whose program stopped calling
+ * accept(), would show nothing current. One thread of ours wakes every
+ * SOCKAUDIT_STATS_INTERVAL seconds (5 by default) and writes, only when
+ * something changed:
+ *   - listener_stats for each listener of this process whose counts moved
+ *     or whose accept queue holds connections now (read with TCP_INFO);
+ *   - a totals line (the summary's figures so far) when any count moved.
+ * An idle process gets no line and its thread one futex wake per interval.
+ *
+ * When the thread exists, and what it must never do:
+ *   - started by the first listen, accept or connect this process audits
+ *     (never by socket(): a tool that only opens netlink sockets keeps one
+ *     thread), outside any host signal handler and never in a vfork child;
+ *   - in a forked child only once the child has lived one interval (a
+ *     fork-per-connection server's children are gone long before);
+ *   - created with every signal blocked (it inherits the mask: no host
+ *     signal is ever delivered to it; libc's own, used by setuid() in a
+ *     threaded process, stay open because sigfillset leaves them out);
+ *   - stopped and joined before unshare() or setns() (CLONE_NEWUSER,
+ *     CLONE_NEWNS and CLONE_FS need a single-threaded caller), started
+ *     again by a later call;
+ *   - stopped for good by the summary.
+ * Without pthread_create (a failure, a limit) the accept path's own ticks
+ * remain (sa_listener_tick), as before.
+ */
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/prctl.h>
+
+#include "core/core.h"
+
+enum { TK_NONE, TK_STARTING, TK_RUNNING, TK_STOPPING, TK_OFF };
+
+int sa_ticker_state SA_PROC_PAGE;           /* a forked child: TK_NONE, the thread stayed behind */
+static uint32_t wake_word;                  /* futex the thread sleeps on */
+static pthread_t thread;
+/* A forked child's first audited call: 0 in the first process, 1 in a
+ * child until that call (no clock read at the fork itself). */
+static uint64_t born_ns SA_PROC_PAGE;
+static uint64_t last_fp;                    /* fingerprint of the last totals line */
+
+/* Looked up, not linked: glibc before 2.34 keeps them in libpthread, which
+ * a single-threaded host never loaded (no live thread there), and a link
+ * would raise the library's glibc floor. */
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef int (*join_fn)(pthread_t, void **);
+typedef int (*detach_fn)(pthread_t);
+typedef int (*stacksize_fn)(pthread_attr_t *, size_t);
+static create_fn p_create;
+static join_fn p_join;
+static detach_fn p_detach;
+static stacksize_fn p_stacksize;
+
+static int found(void)
+{
+	if (!p_create) {
+		p_join = (join_fn)sa_real_sym("pthread_join");
+		p_detach = (detach_fn)sa_real_sym("pthread_detach");
+		p_stacksize = (stacksize_fn)sa_real_sym("pthread_attr_setstacksize");
+		if (p_join && p_detach && p_stacksize)
+			p_create = (create_fn)sa_real_sym("pthread_create");
+	}
+	return p_create != NULL;
+}
+
+static int alive(int s)
+{
+	return s == TK_STARTING || s == TK_RUNNING;
+}
+
+static uint64_t every_ns(void)
+{
+	const struct sa_config *c = sa_cfg();
+
+	return c && c->stats_interval > 0 ? (uint64_t)c->stats_interval * 1000000000ull : 0;
+}
+
+/* Whether anything a totals line carries moved: every event counted
+ * (lines written, and those counted below the level) but the live lines
+ * themselves, and the lines dropped. */
+static uint64_t fingerprint(void)
+{
+	uint64_t fp = sa_sink_dropped();
+	size_t i;
+
+	for (i = 0; i < SA_NEVENT_NAMES; i++)
+		if (i != SA_EV_LISTENER_STATS && i != SA_EV_TOTALS)
+			fp += __atomic_load_n(&sa_event_counters[i], __ATOMIC_RELAXED);
+	return fp;
+}
+
+static void tick(uint64_t now)
+{
+	uint64_t fp;
+
+	sa_listener_live(now);
+	sa_listener_fold_counted();
+	fp = fingerprint();
+	if (fp == last_fp)
+		return;
+	last_fp = fp;
+	sa_totals_write();
+}
+
+static void *run(void *arg)
+{
+	struct timespec ts;
+	uint64_t every = (uint64_t)(uintptr_t)arg;
+	uint32_t seen;
+
+	(void)arg;
+	sa_in_shim = 1;   /* this thread's own calls pass through our wrappers */
+	prctl(PR_SET_NAME, "sockaudit", 0, 0, 0);
+	ts.tv_sec = (time_t)(every / 1000000000ull);
+	ts.tv_nsec = (long)(every % 1000000000ull);
+	for (;;) {
+		seen = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
+		if (!alive(__atomic_load_n(&sa_ticker_state, __ATOMIC_ACQUIRE)))
+			break;
+		/* A relative wait: a wake (stop) or the interval, whichever first. */
+		sa_syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+		if (!alive(__atomic_load_n(&sa_ticker_state, __ATOMIC_ACQUIRE)))
+			break;
+		tick(sa_now_ns());
+	}
+	return NULL;
+}
+
+void sa_ticker_start(uint64_t now)
+{
+	uint64_t every = every_ns();
+	pthread_attr_t attr;
+	sigset_t old;
+	int expected = TK_NONE, rc;
+
+	if (!every) {
+		__atomic_store_n(&sa_ticker_state, TK_OFF, __ATOMIC_RELAXED);
+		return;
+	}
+	/* A forked child waits one interval: most such children are gone. */
+	if (born_ns == 1)
+		born_ns = now;
+	if (born_ns && now - born_ns < every)
+		return;
+	if (sa_in_signal || sa_in_vfork ||
+	    !__atomic_compare_exchange_n(&sa_ticker_state, &expected, TK_STARTING, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return;
+	last_fp = fingerprint();   /* what the first lines already said */
+	if (!found() || pthread_attr_init(&attr) != 0) {
+		__atomic_store_n(&sa_ticker_state, TK_OFF, __ATOMIC_RELEASE);
+		return;
+	}
+	/* Its deepest path is a listener_stats line (jansson, the sink). */
+	p_stacksize(&attr, 256 * 1024);
+	/* The thread inherits the mask: every signal but libc's own
+	 * (sigfillset leaves those out). */
+	sa_signals_hold(&old);
+	rc = p_create(&thread, &attr, run, (void *)(uintptr_t)every);
+	sa_signals_release(&old);
+	pthread_attr_destroy(&attr);
+	/* RUNNING only once `thread` is set: a pause waits out STARTING. */
+	__atomic_store_n(&sa_ticker_state, rc == 0 ? TK_RUNNING : TK_OFF, __ATOMIC_RELEASE);
+}
+
+/* Stops the thread and waits for it; the next audited call may start
+ * another (pause) or none will (for good). */
+static void stop(int for_good)
+{
+	int s, spins = 0;
+
+	/* Another thread starting or stopping it: wait for that to end (a
+	 * pause that returned early would let unshare() fail). */
+	while ((s = __atomic_load_n(&sa_ticker_state, __ATOMIC_ACQUIRE)) == TK_STARTING || s == TK_STOPPING) {
+		if (++spins > 100000)
+			return;
+		sched_yield();
+	}
+	if (s != TK_RUNNING) {
+		if (for_good)
+			__atomic_store_n(&sa_ticker_state, TK_OFF, __ATOMIC_RELEASE);
+		return;
+	}
+	if (!__atomic_compare_exchange_n(&sa_ticker_state, &s, TK_STOPPING, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	__atomic_add_fetch(&wake_word, 1, __ATOMIC_RELEASE);
+	sa_syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (!for_good && pthread_self() != thread)
+		p_join(thread, NULL);
+	else
+		p_detach(thread);
+	__atomic_store_n(&sa_ticker_state, for_good ? TK_OFF : TK_NONE, __ATOMIC_RELEASE);
+}
+
+void sa_ticker_pause(void)
+{
+	int err = errno;
+
+	stop(0);
+	sa_listener_live_on(0);
+	errno = err;
+}
+
+/* At the summary, perhaps inside a fatal signal's catcher: no join (not
+ * async-signal-safe); the thread sees the state at its next wake and ends,
+ * or ends with the process. */
+void sa_ticker_end(void)
+{
+	int s = __atomic_exchange_n(&sa_ticker_state, TK_OFF, __ATOMIC_ACQ_REL);
+
+	if (s == TK_RUNNING) {
+		__atomic_add_fetch(&wake_word, 1, __ATOMIC_RELEASE);
+		sa_syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+}
+
+/* In a forked child: the thread did not come along. */
+void sa_ticker_after_fork(void)
+{
+	if (__atomic_load_n(&sa_ticker_state, __ATOMIC_RELAXED) != TK_NONE) {
+		__atomic_store_n(&sa_ticker_state, TK_NONE, __ATOMIC_RELAXED);
+		sa_listener_live_on(0);   /* the accept path writes them until its own starts */
+	}
+	if (born_ns != 1)
+		born_ns = 1;
+}
