@@ -5,7 +5,8 @@
  * Each process (pid; a new init line after its summary starts another)
  * keeps what its lines counted and what its summary and listener_stats
  * said; a counter is, per process, the larger of the two (lines can be
- * dropped or not written below trace; a summary comes only at exit), and
+ * dropped or not written below trace; a totals line comes every few
+ * seconds while something changes, a summary at exit), and
  * the exposition sums processes. A restarted program is a new process,
  * so the sums only go up. Accept and connect lines, almost all of a trace
  * log, are read without jansson (log_scan()).
@@ -247,14 +248,15 @@ static void on_stats(struct mx_proc *p, const json_t *o, int from_summary)
 	l->st_empty_syncookie = num_or0(o, "empty_syncookie");
 }
 
-static void on_summary(struct mx_proc *p, const json_t *o)
+/* A summary's figures, or a totals line's (the same figures while the
+ * process runs, written by its live thread). */
+static void on_figures(struct mx_proc *p, const json_t *o)
 {
 	const json_t *c = json_object_get(o, "connects"), *h = json_object_get(o, "connect_hist"), *v;
 	double d;
 	size_t i;
 	int k;
 
-	p->exited = 1;
 	for (k = 0; k < MX_OUTCOMES; k++)
 		p->sum_conn[k] = num_or0(c, outcomes[k]);
 	if (json_is_object(h)) {
@@ -275,6 +277,12 @@ static void on_summary(struct mx_proc *p, const json_t *o)
 	}
 	LOG_ARRAY_EACH(json_object_get(o, "listeners"), i, v)
 		on_stats(p, v, 1);
+}
+
+static void on_summary(struct mx_proc *p, const json_t *o)
+{
+	p->exited = 1;
+	on_figures(p, o);
 }
 
 static void on_listen(struct mx_state *st, struct mx_proc *p, const json_t *o)
@@ -363,6 +371,9 @@ static void on_tree(struct mx_state *st, const json_t *o)
 		on_listen(st, p, o);
 	} else if (strcmp(name, "listener_stats") == 0) {
 		on_stats(p, o, 0);
+	} else if (strcmp(name, "totals") == 0) {
+		if (!p->exited)   /* one the thread wrote as the summary was */
+			on_figures(p, o);
 	} else if (strcmp(name, "summary") == 0) {
 		on_summary(p, o);
 		mx_retire(st, p);

@@ -35,8 +35,7 @@ const char *rp_loc_file(const struct rp_state *st, const struct rp_loc *loc)
 
 /* ---- causes -------------------------------------------------------------------- */
 
-static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xprintf(const char *fmt, ...)
+char *rp_xprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s = NULL;
@@ -54,7 +53,7 @@ static char *xprintf(const char *fmt, ...)
 
 /* One entry per line: a later word on the same line (an accept that
  * found the queue full, after the wait it measured) replaces the earlier. */
-static void evid_add(struct rp_cause *cz, const struct rp_loc *loc, char *what)
+void rp_evid_add(struct rp_cause *cz, const struct rp_loc *loc, char *what)
 {
 	int k;
 
@@ -118,10 +117,10 @@ static char *resends(const struct rp_cause *cz)
 	if (!cz->resent)
 		return log_strdup("no SYN resent");
 	if (cz->resent < cz->n)
-		return xprintf("%ld of them with SYN resends", cz->resent);
+		return rp_xprintf("%ld of them with SYN resends", cz->resent);
 	if (cz->retr_min == cz->retr_max)
-		return xprintf("%ld SYN resend%s each", cz->retr_max, cz->retr_max == 1 ? "" : "s");
-	return xprintf("%ld to %ld SYN resends each", cz->retr_min, cz->retr_max);
+		return rp_xprintf("%ld SYN resend%s each", cz->retr_max, cz->retr_max == 1 ? "" : "s");
+	return rp_xprintf("%ld to %ld SYN resends each", cz->retr_min, cz->retr_max);
 }
 
 void rp_cause_conn_evidence(const struct rp_state *st, struct rp_cause *cz, int ci, int max)
@@ -130,7 +129,7 @@ void rp_cause_conn_evidence(const struct rp_state *st, struct rp_cause *cz, int 
 	char a[24];
 
 	(void)max;
-	evid_add(cz, &c->loc, xprintf("connect by pid %ld, started %s: %.1f ms, %d SYN resend%s",
+	rp_evid_add(cz, &c->loc, rp_xprintf("connect by pid %ld, started %s: %.1f ms, %d SYN resend%s",
 				      c->pid, rp_clock(c->start, a), c->ms, c->retr < 0 ? 0 : c->retr,
 				      c->retr == 1 ? "" : "s"));
 }
@@ -141,23 +140,23 @@ static void busy_evidence(const struct rp_state *st, struct rp_cause *cz, const 
 	char a[24], z[24];
 
 	if (b->merged && b->kind != RP_BUSY_OVERFLOW)
-		evid_add(cz, &b->loc, xprintf("the first of the accepts by %s[%ld] from %s to %s that %s",
+		rp_evid_add(cz, &b->loc, rp_xprintf("the first of the accepts by %s[%ld] from %s to %s that %s",
 					      l->comm, l->pid, rp_clock(b->t0, z), rp_clock(b->t1, a),
 					      b->kind == RP_BUSY_FULL ? "found the queue full" :
 					      "took connections left waiting unaccepted"));
 	else if (b->kind == RP_BUSY_FULL)
-		evid_add(cz, &b->loc, xprintf("accept by %s[%ld] at %s found the queue full (%ld waiting); "
+		rp_evid_add(cz, &b->loc, rp_xprintf("accept by %s[%ld] at %s found the queue full (%ld waiting); "
 					      "that connection had waited %.0f ms unaccepted",
 					      l->comm, l->pid, rp_clock(b->t1, a), b->n, (b->t1 - b->t0) * 1000));
 	else if (b->kind == RP_BUSY_NOACCEPT && b->n == 1)
-		evid_add(cz, &b->loc, xprintf("accept by %s[%ld] at %s, the first since %s (every accept is "
+		rp_evid_add(cz, &b->loc, rp_xprintf("accept by %s[%ld] at %s, the first since %s (every accept is "
 					      "logged at trace)", l->comm, l->pid, rp_clock(b->t1, a), rp_clock(b->t0, z)));
 	else if (b->kind == RP_BUSY_NOACCEPT)
-		evid_add(cz, &b->loc, xprintf("accept by %s[%ld] at %s: the connection had waited %.0f ms "
+		rp_evid_add(cz, &b->loc, rp_xprintf("accept by %s[%ld] at %s: the connection had waited %.0f ms "
 					      "unaccepted (since %s)", l->comm, l->pid, rp_clock(b->t1, a),
 					      (b->t1 - b->t0) * 1000, rp_clock(b->t0, z)));
 	else
-		evid_add(cz, &b->loc, xprintf("listener_stats of %s[%ld] at %s: ListenOverflows +%ld since %s "
+		rp_evid_add(cz, &b->loc, rp_xprintf("listener_stats of %s[%ld] at %s: ListenOverflows +%ld since %s "
 					      "(namespace-wide)", l->comm, l->pid, rp_clock(b->t1, a), b->n,
 					      rp_clock(b->t0, z)));
 }
@@ -223,7 +222,7 @@ void rp_cause_listener_side(struct rp_state *st, struct rp_cause *cz, const unsi
 	if (l->stats && log_long(l->stats, "backlog_needed", &cz->need_own) && cz->need_own > cz->need)
 		cz->need = cz->need_own;
 	if (l->have_listen_loc)
-		evid_add(cz, &l->listen_loc, xprintf("listen by %s[%ld] on %s: backlog %ld, room %ld", l->comm,
+		rp_evid_add(cz, &l->listen_loc, rp_xprintf("listen by %s[%ld] on %s: backlog %ld, room %ld", l->comm,
 						     l->pid, l->local ? l->local : "?", cz->backlog, cz->room));
 	for (i = 0; i < st->join.nbusy && quoted < 4; i++)
 		if (used[i] && st->join.busy[i].kind != RP_BUSY_OVERFLOW) {
@@ -245,17 +244,17 @@ void rp_cause_sentence_joined(const struct rp_state *st, struct rp_cause *cz)
 	const char *addr = st->join.addrs[cz->addr];
 
 	if (cz->have_full)
-		full = xprintf("was full from %s to %s UTC", rp_clock(cz->full_t0, a), rp_clock(cz->full_t1, b));
+		full = rp_xprintf("was full from %s to %s UTC", rp_clock(cz->full_t0, a), rp_clock(cz->full_t1, b));
 	if (cz->have_gap)
-		gap = xprintf("%s for %.2f s (%s to %s UTC)",
+		gap = rp_xprintf("%s for %.2f s (%s to %s UTC)",
 			      cz->gap_exact ? "did not accept" : "let connections wait unaccepted", cz->gap_s,
 			      rp_clock(cz->gap_t0, a), rp_clock(cz->gap_t1, b));
 	if (cz->have_overflow && !full)
-		ov = xprintf("overflowed (ListenOverflows +%ld in its namespace, %s to %s UTC)", cz->overflows,
+		ov = rp_xprintf("overflowed (ListenOverflows +%ld in its namespace, %s to %s UTC)", cz->overflows,
 			     rp_clock(cz->ov_t0, a), rp_clock(cz->ov_t1, b));
 	if (cz->need > 0)
 		snprintf(nb, sizeof nb, "raise its backlog to at least %ld, or accept faster", cz->need);
-	cz->sentence = xprintf("%ld connect%s from %s to %s took %.1f s in all (%s) while %s[%ld]'s listener at %s "
+	cz->sentence = rp_xprintf("%ld connect%s from %s to %s took %.1f s in all (%s) while %s[%ld]'s listener at %s "
 			       "(backlog %ld, room %ld) %s%s%s%s%s; %s.",
 			       cz->n, cz->n == 1 ? "" : "s", w, addr, cz->secs, r, l->comm, l->pid,
 			       l->local ? l->local : addr, cz->backlog, cz->room, full ? full : "",
@@ -277,30 +276,30 @@ void rp_cause_sentence_unjoined(const struct rp_state *st, struct rp_cause *cz)
 	if (cz->lst >= 0) {
 		const struct rp_listener *l = &st->lsts[cz->lst];
 
-		why = xprintf("%s[%ld]'s listener at %s is among these logs, but none of its lines %sshows its queue "
+		why = rp_xprintf("%s[%ld]'s listener at %s is among these logs, but none of its lines %sshows its queue "
 			      "full, a connection left unaccepted or ListenOverflows rising when these SYNs went "
 			      "unanswered", l->comm, l->pid, l->local ? l->local : addr,
 			      st->join.busy_over ? "the report kept (it keeps the first 4096 signs of trouble) " : "");
-		cz->decide = xprintf("What would decide it: ListenOverflows and TCPReqQFullDrop where it runs "
+		cz->decide = rp_xprintf("What would decide it: ListenOverflows and TCPReqQFullDrop where it runs "
 				     "(nstat -az TcpExtListenOverflows TcpExtTCPReqQFullDrop), its accept lines at "
 				     "SOCKAUDIT_LEVEL=trace, or a capture on both ends (SYNs lost on the way).");
 	} else {
 		if (cz->lst_elsewhere)
-			why = xprintf("no listener at %s in the clients' network namespace and host is among these "
+			why = rp_xprintf("no listener at %s in the clients' network namespace and host is among these "
 				      "logs (the %ld listener%s at that address in another namespace or on another "
 				      "host %s not the one these connects reached)", addr, cz->lst_elsewhere,
 				      cz->lst_elsewhere == 1 ? "" : "s", cz->lst_elsewhere == 1 ? "is" : "are");
 		else if (cz->lst_no_identity)
-			why = xprintf("a listener at %s is among these logs, but a log without the init line's netns, "
+			why = rp_xprintf("a listener at %s is among these logs, but a log without the init line's netns, "
 				      "nodename and boot_id cannot say it is the one these connects reached", addr);
 		else
-			why = xprintf("the listener at %s is not among these logs", addr);
-		cz->decide = xprintf("What would decide it: audit the program listening at %s (sockaudit -o FILE "
+			why = rp_xprintf("the listener at %s is not among these logs", addr);
+		cz->decide = rp_xprintf("What would decide it: audit the program listening at %s (sockaudit -o FILE "
 				     "-- PROGRAM there; its accept and listener_stats lines say whether its queue was "
 				     "full), or check ListenOverflows where it runs (nstat -az TcpExtListenOverflows); "
 				     "SYNs lost on the way leave both quiet.", addr);
 	}
-	cz->sentence = xprintf("%ld connect%s from %s to %s took %.1f s in all (%s), %s to %s UTC; %s.",
+	cz->sentence = rp_xprintf("%ld connect%s from %s to %s took %.1f s in all (%s), %s to %s UTC; %s.",
 			       cz->n, cz->n == 1 ? "" : "s", w, addr, cz->secs, r, rp_clock(cz->t0, a),
 			       rp_clock(cz->t1, b), why);
 	free(w);
@@ -348,6 +347,16 @@ static int item_worse(const struct rp_state *st, const struct rp_item *a, const 
 	long ca = a->is_cause ? st->join.causes[a->idx].n : st->finds[a->idx].count;
 	long cb = b->is_cause ? st->join.causes[b->idx].n : st->finds[b->idx].count;
 
+	/* A connect never accepted is a request that hung until its client
+	 * gave up: worse than any wait that ended. */
+	if (a->is_cause != b->is_cause || (a->is_cause && st->join.causes[a->idx].unaccepted !=
+						   st->join.causes[b->idx].unaccepted)) {
+		int ua = a->is_cause && st->join.causes[a->idx].unaccepted;
+		int ub = b->is_cause && st->join.causes[b->idx].unaccepted;
+
+		if (ua != ub)
+			return ua;
+	}
 	if (sa != sb)
 		return sa > sb;
 	if (a->is_cause != b->is_cause)

@@ -432,8 +432,25 @@ static void on_event(struct rp_state *st, json_t *o)
 
 		json_decref(p->summary);
 		p->summary = json_incref(o);
+		p->fig_loc.file = st->cur_file;
+		p->fig_loc.line = st->cur_line;
 		LOG_ARRAY_EACH(arr, i, v)
 			on_listener_stats(st, v, pid, comm, ts, 1);
+	} else if (strcmp(name, "totals") == 0) {
+		json_t *arr = json_object_get(o, "listeners"), *v;
+		size_t i;
+
+		/* The summary's figures while the process ran: the latest wins
+		 * until its summary comes. */
+		if (!p->summary && ts >= p->totals_ts) {
+			json_decref(p->totals);
+			p->totals = json_incref(o);
+			p->totals_ts = ts;
+			p->fig_loc.file = st->cur_file;
+			p->fig_loc.line = st->cur_line;
+			LOG_ARRAY_EACH(arr, i, v)
+				on_listener_stats(st, v, pid, comm, ts, 1);
+		}
 	} else if (strcmp(name, "listen") == 0) {
 		on_listen(st, o, pid, comm, ts);
 	} else if (strcmp(name, "setsockopt") == 0) {

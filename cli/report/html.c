@@ -96,8 +96,8 @@ static void top_section(const struct rp_state *st, FILE *out)
 			const struct rp_cause *cz = &st->join.causes[st->items[i].idx];
 
 			fprintf(out, "<li data-code=cause data-kind=%s data-count=%ld><b><a href=\"#cause-%zu\">%s</a></b>: ",
-				cz->joined ? "joined" : "not-joined", cz->n, st->items[i].idx,
-				cz->joined ? "connects waited on a listener" : "slow connects, listener not joined");
+				cz->unaccepted ? "unaccepted" : cz->joined ? "joined" : "not-joined", cz->n, st->items[i].idx,
+				rp_cause_title(cz));
 			h_esc(out, cz->sentence);
 			fputs("</li>\n", out);
 			continue;
@@ -255,13 +255,13 @@ static void procs_section(const struct rp_state *st, FILE *out)
 				continue;
 			procs++;
 			events += q->events;
-			if (q->summary) {
+			if (rp_figures(q)) {
 				sums++;
-				if (log_long(json_object_get(q->summary, "connects"), "ok", &n))
+				if (log_long(json_object_get(rp_figures(q), "connects"), "ok", &n))
 					ok += n;
-				if (log_long(json_object_get(q->summary, "connects"), "failed", &n))
+				if (log_long(json_object_get(rp_figures(q), "connects"), "failed", &n))
 					failed += n;
-				if (log_long(q->summary, "syn_retrans_total", &n))
+				if (log_long(rp_figures(q), "syn_retrans_total", &n))
 					retr += n;
 			}
 			if (q->first_ts > 0 && (!first || q->first_ts < first))

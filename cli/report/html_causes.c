@@ -258,9 +258,9 @@ void h_causes(const struct rp_state *st, FILE *out)
 		const struct rp_cause *cz = &st->join.causes[ci];
 
 		fprintf(out, "<div class=\"panel cause\" data-kind=%s data-connects=%ld><h3>",
-			cz->joined ? "joined" : "not-joined", cz->n);
-		fprintf(out, "%s: %ld connect%s to ", cz->joined ? "Connects waited on a listener" :
-			"Slow connects, listener not joined", cz->n, cz->n == 1 ? "" : "s");
+			cz->unaccepted ? "unaccepted" : cz->joined ? "joined" : "not-joined", cz->n);
+		fprintf(out, "%c%s: %ld connect%s to ", rp_cause_title(cz)[0] - 32, rp_cause_title(cz) + 1, cz->n,
+			cz->n == 1 ? "" : "s");
 		h_esc(out, st->join.addrs[cz->addr]);
 		fprintf(out, ", %s&ndash;%s UTC</h3>\n<p class=sentence>", rp_clock(cz->t0, a), rp_clock(cz->t1, b));
 		h_esc(out, cz->sentence);

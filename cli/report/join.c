@@ -443,6 +443,7 @@ void rp_join_finish(struct rp_state *st)
 	for (g = 0; g < ng; g++)
 		one_group(st, &pl, &groups[g], sched, nsched, cplace);
 	free(cplace);
+	rp_join_unaccepted(st, &pl);
 	rp_places_free(&pl);
 	rp_rank_items(st);
 }

@@ -50,7 +50,11 @@ static json_t *cause_json(const struct rp_state *st, int ci)
 	size_t i;
 	int k;
 
-	SET(o, "kind", json_string(cz->joined ? "joined" : "listener_not_joined"));
+	SET(o, "kind", json_string(rp_cause_kind(cz)));
+	if (cz->unaccepted) {
+		SET(o, "completed_connects", json_integer(cz->ok));
+		SET(o, "accepts", json_integer(cz->accepts));
+	}
 	SET(o, "sentence", json_string(cz->sentence));
 	if (cz->decide)
 		SET(o, "decide", json_string(cz->decide));
@@ -274,6 +278,7 @@ void rp_json(const struct rp_state *st, FILE *out)
 		SET(o, "nodename", copy_or_null(json_object_get(p->init, "nodename")));
 		SET(o, "boot_id", copy_or_null(json_object_get(p->init, "boot_id")));
 		SET(o, "summary", p->summary ? json_incref(p->summary) : json_null());
+		SET(o, "totals", !p->summary && p->totals ? json_incref(p->totals) : json_null());
 		json_array_append_new(procs, o);
 	}
 	SET(doc, "processes", procs);

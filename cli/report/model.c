@@ -73,8 +73,8 @@ void rp_finish(struct rp_state *st)
 
 	for (i = 0; i < st->nprocs; i++) {
 		struct rp_proc *p = &st->procs[i];
-		json_t *sumf = json_object_get(p->summary, "findings");
-		json_t *hist = json_object_get(p->summary, "connect_hist");
+		json_t *sumf = json_object_get(rp_figures(p), "findings");
+		json_t *hist = json_object_get(rp_figures(p), "connect_hist");
 		const char *code;
 		json_t *v;
 		void *it;
@@ -105,12 +105,12 @@ void rp_finish(struct rp_state *st)
 		for (b = 0; b < 4; b++) {
 			static const char *const key[4] = { "ok", "failed", "abandoned", "interrupted" };
 
-			if (log_long(json_object_get(p->summary, "connects"), key[b], &n)) {
+			if (log_long(json_object_get(rp_figures(p), "connects"), key[b], &n)) {
 				st->conn.sum_outcome[b] += n;
 				st->conn.have_sum_outcome = 1;
 			}
 		}
-		if (log_long(p->summary, "syn_retrans_total", &n)) {
+		if (log_long(rp_figures(p), "syn_retrans_total", &n)) {
 			st->conn.syn_retrans_total += n;
 			st->conn.have_syn_retrans_total = 1;
 		}
@@ -172,6 +172,7 @@ void rp_state_free(struct rp_state *st)
 		free(st->procs[i].comm);
 		json_decref(st->procs[i].init);
 		json_decref(st->procs[i].summary);
+		json_decref(st->procs[i].totals);
 		json_decref(st->procs[i].finding_counts);
 	}
 	rp_model_free(st);

@@ -86,7 +86,7 @@ static void print_input(const struct rp_state *st, FILE *out)
 
 static void print_proc(const struct rp_proc *p, FILE *out)
 {
-	const json_t *sum = p->summary, *q;
+	const json_t *sum = rp_figures(p), *q;
 	struct log_pct pct;
 	const char *s;
 	long n;
@@ -117,6 +117,11 @@ static void print_proc(const struct rp_proc *p, FILE *out)
 			fprintf(out, "  somaxconn %ld", n);
 	}
 	fputc('\n', out);
+	if (!p->summary && sum) {
+		fprintf(out, "    %sno summary line yet: figures as of its last totals line, ", tp_S.dim);
+		tp_time(out, p->totals_ts);
+		fprintf(out, " UTC%s\n", tp_S.off);
+	}
 	if (!sum) {
 		enum log_alive al = log_alive(p->pid, log_str(p->init, "nodename"), log_str(p->init, "boot_id"), p->first_ts);
 

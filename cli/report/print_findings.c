@@ -69,11 +69,13 @@ static void put_cause(const struct rp_state *st, FILE *out, size_t rank, const s
 	char a[24], b[24];
 	int k;
 
-	fprintf(out, "  %zu. %s%s%s: %ld connect%s to ", rank, tp_S.bold,
-		cz->joined ? "connects waited on a listener" : "slow connects, listener not joined", tp_S.off,
+	fprintf(out, "  %zu. %s%s%s: %ld connect%s to ", rank, tp_S.bold, rp_cause_title(cz), tp_S.off,
 		cz->n, cz->n == 1 ? "" : "s");
 	tp_safe(out, st->join.addrs[cz->addr], 80);
-	fprintf(out, ", %.1f s, %s-%s UTC\n", cz->secs, rp_clock(cz->t0, a), rp_clock(cz->t1, b));
+	if (cz->unaccepted)
+		fprintf(out, ", %s-%s UTC\n", rp_clock(cz->t0, a), rp_clock(cz->t1, b));
+	else
+		fprintf(out, ", %.1f s, %s-%s UTC\n", cz->secs, rp_clock(cz->t0, a), rp_clock(cz->t1, b));
 	fputs("     ", out);
 	tp_safe(out, cz->sentence, 0);
 	fputc('\n', out);

@@ -59,9 +59,13 @@ struct rp_busy {
 	struct rp_loc loc;
 };
 
-/* One cause: the slow connects of one client namespace to one address. */
+/* One cause: the slow connects of one client namespace to one address,
+ * or (unaccepted) the connects its clients completed there that the
+ * listener never accepted (unaccepted.c). */
 struct rp_cause {
 	int joined;             /* a listener among the logs explains them */
+	int unaccepted;         /* n: connects completed, never accepted */
+	long ok, accepts;       /* unaccepted: the clients' completed connects, the listeners' accepts */
 	int addr;               /* rp_join.addrs */
 	long lst;               /* st->lsts index of the listener named, -1 */
 #define RP_CAUSE_LSTS 16
@@ -117,8 +121,17 @@ struct rp_proc {
 	json_t *init;           /* the last init event, or NULL */
 	int trace;              /* its init line says level trace: every accept is logged */
 	json_t *summary;        /* the last summary event, or NULL */
+	json_t *totals;         /* the last totals event (the figures while it ran), or NULL */
+	double totals_ts;
+	struct rp_loc fig_loc;  /* the line rp_figures() is */
 	json_t *finding_counts; /* code -> count seen in this process's events */
 };
+
+/* A process's figures: its summary, else its last totals line. */
+static inline const json_t *rp_figures(const struct rp_proc *p)
+{
+	return p->summary ? p->summary : p->totals;
+}
 
 /* One listener_stats interval (running totals at ts). */
 struct rp_point {
@@ -305,6 +318,9 @@ int rp_syn_schedule(const struct rp_state *st, double *t, int n, long *linear);
 
 /* join.c's helpers: the words of a cause (cause.c), places (place.c). */
 struct rp_conn;
+char *rp_xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));   /* exits when out of memory */
+/* An evidence line for cz (one per log line: a later word replaces). */
+void rp_evid_add(struct rp_cause *cz, const struct rp_loc *loc, char *what);
 void rp_cause_add_conn(struct rp_cause *cz, const struct rp_conn *c);
 void rp_cause_conn_evidence(const struct rp_state *st, struct rp_cause *cz, int ci, int max);
 void rp_cause_listener_side(struct rp_state *st, struct rp_cause *cz, const unsigned char *used,
@@ -312,6 +328,13 @@ void rp_cause_listener_side(struct rp_state *st, struct rp_cause *cz, const unsi
 void rp_cause_sentence_joined(const struct rp_state *st, struct rp_cause *cz);
 void rp_cause_sentence_unjoined(const struct rp_state *st, struct rp_cause *cz);
 void rp_rank_items(struct rp_state *st);
+/* unaccepted.c: a cause for each address where the clients' completed
+ * connects outnumber what its listeners accepted (both sides logged). */
+struct rp_places;
+void rp_join_unaccepted(struct rp_state *st, const struct rp_places *pl);
+/* A cause's kind and title, as every output names it. */
+const char *rp_cause_kind(const struct rp_cause *cz);    /* "unaccepted", "joined", "listener_not_joined" */
+const char *rp_cause_title(const struct rp_cause *cz);
 
 /* place.c: each process's place (netns, nodename, boot_id), and
  * whether a connect to PEER reached listener L (SAME: one place). */

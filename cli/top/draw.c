@@ -59,7 +59,7 @@ static int cmp_listener(const void *a, const void *b)
 	double dx = 0, dy = 0;
 
 	switch (sort_by) {
-	case TP_SORT_RATE: dx = x->rate; dy = y->rate; break;
+	case TP_SORT_RATE: dx = tp_listener_rate(sort_m, x); dy = tp_listener_rate(sort_m, y); break;
 	case TP_SORT_ACCEPTS: dx = (double)x->accepts; dy = (double)y->accepts; break;
 	case TP_SORT_FULL: dx = (double)x->full; dy = (double)y->full; break;
 	case TP_SORT_WAIT: dx = x->wait.p99; dy = y->wait.p99; break;
@@ -106,7 +106,7 @@ static void listeners(struct screen *s, const struct tp_model *m, enum tp_sort s
 	sort_m = m;
 	sort_by = sort;
 	qsort(v, m->nlst, sizeof *v, cmp_listener);
-	line(s, HEAD, " %-21s %7s %-9s %7s %6s %8s %9s%*s", "LISTENER", "PID", "COMM", "BACKLOG", "ROOM",
+	line(s, HEAD, " %-21s %7s %-9s %7s %6s %8s %9s%*s", "LISTENER", "PID", "COMM", "BACKLOG", "FREE",
 	     "ACC/S", "ACCEPTS", s->ansi && s->cols > 74 ? s->cols - 74 : 0, "");
 	if (m->nlst == 0)
 		line(s, NULL, "  (no listen, accept or listener_stats line yet)");
@@ -119,15 +119,20 @@ static void listeners(struct screen *s, const struct tp_model *m, enum tp_sort s
 			line(s, NULL, "  ... %zu more listeners", m->nlst - i);
 			break;
 		}
-		if (l->capacity > 0)
+		/* FREE: the room (backlog + 1) less what waits now. */
+		if (l->capacity > 0 && l->have_queue_len && l->queue_len >= l->capacity)
+			snprintf(room, sizeof room, "FULL");
+		else if (l->capacity > 0)
 			snprintf(room, sizeof room, "%ld", l->capacity - (l->have_queue_len ? l->queue_len : 0));
 		else
 			snprintf(room, sizeof room, "-");
 		line(s, hot ? HOT : BOLD, " %-21.21s %7ld %-9.9s %7ld %6s %8.1f %9ld",
-		     l->local[0] ? l->local : "?", l->pid, l->comm, l->backlog, room, l->rate, l->accepts);
+		     l->local[0] ? l->local : "?", l->pid, l->comm, l->backlog, room, tp_listener_rate(m, l),
+		     l->accepts);
 		snprintf(defer, sizeof defer, " defer %lds", l->defer_s);
-		line(s, hot ? HOT : NULL, "    peak %ld full %ld  wait %s/%s  age %s/%s ms (p50/p99)  empty %ld%s",
-		     l->peak, l->full, ms(a, sizeof a, &l->wait, l->wait.p50), ms(b, sizeof b, &l->wait, l->wait.p99),
+		line(s, hot ? HOT : NULL, "    room %ld peak %ld full %ld  wait %s/%s  age %s/%s ms (p50/p99)  empty %ld%s",
+		     l->capacity, l->peak, l->full, ms(a, sizeof a, &l->wait, l->wait.p50),
+		     ms(b, sizeof b, &l->wait, l->wait.p99),
 		     ms(c, sizeof c, &l->qage, l->qage.p50), ms(d, sizeof d, &l->qage, l->qage.p99), l->empty,
 		     l->defer_s > 0 ? defer : "");
 		shown++;

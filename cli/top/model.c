@@ -119,6 +119,16 @@ static void on_stats(struct tp_model *m, struct tp_listener *l, const json_t *o,
 		l->wait = p;
 	if (log_pct_get(o, "queue_ms", &p))
 		l->qage = p;
+	/* The queue as the live thread read it: a listener whose program
+	 * stopped accepting shows its full queue, with no accept to say so. */
+	if (log_long(o, "waiting_now", &v)) {
+		l->queue_len = v;
+		l->have_queue_len = 1;
+		if (v > l->peak)
+			l->peak = v;
+		if (l->capacity > 0 && v >= l->capacity)
+			l->hot_until = m->now + TP_HOT_S;
+	}
 	if (l->full > old_full || l->empty > old_empty)
 		l->hot_until = m->now + TP_HOT_S;
 }
@@ -219,6 +229,30 @@ static void on_findings(struct tp_model *m, const json_t *o, double ts, long pid
 	f->seen = m->now;
 	copy(f->comm, sizeof f->comm, comm);
 	snprintf(f->text, sizeof f->text, "%s%s%s", codes, msg ? ": " : "", msg ? msg : "");
+}
+
+/* Log time "now": the newest line's, or the wall clock while the logs are
+ * being written (their newest line within a minute of it). */
+static double log_now(const struct tp_model *m)
+{
+	return m->now > m->max_ts && m->now - m->max_ts < 60 ? m->now : m->max_ts;
+}
+
+double tp_listener_rate(const struct tp_model *m, const struct tp_listener *l)
+{
+	double t = log_now(m), gap = l->ts_last - l->ts_prev, since = t - l->ts_last;
+
+	if (l->ts_prev <= 0 || gap <= 0)
+		return l->rate;
+	if (gap < 1)
+		gap = 1;
+	/* A listener with traffic writes a line each interval; one that has
+	 * written none for longer has had fewer accepts, and none after three. */
+	if (since <= 1.5 * gap)
+		return l->rate;
+	if (since > 3 * gap)
+		return 0;
+	return (double)(l->accepts - l->acc_prev) / (t - l->ts_prev);
 }
 
 double tp_peer_rate(const struct tp_model *m, const struct tp_peer *p)

@@ -94,6 +94,9 @@ void tp_model_line(void *m, const char *line, size_t len);
 #define TP_RATE_S 5.0
 double tp_peer_rate(const struct tp_model *m, const struct tp_peer *p);
 /* The i-th finding, oldest first. */
+/* accepts/s as of the newest line (or now, while the logs are written):
+ * falls to 0 once a listener's lines stop coming. */
+double tp_listener_rate(const struct tp_model *m, const struct tp_listener *l);
 const struct tp_finding *tp_model_finding(const struct tp_model *m, size_t i);
 
 /* ---- ui.c, draw.c ------------------------------------------------ */
