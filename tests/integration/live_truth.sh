@@ -1,0 +1,91 @@
+#!/bin/bash
+# Live truth: what a running process shows is current, with no interval set
+# (the default, 5 s), and the thread that writes it changes nothing the
+# host can see but its presence in /proc/PID/task.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/life_lib.sh"
+skip_under_tsan "the live thread's futex wait and its join are TSan-intercepted"
+P="$PROGS/life_live"
+SA="$TOP/sockaudit"
+
+# 1. The thread: one more, named, with all the host's calls unchanged.
+for m in unshare setuid; do
+	"$P" $m 1.5 >"$T/$m.plain" 2>&1
+	SOCKAUDIT_STATS_INTERVAL=1 LR_LOG="$T/$m.jsonl" life_shim "$T/$m" 20 info "$P" $m 1.5
+	if [ "$LR_RC" = 0 ] && cmp -s "$T/$m.plain" "$T/$m.out"; then
+		ok "$m after the live thread started: same results as plain ($(tr '\n' ' ' <"$T/$m.out"))"
+	else fail "$m with the live thread" "rc $LR_RC, plain '$(cat "$T/$m.plain")' shim '$(cat "$T/$m.out")'"; fi
+done
+SOCKAUDIT_STATS_INTERVAL=1 LR_LOG="$T/th.jsonl" life_shim "$T/th" 20 info "$P" threads 1.5
+check "one thread of ours, named sockaudit" grep -qx "threads 2 names life_live,sockaudit" "$T/th.out"
+LR_LOG="$T/fk.jsonl" life_shim "$T/fk" 20 info "$P" forkchild 0.2
+check "a forked child that lives less than an interval gets no thread" grep -qx "child threads 1 names life_live" "$T/fk.out"
+check "its parent has one" grep -qx "parent threads 2 names life_live,sockaudit" "$T/fk.out"
+
+# 2. An idle process writes nothing more: 5 connects, then 4 s idle at a
+# 1 s interval give one totals line, not four.
+SOCKAUDIT_STATS_INTERVAL=1 LR_LOG="$T/idle.jsonl" life_shim "$T/idle" 20 info "$P" idle 5 4
+n=$(jq -s '[.[] | select(.event=="totals")] | length' "$T/idle.jsonl")
+ok_=$(jq -s '[.[] | select(.event=="totals")][0].connect_peers[0].ok' "$T/idle.jsonl")
+if [ "$n" = 1 ] && [ "$ok_" = 5 ]; then ok "idle after 5 connects: 1 totals line in 4 intervals, 5 ok to its peer"
+else fail "idle process lines" "totals lines $n, peer ok $ok_"; fi
+
+# 3. A long-lived client's ok connects are in metrics within seconds, and a
+# listener that never accepts shows FULL in a top snapshot: no interval set.
+cat >"$T/stall.py" <<'PY'
+import socket, sys, time
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(2)
+open(sys.argv[1], "w").write(str(srv.getsockname()[1]))
+time.sleep(30)
+PY
+cat >"$T/client.py" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1]); cs = []
+for i in range(30):
+    c = socket.socket(); c.settimeout(0.3)
+    try: c.connect(("127.0.0.1", port))
+    except OSError: pass
+    cs.append(c)
+time.sleep(30)
+PY
+mkdir -p "$T/live"
+SOCKAUDIT_LOG="$T/live/x-%p.jsonl" LD_PRELOAD="$(preload_value)" timeout 40 /usr/bin/python3 "$T/stall.py" "$T/port" &
+srv=$!; on_exit "kill $srv 2>/dev/null"
+for i in $(seq 50); do [ -s "$T/port" ] && break; sleep 0.1; done
+SOCKAUDIT_LOG="$T/live/x-%p.jsonl" LD_PRELOAD="$(preload_value)" timeout 40 /usr/bin/python3 "$T/client.py" "$(cat "$T/port")" &
+cli=$!; on_exit "kill $cli 2>/dev/null"
+got=0
+for i in $(seq 90); do
+	sleep 0.1
+	v=$("$SA" metrics "$T/live" 2>/dev/null | awk '/^sockaudit_connects_total\{comm="python3",outcome="ok"\}/ {print $2}')
+	[ "${v:-0}" -ge 3 ] 2>/dev/null && { got=$i; break; }
+done
+if [ "$got" -gt 0 ]; then ok "a live client's ok connects in metrics $((got / 10)).$((got % 10)) s after its start (${v})"
+else fail "live client's connects in metrics within 9 s" "$("$SA" metrics "$T/live" 2>&1 | grep connects_total | head -3)"; fi
+full=
+for i in $(seq 90); do
+	sleep 0.1
+	"$SA" top "$T/live" >"$T/top.out" 2>&1 </dev/null
+	grep -q "FULL" "$T/top.out" && { full=$i; break; }
+done
+if [ -n "$full" ]; then ok "a listener that never accepts shows FULL in a top snapshot within $((full / 10 + 1)) s"
+else fail "stalled listener FULL in top" "$(head -8 "$T/top.out")"; fi
+
+# 4. A SIGTERM'd server has its summary and is not running.
+kill -TERM $srv; wait $srv 2>/dev/null
+st=$("$SA" metrics "$T/live" 2>/dev/null | awk '/^sockaudit_processes\{comm="python3",state="running"\}/ {print $2}')
+ns=$(cat "$T"/live/x-*.jsonl | jq -s '[.[] | select(.event=="summary")] | length')
+if [ "${ns:-0}" -ge 1 ] && [ "${st:-0}" = 1 ]; then ok "SIGTERM'd server: its summary written, the client alone running"
+else fail "SIGTERM summary" "summaries ${ns:-0}, running ${st:-none}"; fi
+# 5. The report: the 3 connects the client completed (the queue's room)
+# that the server never accepted before it ended: the first thing to fix.
+for i in $(seq 30); do
+	"$SA" report "$T"/live/x-*.jsonl >"$T/report.out" 2>&1
+	grep "^  1\. " "$T/report.out" | grep -q "connects never accepted" && break
+	sleep 0.5
+done
+if grep "^  1\. " "$T/report.out" | grep -q "connects never accepted"; then
+	ok "report: connects never accepted first ($(grep -m1 -o '[0-9]* connects\? to 127[^,]*' "$T/report.out"))"
+else fail "report names unaccepted connects first" "$(sed -n '/Fix first/,+6p' "$T/report.out")"; fi
+
+finish
