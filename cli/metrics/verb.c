@@ -71,7 +71,7 @@ static void usage(FILE *out)
 "connects by outcome, connect times as a histogram, SYN resends, accepts,\n"
 "full accept queues and empty accepts per listener, listen backlogs,\n"
 "findings per code, dropped lines; labelled by program (comm). Counters sum\n"
-"the processes' own totals (their summaries), so they only go up as\n"
+"the processes' own totals (totals lines, summaries), so they only go up as\n"
 "programs restart. LOG may be a file, a directory (every file in it), a\n"
 "quoted glob ('/var/log/sockaudit/nginx.*.jsonl'), or '-' for standard input\n"
 "(the default when none is given).\n"
