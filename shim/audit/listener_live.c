@@ -27,14 +27,17 @@ static uint64_t every_cfg;
 static uint64_t interval(void)
 {
 	const struct sa_config *c;
+	uint64_t e = __atomic_load_n(&every_cfg, __ATOMIC_RELAXED);
 
-	if (SA_LIKELY(every_cfg))
-		return every_cfg;
+	if (SA_LIKELY(e))
+		return e;
 	c = sa_cfg();
 	if (!c)
 		return 0;
-	every_cfg = c->stats_interval > 0 ? (uint64_t)c->stats_interval * 1000000000ull : UINT64_MAX;
-	return every_cfg;
+	/* Any thread may be first: the same value from each. */
+	e = c->stats_interval > 0 ? (uint64_t)c->stats_interval * 1000000000ull : UINT64_MAX;
+	__atomic_store_n(&every_cfg, e, __ATOMIC_RELAXED);
+	return e;
 }
 
 void sa_listener_live_on(int on)

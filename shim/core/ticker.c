@@ -142,10 +142,15 @@ void sa_ticker_start(uint64_t now)
 		return;
 	}
 	/* A forked child waits one interval: most such children are gone. */
-	if (born_ns == 1)
-		born_ns = now;
-	if (born_ns && now - born_ns < every)
-		return;
+	{
+		/* Threads of a child race here: any first time will do. */
+		uint64_t b = __atomic_load_n(&born_ns, __ATOMIC_RELAXED);
+
+		if (b == 1)
+			__atomic_store_n(&born_ns, b = now, __ATOMIC_RELAXED);
+		if (b && now - b < every)
+			return;
+	}
 	if (sa_in_signal || sa_in_vfork ||
 	    !__atomic_compare_exchange_n(&sa_ticker_state, &expected, TK_STARTING, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
