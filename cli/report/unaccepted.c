@@ -158,8 +158,8 @@ static void sentence(struct rp_state *st, struct rp_cause *cz, const struct grou
 		"504), with no slow connect to show it. Raise the backlog to at least %ld and accept faster.",
 		cz->n, cz->n == 1 ? "" : "s", g->comm ? g->comm : "?", pids, g->peer, cz->n == 1 ? "was" : "were",
 		l->comm ? l->comm : "?", l->pid, cz->accepts, cz->ok, cz->need);
-	rp_evid_add(cz, &g->loc, rp_xprintf("%s[%ld]'s figures: %ld completed connects to %s (all its clients: %ld)",
-					    g->comm ? g->comm : "?", g->pids[0], cz->ok, g->peer, cz->ok));
+	rp_evid_add(cz, &g->loc, rp_xprintf("figures of %s[%ld] and the other clients: %ld completed connects to %s",
+					    g->comm ? g->comm : "?", g->pids[0], cz->ok, g->peer));
 	if (l->have_listen_loc)
 		rp_evid_add(cz, &l->listen_loc, rp_xprintf("listen by %s[%ld] on %s: backlog %ld, room %ld", l->comm,
 							    l->pid, l->local ? l->local : "?", cz->backlog, cz->room));
