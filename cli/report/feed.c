@@ -1,5 +1,5 @@
 /*
- * report.c: `sockaudit report [FILE...]` reads JSON lines and gathers them
+ * report/feed.c: `sockaudit report [FILE...]` reads JSON lines and gathers them
  * per process, per listener, per option difference, per finding.
  *
  * Input is whatever a log holds: lines from several processes interleaved,
@@ -20,11 +20,7 @@
 /* Distinct option differences kept; the rest are only counted. */
 #define RP_DIFFS_MAX 2000
 
-
 /* ---- growable arrays ------------------------------------------------------ */
-
-
-
 
 static struct rp_proc *proc_get(struct rp_state *st, long pid, const char *comm)
 {
@@ -308,7 +304,6 @@ static void on_connect(struct rp_state *st, const struct log_ev *ev)
 	rp_model_connect(st, ev);
 }
 
-
 /* A listener_stats-shaped object, from its own line or a summary's list.
  * The summary's entries carry only a few counters: they stand in for a
  * listener that never had a listener_stats line, never replace one. */
@@ -426,31 +421,20 @@ static void on_event(struct rp_state *st, json_t *o)
 		json_decref(p->init);
 		p->init = json_incref(o);
 		p->trace = log_str(o, "level") && strcmp(log_str(o, "level"), "trace") == 0;
-	} else if (strcmp(name, "summary") == 0) {
-		json_t *arr = json_object_get(o, "listeners"), *v;
+	} else if (strcmp(name, "summary") == 0 || (strcmp(name, "totals") == 0 && !p->summary && ts >= p->totals_ts)) {
+		/* A summary, or the same figures while the process ran (the
+		 * latest totals line, until its summary comes). */
+		json_t **slot = name[0] == 's' ? &p->summary : &p->totals, *v;
 		size_t i;
 
-		json_decref(p->summary);
-		p->summary = json_incref(o);
+		json_decref(*slot);
+		*slot = json_incref(o);
+		if (name[0] == 't')
+			p->totals_ts = ts;
 		p->fig_loc.file = st->cur_file;
 		p->fig_loc.line = st->cur_line;
-		LOG_ARRAY_EACH(arr, i, v)
+		LOG_ARRAY_EACH(json_object_get(o, "listeners"), i, v)
 			on_listener_stats(st, v, pid, comm, ts, 1);
-	} else if (strcmp(name, "totals") == 0) {
-		json_t *arr = json_object_get(o, "listeners"), *v;
-		size_t i;
-
-		/* The summary's figures while the process ran: the latest wins
-		 * until its summary comes. */
-		if (!p->summary && ts >= p->totals_ts) {
-			json_decref(p->totals);
-			p->totals = json_incref(o);
-			p->totals_ts = ts;
-			p->fig_loc.file = st->cur_file;
-			p->fig_loc.line = st->cur_line;
-			LOG_ARRAY_EACH(arr, i, v)
-				on_listener_stats(st, v, pid, comm, ts, 1);
-		}
 	} else if (strcmp(name, "listen") == 0) {
 		on_listen(st, o, pid, comm, ts);
 	} else if (strcmp(name, "setsockopt") == 0) {
