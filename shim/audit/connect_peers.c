@@ -112,7 +112,6 @@ void sa_connect_peer_count(const struct sockaddr *peer, socklen_t len, enum sa_c
 
 static json_t *slot_json(const struct peer_slot *p)
 {
-	static const char *const names[4] = { "ok", "failed", "abandoned", "interrupted" };
 	struct sockaddr_storage ss;
 	char text[SA_ADDR_TEXT_MAX + 1];
 	socklen_t len;
@@ -140,7 +139,8 @@ static json_t *slot_json(const struct peer_slot *p)
 	o = json_object();
 	json_object_set_new(o, "peer", n > 0 ? sa_json_str(text) : json_null());
 	for (i = 0; i < 4; i++)
-		json_object_set_new(o, names[i], json_integer((json_int_t)__atomic_load_n(&p->n[i], __ATOMIC_RELAXED)));
+		json_object_set_new(o, sa_conn_outcome_name((enum sa_conn_outcome)(SA_CONN_OK + i)),
+				    json_integer((json_int_t)__atomic_load_n(&p->n[i], __ATOMIC_RELAXED)));
 	json_object_set_new(o, "syn_retrans", json_integer((json_int_t)__atomic_load_n(&p->retrans, __ATOMIC_RELAXED)));
 	return o;
 }
