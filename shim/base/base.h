@@ -118,7 +118,8 @@ extern struct sa_real_fns sa_real SA_HIDDEN;
 void sa_real_init(void) SA_HIDDEN;
 /* Any other function (or variable) by name, from any object but ours, in
  * load order (default version), or NULL: for the few the shim uses that old glibc keeps in libpthread,
- * a library the host may not have loaded. Walks the objects each call. */
+ * a library the host may not have loaded. The names the shim asks for are
+ * found in the set-up's walk (sa_real_init) and kept; any other walks. */
 void *sa_real_sym(const char *name) SA_HIDDEN;
 /* Resolves one slot (SA_REAL_SLOT(name)): what the shim's own code needs
  * before its init (the sink, the signal trampoline's set-up), without

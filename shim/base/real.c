@@ -109,16 +109,20 @@ static uintptr_t dyn_ptr(uintptr_t base, ElfW(Addr) p)
 	return p < base ? base + p : p;
 }
 
-static int obj_open(const struct dl_phdr_info *info, struct obj *o)
+static const ElfW(Dyn) *dynamic_of(const struct dl_phdr_info *info)
 {
-	const ElfW(Dyn) *d = NULL;
 	int i;
 
-	memset(o, 0, sizeof *o);
-	o->base = info->dlpi_addr;
 	for (i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-			d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+			return (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	return NULL;
+}
+
+static int obj_open(uintptr_t base, const ElfW(Dyn) *d, struct obj *o)
+{
+	memset(o, 0, sizeof *o);
+	o->base = base;
 	if (!d)
 		return -ENOENT;
 	for (; d->d_tag != DT_NULL; d++) {
@@ -227,6 +231,24 @@ static void *lookup(const struct obj *o, const char *name)
 	}
 }
 
+/*
+ * The names sa_real_sym is asked for, looked up in the set-up's one walk
+ * (in every object but ours, in load order) and kept: after the set-up no
+ * walk runs at all. That matters in a child forked while another thread
+ * was inside dl_iterate_phdr (ours or the host's): glibc's fork resets the
+ * loader's dl_load_lock but not the lock dl_iterate_phdr takes, so a walk
+ * in that child would wait forever.
+ */
+static const char extra_names[][28] = {
+	"pthread_create", "pthread_join", "pthread_detach", "pthread_attr_setstacksize",
+	"pthread_setcancelstate", "pthread_getattr_np", "pthread_attr_getstack",
+	"__register_atfork", "gnu_get_libc_version", "environ",
+};
+#define NEXTRA (sizeof extra_names / sizeof extra_names[0])
+_Static_assert(NEXTRA <= 32, "a walk's extras are the bits of an unsigned");
+static void *extra_at[NEXTRA];
+static int extras_done;    /* extra_at holds the walk's answers (NULL: none has it) */
+
 struct walk {
 	int after_self;   /* 1: only the objects after ours (RTLD_NEXT); 0: every other one */
 	int past_self;
@@ -235,6 +257,7 @@ struct walk {
 	const char *one;  /* sa_real_sym's name, or NULL for the slots */
 	void *found;
 	uint64_t want;    /* the slots to fill, a bit each */
+	unsigned extras;  /* extra_names still to find, a bit each (the set-up's walk) */
 };
 
 static int is_self(const struct dl_phdr_info *info)
@@ -252,28 +275,30 @@ static int is_self(const struct dl_phdr_info *info)
 	return 0;
 }
 
-static int visit(struct dl_phdr_info *info, size_t size, void *data)
+/* One object other than ours; 1 ends the walk (nothing left to find). */
+static int visit_obj(struct walk *w, const struct obj *o)
 {
-	struct walk *w = data;
-	struct obj o;
 	unsigned i;
 	void *p;
 
-	(void)size;
-	if (is_self(info)) {
-		w->past_self = 1;
-		return 0;
-	}
-	if ((w->after_self && !w->past_self) || obj_open(info, &o) != 0)
+	if (w->one)
+		return (w->found = lookup(o, w->one)) != NULL;
+	w->missing = 0;
+	for (i = 0; i < NEXTRA; i++)   /* every object, ours excepted, in order */
+		if (w->extras >> i & 1) {
+			if ((p = lookup(o, extra_names[i]))) {
+				extra_at[i] = p;
+				w->extras &= ~(1u << i);
+			} else
+				w->missing++;
+		}
+	if (w->after_self && !w->past_self)
 		return 0;
 	w->after++;
-	if (w->one)
-		return (w->found = lookup(&o, w->one)) != NULL;
-	w->missing = 0;
 	for (i = 0; i < NSLOTS; i++) {
 		if (!(w->want >> i & 1) || __atomic_load_n(&slots()[i], __ATOMIC_RELAXED))
 			continue;
-		if ((p = lookup(&o, names[i])))
+		if ((p = lookup(o, names[i])))
 			__atomic_store_n(&slots()[i], p, __ATOMIC_RELEASE);
 		else
 			w->missing++;
@@ -281,12 +306,90 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 	return w->missing == 0;
 }
 
-static void resolve(uint64_t want)
+static int visit(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct walk *w = data;
+	struct obj o;
+
+	(void)size;
+	if (is_self(info)) {
+		w->past_self = 1;
+		return 0;
+	}
+	if (obj_open(info->dlpi_addr, dynamic_of(info), &o) != 0)
+		return 0;
+	return visit_obj(w, &o);
+}
+
+/*
+ * The loader's list of objects read without its lock, from the r_debug the
+ * main program's DT_DEBUG points to (glibc and musl both fill it; musl's
+ * objects begin as link_map does), in a process forked while one of our
+ * walks was under way: dl_iterate_phdr's lock may be held there by a
+ * thread that did not come along (ours, or the host's that ours waited
+ * on), and then no dlopen or dlclose can change the list under the walk
+ * either (they take that lock too). 0: no such list here.
+ */
+static int walk_unlocked(struct walk *w)
+{
+	extern ElfW(Dyn) _DYNAMIC[] SA_HIDDEN;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	size_t i, n = getauxval(AT_PHNUM);
+	uintptr_t bias = 0;
+	const ElfW(Dyn) *d = NULL;
+	const struct r_debug *r = NULL;
+	const struct link_map *l;
+	struct obj o;
+
+	for (i = 0; ph && i < n; i++)
+		if (ph[i].p_type == PT_PHDR)
+			bias = (uintptr_t)ph - ph[i].p_vaddr;
+	for (i = 0; ph && i < n; i++)
+		if (ph[i].p_type == PT_DYNAMIC)
+			d = (const ElfW(Dyn) *)(bias + ph[i].p_vaddr);
+	for (; d && d->d_tag != DT_NULL; d++)
+		if (d->d_tag == DT_DEBUG)
+			r = (const struct r_debug *)d->d_un.d_ptr;
+	if (!r || !r->r_map)
+		return 0;
+	for (l = r->r_map; l; l = l->l_next) {
+		if (l->l_ld == _DYNAMIC) {
+			w->past_self = 1;
+			continue;
+		}
+		if (l->l_ld && obj_open(l->l_addr, l->l_ld, &o) == 0 && visit_obj(w, &o))
+			break;
+	}
+	return 1;
+}
+
+/* Walks under way in this process: the count in the low half, the pid of
+ * the process they run in in the high half. A fork child finds a count
+ * left by a thread that did not come along, under another pid. On the
+ * page the loader writes at every exec (a shell's one walk writes no page
+ * more); one getpid a walk (a process makes one to three). */
+static uint64_t walks SA_START_DATA;
+
+static void walk(struct walk *w)
+{
+	uint64_t me = (uint64_t)(uint32_t)sa_syscall3_raw(SYS_getpid, 0, 0, 0), cur, next;
+
+	cur = __atomic_load_n(&walks, __ATOMIC_ACQUIRE);
+	if ((uint32_t)cur && cur >> 32 != me && walk_unlocked(w))
+		return;   /* forked in the middle of a walk */
+	do
+		next = (uint32_t)cur && cur >> 32 == me ? cur + 1 : me << 32 | 1;
+	while (!__atomic_compare_exchange_n(&walks, &cur, next, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	dl_iterate_phdr(visit, w);
+	__atomic_sub_fetch(&walks, 1, __ATOMIC_RELEASE);
+}
+
+static void resolve(uint64_t want, unsigned extras)
 {
 	int saved = errno;
-	struct walk w = { 1, 0, 0, 1, NULL, NULL, want };
+	struct walk w = { 1, 0, 0, 1, NULL, NULL, want, extras };
 
-	dl_iterate_phdr(visit, &w);
+	walk(&w);
 	/* Loaded last (by dlopen, after libc): what RTLD_NEXT would have
 	 * found is in an object before ours. Not when objects came after
 	 * ours: a name missing there is missing from libc (the fallbacks
@@ -294,8 +397,10 @@ static void resolve(uint64_t want)
 	 * preload's wrapper, which would call back into ours. */
 	if (w.missing && !w.after) {
 		w.after_self = 0;
-		dl_iterate_phdr(visit, &w);
+		walk(&w);
 	}
+	if (extras)
+		__atomic_store_n(&extras_done, 1, __ATOMIC_RELEASE);
 	if (!sa_real.close_range)
 		sa_real.close_range = fallback_close_range;
 	if (!sa_real.closefrom)
@@ -310,7 +415,7 @@ void sa_real_init(void)
 		return;
 	int saved = sa_in_shim;
 	sa_in_shim = 1;
-	resolve(ALL_SLOTS);
+	resolve(ALL_SLOTS, (1u << NEXTRA) - 1);
 	/* An audited process's later execv, in a vfork child or a handler,
 	 * then walks nothing for it. */
 	(void)sa_environ();
@@ -325,7 +430,7 @@ void sa_real_one(unsigned slot)
 	if (slot >= NSLOTS)
 		return;
 	sa_in_shim = 1;
-	resolve((uint64_t)1 << slot | ((BASICS >> slot & 1) ? BASICS : 0));
+	resolve((uint64_t)1 << slot | ((BASICS >> slot & 1) ? BASICS : 0), 0);
 	sa_in_shim = saved;
 }
 
@@ -342,10 +447,15 @@ char **sa_environ(void)
 
 void *sa_real_sym(const char *name)
 {
-	struct walk w = { 0, 0, 0, 0, name, NULL, 0 };
+	struct walk w = { 0, 0, 0, 0, name, NULL, 0, 0 };
 	int saved = errno;
+	unsigned i;
 
-	dl_iterate_phdr(visit, &w);
+	if (__atomic_load_n(&extras_done, __ATOMIC_ACQUIRE))
+		for (i = 0; i < NEXTRA; i++)
+			if (same_name(extra_names[i], name))
+				return extra_at[i];
+	walk(&w);
 	errno = saved;
 	return w.found;
 }

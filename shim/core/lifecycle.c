@@ -225,6 +225,11 @@ void sa_lifecycle_init(void)
 
 	sa_in_shim++;
 	sa_run_set_state(SA_RUN_INITIALIZING);
+	/* Every real function and every name looked up later, in one pass:
+	 * the audit code (shim/audit, kernel, state) calls sa_real.* without
+	 * a check on the request path, a server's forked children inherit the
+	 * table filled, and nothing walks the loader's list after this. */
+	sa_real_init();
 #ifndef __GLIBC__
 	/* The musl build in a glibc process (a musl program exec'd a glibc
 	 * one with LD_PRELOAD inherited; it needs no library, so glibc's
@@ -251,10 +256,6 @@ void sa_lifecycle_init(void)
 #endif
 	sa_env_capture(NULL);
 	sa_listener_hooks_init();
-	/* Every real function, in one pass: the audit code (shim/audit,
-	 * kernel, state) calls sa_real.* without a check on the request path,
-	 * and a server's forked children inherit the table filled. */
-	sa_real_init();
 	sa_json_init();
 	sa_set_pid(getpid());
 	sa_config_load(cfg, sa_env_get, sa_pid());

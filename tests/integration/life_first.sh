@@ -100,4 +100,21 @@ n=$(grep -c '/dev/urandom' "$D/st"); files=$(ls "$D"/x-*.jsonl 2>/dev/null | wc 
 if [ "$rc" = 0 ] && grep -qx "children 17 ok 17" "$D/out" && [ "$n" = 0 ] && [ "$files" = 18 ]; then
 	ok "seed: 18 processes under strace, none opened /dev/urandom, each its own file"
 else fail "seed" "rc $rc, $(cat "$D/out"), /dev/urandom opened $n times, files $files"; fi
+
+# 11. A child forked while another thread is inside dl_iterate_phdr, whose
+# lock glibc's fork does not reset: the shim walks the loaded objects only
+# in its set-up (every name it needs found then), and a child forked in the
+# middle of that walk reads the loader's list without the lock. "after":
+# the child's live thread starts (interval 1 s) after the parent's set-up;
+# "during": the parent's set-up is waiting on the host's walk at the fork.
+for m in after during; do
+	D="$T/dlheld-$m"; mkdir -p "$D"
+	plain=$(timeout 20 "$PROGS/life_dlheld" "$m")
+	out=$(SOCKAUDIT_STATS_INTERVAL=1 SOCKAUDIT_LOG="$D/x-%p.jsonl" timeout 20 env LD_PRELOAD="$(preload_value)" \
+		"$PROGS/life_dlheld" "$m"); rc=$?
+	acc=$(sum "$D" '[.[] | select(.event=="summary") | .counts.accept // 0] | add // 0')
+	if [ "$plain" = "child ok" ] && [ "$rc" = 0 ] && [ "$out" = "child ok" ] && [ "$acc" = 3 ]; then
+		ok "dlheld $m: the child forked beside a held dl_iterate_phdr ends, its 3 accepts audited"
+	else fail "dlheld $m" "plainly '$plain', under the shim rc $rc '$out', accepts audited $acc"; fi
+done
 finish
