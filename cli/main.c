@@ -5,9 +5,11 @@
  *   sockaudit metrics [LOG...]        the same lines as Prometheus metrics
  *   sockaudit explain QUERY...        what this kernel does with a value
  *   sockaudit top LOG...              a live view of logs being written
+ *   sockaudit attach [options] PID... audit a program already running
+ *   sockaudit detach PID...           and let it go
  *   sockaudit [options] [--] CMD ...  run CMD under libsockaudit
  *
- * A program that happens to be called "report" (or "metrics", "explain", "top") runs as
+ * A program that happens to be called "report" (or "metrics", "explain", "top", "attach", "detach") runs as
  * `sockaudit -- report`.
  */
 #include <string.h>
@@ -28,5 +30,9 @@ int main(int argc, char **argv)
 		return cli_explain(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "top") == 0)
 		return cli_top(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "attach") == 0)
+		return cli_attach(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "detach") == 0)
+		return cli_detach(argc - 1, argv + 1);
 	return cli_launch(argc, argv);
 }

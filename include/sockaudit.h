@@ -31,6 +31,16 @@ const char *sockaudit_version(void);
  * (SOCKAUDIT_DISABLE=1, or the program is not in SOCKAUDIT_COMM). */
 int sockaudit_enabled(void);
 
+/* Called in a running program by `sockaudit attach PID` (after it loaded
+ * the library with the program's dlopen) and `sockaudit detach PID`, on
+ * one of its threads while the others are stopped. settings: SOCKAUDIT_*
+ * entries as in an environment, NULL-terminated. sockaudit_attach: 0
+ * attached, 1 already audited, 2 the settings audit nothing here, 3 no
+ * call could be redirected, 4 the library's own wrappers not found.
+ * sockaudit_detach: 0 detached, 1 not attached. */
+int sockaudit_attach(char **settings);
+int sockaudit_detach(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -51,6 +51,10 @@ int cli_glibc_needed(const char *path, char *ver, size_t cap);
 /* gocheck.c: 1 when the ELF file at fd is a Go program (its build-id note
  * or .go.buildinfo section): Go makes its own system calls. */
 int cli_is_go_program(int fd);
+/* attach.c: `sockaudit attach [options] PID...` and `sockaudit detach
+ * PID...`: the library into a running program and out again. */
+int cli_attach(int argc, char **argv);
+int cli_detach(int argc, char **argv);
 /* Set by the launcher to its own pid, which the program keeps across exec:
  * the library's exit message is for that process only (shim/core/lifecycle.c). */
 #define SA_ENV_LAUNCHED "SOCKAUDIT_LAUNCHED"

@@ -121,6 +121,15 @@ void sa_real_init(void) SA_HIDDEN;
  * a library the host may not have loaded. The names the shim asks for are
  * found in the set-up's walk (sa_real_init) and kept; any other walks. */
 void *sa_real_sym(const char *name) SA_HIDDEN;
+/* Our own exported definition of name (what an attach stores in a GOT
+ * slot): the walk, each call. */
+void *sa_self_sym(const char *name) SA_HIDDEN;
+/* got.c: point every loaded object's GOT slots for names[i] at ours[i]
+ * (not ours, the loader's, libc's or the vDSO's); the number of slots
+ * changed, or -(slots that could not be). sa_got_restore puts them back. */
+int sa_got_patch(const char *const *names, void *const *ours, size_t n) SA_HIDDEN;
+void sa_got_restore(void) SA_HIDDEN;
+size_t sa_got_patched(void) SA_HIDDEN;
 /* Resolves one slot (SA_REAL_SLOT(name)): what the shim's own code needs
  * before its init (the sink, the signal trampoline's set-up), without
  * paying for the rest; a slot of the few every shell calls (sigaction,
@@ -306,6 +315,7 @@ typedef char *(*sa_getenv_fn)(const char *name);
  * working directory) as the process started; once, from the constructor
  * or the first init. sa_env_get reads that copy (a sa_getenv_fn). */
 void sa_env_capture(char **envp) SA_HIDDEN;   /* NULL: environ */
+void sa_env_capture_attach(char **settings) SA_HIDDEN;   /* the attach tool's, in place of the start's */
 int sa_env_secure(void) SA_HIDDEN;   /* AT_SECURE: asked once, on first use */
 /* Whether NAME is among the settings copied, secure execution or not (no
  * getauxval): for a decision that sa_env_get() then makes properly. */

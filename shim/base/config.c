@@ -187,6 +187,14 @@ void sa_env_capture(char **envp)
 		read_start_dir(sa_env_get(log_name));
 }
 
+/* An attach: the settings the attach tool passed replace what the process
+ * started with (its environment names no log of ours). */
+void sa_env_capture_attach(char **settings)
+{
+	snap_taken = 0;
+	sa_env_capture(settings);
+}
+
 int sa_env_final(void)
 {
 	return __atomic_load_n(&snap_taken, __ATOMIC_ACQUIRE) == 2;

@@ -252,7 +252,7 @@ static int extras_done;    /* extra_at holds the walk's answers (NULL: none has 
 struct walk {
 	int after_self;   /* 1: only the objects after ours (RTLD_NEXT); 0: every other one */
 	int past_self;
-	int after;        /* objects seen after ours */
+	int after;        /* an object after ours had one of the names */
 	int missing;
 	const char *one;  /* sa_real_sym's name, or NULL for the slots */
 	void *found;
@@ -278,32 +278,32 @@ static int is_self(const struct dl_phdr_info *info)
 /* One object other than ours; 1 ends the walk (nothing left to find). */
 static int visit_obj(struct walk *w, const struct obj *o)
 {
-	unsigned i;
+	unsigned i, miss = 0;
 	void *p;
 
 	if (w->one)
 		return (w->found = lookup(o, w->one)) != NULL;
-	w->missing = 0;
 	for (i = 0; i < NEXTRA; i++)   /* every object, ours excepted, in order */
 		if (w->extras >> i & 1) {
 			if ((p = lookup(o, extra_names[i]))) {
 				extra_at[i] = p;
 				w->extras &= ~(1u << i);
 			} else
-				w->missing++;
+				miss++;
 		}
 	if (w->after_self && !w->past_self)
-		return 0;
-	w->after++;
+		return 0;   /* the slots: only the objects after ours */
 	for (i = 0; i < NSLOTS; i++) {
 		if (!(w->want >> i & 1) || __atomic_load_n(&slots()[i], __ATOMIC_RELAXED))
 			continue;
-		if ((p = lookup(o, names[i])))
+		if ((p = lookup(o, names[i]))) {
 			__atomic_store_n(&slots()[i], p, __ATOMIC_RELEASE);
-		else
-			w->missing++;
+			w->after = 1;   /* a libc after ours (not only our own dependencies) */
+		} else
+			miss++;
 	}
-	return w->missing == 0;
+	w->missing = (int)miss;
+	return miss == 0;
 }
 
 static int visit(struct dl_phdr_info *info, size_t size, void *data)
@@ -390,11 +390,13 @@ static void resolve(uint64_t want, unsigned extras)
 	struct walk w = { 1, 0, 0, 1, NULL, NULL, want, extras };
 
 	walk(&w);
-	/* Loaded last (by dlopen, after libc): what RTLD_NEXT would have
-	 * found is in an object before ours. Not when objects came after
-	 * ours: a name missing there is missing from libc (the fallbacks
-	 * below), and an earlier object's definition could be another
-	 * preload's wrapper, which would call back into ours. */
+	/* Loaded last (by dlopen, after libc: an attach), where the only
+	 * objects after ours are our own dependencies, which define none of
+	 * the names: what RTLD_NEXT would have found is in an object before
+	 * ours. Not when an object after ours had some: a name missing there
+	 * is missing from libc (the fallbacks below), and an earlier
+	 * object's definition could be another preload's wrapper, which
+	 * would call back into ours. */
 	if (w.missing && !w.after) {
 		w.after_self = 0;
 		walk(&w);
@@ -443,6 +445,28 @@ char **sa_environ(void)
 	if (!e && (e = sa_real_sym("environ")) != NULL)
 		__atomic_store_n(&environ_at, e, __ATOMIC_RELEASE);
 	return e ? *e : NULL;
+}
+
+static int visit_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct walk *w = data;
+	struct obj o;
+
+	(void)size;
+	if (!is_self(info) || obj_open(info->dlpi_addr, dynamic_of(info), &o) != 0)
+		return 0;
+	w->found = lookup(&o, w->one);
+	return 1;
+}
+
+void *sa_self_sym(const char *name)
+{
+	struct walk w = { 0, 0, 0, 0, name, NULL, 0, 0 };
+	int saved = errno;
+
+	dl_iterate_phdr(visit_self, &w);
+	errno = saved;
+	return w.found;
 }
 
 void *sa_real_sym(const char *name)

@@ -70,6 +70,11 @@ void sa_summary_reset_after_fork(void) SA_HIDDEN;
 
 /* ---- signals.c: the host's signal handlers run in a trampoline -------- */
 int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact) SA_HIDDEN;
+void sa_sig_adopt_all(void) SA_HIDDEN;     /* an attach: the host's earlier handlers, trampolined */
+void sa_sig_release_all(void) SA_HIDDEN;   /* a detach: the host's handlers back, no ender */
+/* firstcall.c: an attach after a detach sets up again, as a new process. */
+void sa_init_again(void) SA_HIDDEN;
+extern double sa_attached_at SA_HIDDEN;    /* lifecycle.c: the attach's wall clock, 0: preloaded */
 sighandler_t sa_sig_signal(int sig, sighandler_t h) SA_HIDDEN;
 /* At set-up: the summary for fatal signals the host leaves at SIG_DFL. */
 void sa_sig_enders_install(void) SA_HIDDEN;

@@ -164,6 +164,20 @@ int sa_ensure_init_slow(void)
 	return wait_for_init();
 }
 
+/* An attach after a detach: set up again, as a new process would (its own
+ * init line and counts), on this thread. */
+void sa_init_again(void)
+{
+	sigset_t old;
+
+	sa_lifecycle_new_process_fds(1);
+	sa_run_set_state(SA_RUN_NEW);
+	init_given_up = 0;
+	sa_signals_hold(&old);
+	init_here_now();
+	sa_signals_release(&old);
+}
+
 /* The process ends (sa_lifecycle_summary says when and what is written). */
 void sa_lifecycle_end(void)
 {

@@ -39,6 +39,7 @@ static int sink_err;
 static int launched SA_PROC_PAGE;
 static int init_written SA_PROC_PAGE;             /* this process's init line reached the sink */
 static int atfork_registered;
+double sa_attached_at;   /* wall-clock seconds of the attach that set us up, 0: preloaded */
 
 static json_t *sysctl_json(const char *path)
 {
@@ -91,6 +92,10 @@ static void emit_init_once(double ts)
 	if (ts > 0)
 		json_object_set_new(ev, "ts", json_real(ts));
 	json_object_set_new(ev, "version", json_string(SOCKAUDIT_VERSION_STR));
+	if (sa_attached_at > 0) {
+		json_object_set_new(ev, "attached", json_true());
+		json_object_set_new(ev, "attached_at", json_real(sa_attached_at));
+	}
 	json_object_set_new(ev, "level", json_string(sa_level_name(cfg->level)));
 	json_object_set_new(ev, "sink", sa_json_str(sa_sink_describe()));
 	json_object_set_new(ev, "kernel", uname(&u) == 0 ? sa_json_str(u.release) : json_null());

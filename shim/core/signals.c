@@ -474,3 +474,39 @@ int sa_signal_escaped(void)
 	}
 	return 0;
 }
+
+/* An attach: the handlers the host installed before it get the
+ * trampoline, and the enders go in (again, after a detach). */
+void sa_sig_adopt_all(void)
+{
+	struct sigaction k;
+	int sig;
+
+	if (!__atomic_load_n(&enders_on, __ATOMIC_ACQUIRE))
+		sa_sig_enders_install();
+	for (sig = 1; sig < NSIGS; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && SA_REAL(sigaction)(sig, NULL, &k) == 0 && wants_tramp(&k) &&
+		    unwrap((void *)k.sa_handler, NULL, NULL) == (void *)k.sa_handler)
+			sa_sig_action(sig, &k, NULL);
+}
+
+/* A detach: the host's own handlers back in the kernel, in place of the
+ * trampolines and the enders. */
+void sa_sig_release_all(void)
+{
+	struct sigaction k;
+	void *h;
+	int sig;
+
+	__atomic_store_n(&enders_on, 0, __ATOMIC_RELEASE);
+	for (sig = 1; sig < NSIGS; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP || SA_REAL(sigaction)(sig, NULL, &k) != 0)
+			continue;
+		h = (void *)k.sa_handler;
+		if (h == (void *)tramp_plain || h == (void *)tramp_info) {
+			k.sa_handler = (void (*)(int))unwrap(h, handlers[PLAIN][sig], handlers[INFO][sig]);
+			SA_REAL(sigaction)(sig, &k, NULL);
+		} else if (!(k.sa_flags & SA_SIGINFO) && h == (void *)ender)
+			SA_REAL(sigaction)(sig, &ender_prev[sig], NULL);
+	}
+}

@@ -224,6 +224,8 @@ int sa_sinkpath_open(const char *path, const char **refused) SA_HIDDEN;
 /* Why an existing file with these facts is refused, or NULL to use it. */
 const char *sa_sinkpath_judge(mode_t mode, uid_t uid, unsigned long nlink, uid_t euid) SA_HIDDEN;
 void sa_sink_atfork_child(void) SA_HIDDEN;
+void sa_sink_close(void) SA_HIDDEN;    /* a detach: our own fd closed, no line after */
+void sa_sink_reopen_allowed(void) SA_HIDDEN;   /* a new attach: lines again */
 
 /* ---- sink_io.c: one whole line to one fd (sink.c's tools) --------------- */
 

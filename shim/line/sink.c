@@ -64,8 +64,18 @@ static ino_t inherited_ino;
 static char inherited_path[512];
 static char describe[560];   /* "" until a sink opens: "stderr"; a zero table */
 
-static int writers SA_PROC_PAGE;                 /* lines being written now */
 static __thread int in_write __attribute__((tls_model("initial-exec")));
+
+static int sink_shut SA_PROC_PAGE;   /* sa_sink_close: no line after a detach */
+static int writers SA_PROC_PAGE;                 /* lines being written now */
+
+static void shut_now(void)
+{
+	int fd = __atomic_exchange_n(&sa_sink_own_fd, -1, __ATOMIC_ACQ_REL);
+
+	if (fd >= 0)
+		sa_sinkio_close(fd);
+}
 
 /* ---- our own fd (a path, syslog) ---------------------------------------- */
 
@@ -231,6 +241,8 @@ static __attribute__((noinline)) int write_slow(const char *line, size_t len)
 {
 	int saved = errno, ok, fd;
 
+	if (__atomic_load_n(&sink_shut, __ATOMIC_ACQUIRE))
+		return 0;   /* detached: nothing opened again, nothing written */
 	if (SA_SINK_OWNS_FD(kind)) {
 		fd = own_fd_open();
 		if (fd < 0) {
@@ -289,7 +301,9 @@ int sa_sink_write(const char *line, size_t len)
 	__atomic_add_fetch(&writers, 1, __ATOMIC_ACQ_REL);
 	fd = fast_fd();
 	ok = SA_LIKELY(fd >= 0) ? sa_sinkio_write_file(fd, line, len) : write_slow(line, len);
-	__atomic_sub_fetch(&writers, 1, __ATOMIC_ACQ_REL);
+	if (SA_UNLIKELY(__atomic_sub_fetch(&writers, 1, __ATOMIC_ACQ_REL) == 0 &&
+			__atomic_load_n(&sink_shut, __ATOMIC_ACQUIRE)))
+		shut_now();   /* the last line in flight at a detach */
 	in_write--;
 	return ok;
 }
@@ -409,4 +423,21 @@ void sa_sink_reopen_path(const char *newpath, int shares_fds)
 	snprintf(describe, sizeof describe, "%s", path);
 	SA_ZERO(sa_sink_own_failed);
 	SA_ZERO(own_retry);
+}
+
+/* A detach: our fd given back to the host, and no line written after.
+ * A thread in the middle of a line (the attach tool stops threads
+ * wherever they are) closes it as it leaves: never closed under a write
+ * that could then land in a file the host opened with that number. */
+void sa_sink_close(void)
+{
+	__atomic_store_n(&sink_shut, 1, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&writers, __ATOMIC_ACQUIRE) == 0)
+		shut_now();
+}
+
+/* An attach after a detach: lines again (the sink opens at the first). */
+void sa_sink_reopen_allowed(void)
+{
+	__atomic_store_n(&sink_shut, 0, __ATOMIC_RELEASE);
 }
