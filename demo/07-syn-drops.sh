@@ -41,11 +41,14 @@ awk '{sub(/->.*/, "", $2); print $2, $NF}' "$W/cli.out" | sort >"$W/client.ms"
 jlr 'select(.event == "connect") | "\(.local | sub(".*:"; "")) \(.connect_ms)"' "$CL" | sort >"$W/shim.ms"
 join "$W/client.ms" "$W/shim.ms" >"$W/joined"
 n_client=$(wc -l <"$W/client.ms") n_join=$(wc -l <"$W/joined")
-far=$(awk '{d = $2 - $3; if (d < 0) d = -d; if (d > 10) n++} END {print n + 0}' "$W/joined")
-awk '{d = $2 - $3; if (d < 0) d = -d; if (d > 10) print "port " $1 ": client " $2 " ms, shim " $3 " ms"}' "$W/joined" | show
+# The shim times inside the client's own window: never longer (0.5 ms of
+# rounding), and shorter by the wrapper and by any time the client's thread
+# waited for a CPU (tens of ms on a loaded machine), far below the 1 s steps.
+far=$(awk '{d = $2 - $3; if (d < -0.5 || d > 50) n++} END {print n + 0}' "$W/joined")
+awk '{d = $2 - $3; if (d < -0.5 || d > 50) print "port " $1 ": client " $2 " ms, shim " $3 " ms"}' "$W/joined" | show
 expect "every one of the client's $n_client connects has a shim connect line with its local port ($n_join matched)" \
 	test "$n_client" = "$COUNT" -a "$n_join" = "$COUNT"
-expect "every shim connect_ms is within 10 ms of the client's own ($far off)" test "$far" = 0
+expect "every shim connect_ms is at most the client's own and within 50 ms of it ($far off)" test "$far" = 0
 slow=$(awk '$2 >= 900' "$W/client.ms" | wc -l)
 expect "some connects took about 1 s or more ($slow of $COUNT)" test "$slow" -ge 1
 synr=$(awk '$1 == "TcpExtTCPSynRetrans" {print $2}' "$W/nstat.out")
