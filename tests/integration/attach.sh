@@ -1,0 +1,159 @@
+#!/bin/bash
+# sockaudit attach / detach on programs started plainly, under a bounded
+# load the whole time: a Python threading HTTP server (attach, detach,
+# attach again), the same server stopped (SIGSTOP) while we attach, real
+# nginx (master and workers, then a reload), and the refusals (no such
+# process, a static program, twice, a preloaded one, a user who may not
+# trace it), each leaving the process as it was.
+. "$(dirname "$0")/../lib.sh"
+if [ -n "${SANITIZE:-}" ]; then
+	echo "ok - attach # SKIP SANITIZE=$SANITIZE: a sanitizer's library cannot be loaded into a plain process"
+	finish
+fi
+for b in python3 curl nginx ab setpriv; do
+	command -v $b >/dev/null || { fail "$b not installed (scripts/ensure-deps.sh test)"; finish; }
+done
+SA="$TOP/sockaudit"
+jqn() { jq -s "$2" "$1" 2>/dev/null; }
+
+# A load that runs until $T/stop exists (60 s at most): one status code a line.
+load() {   # load PORT OUT
+	( end=$((SECONDS + 60)); while [ ! -e "$T/stop" ] && [ $SECONDS -lt $end ]; do
+		curl -s -o /dev/null -m 5 -w '%{http_code}\n' "http://127.0.0.1:$1/" || echo fail
+	done ) >"$2" &
+	LOADPID=$!
+}
+stop_load() { touch "$T/stop"; wait "$LOADPID"; rm -f "$T/stop"; }
+
+# ---- 1. Python's threading HTTP server: attach, detach, attach again ------
+P=$(free_port)
+mkdir -p "$T/www"; echo hi >"$T/www/index.html"
+python3 -m http.server "$P" --bind 127.0.0.1 --directory "$T/www" >/dev/null 2>&1 &
+PY=$!
+on_exit "kill -9 $PY 2>/dev/null"
+wait_port "$P" || { fail "python3 http.server did not start"; finish; }
+load "$P" "$T/codes1"
+sleep 0.5
+"$SA" attach -o "$T/a1.jsonl" -l info "$PY" >"$T/at1.out" 2>&1; rc=$?
+if [ $rc = 0 ] && grep -q "attached; .* stopped for .* ms; log: $T/a1.jsonl" "$T/at1.out"; then
+	ok "attach: rc 0, $(sed 's/.*attached; //' "$T/at1.out")"
+else fail "attach" "rc $rc: $(cat "$T/at1.out")"; fi
+sleep 1
+"$SA" attach "$PY" >"$T/at2.out" 2>&1; rc=$?
+check "attach twice: rc 1, 'already audited'" test $rc = 1 -a -n "$(grep 'already audited' "$T/at2.out")"
+"$SA" detach "$PY" >"$T/de1.out" 2>&1; rc=$?
+check "detach: rc 0 ($(sed 's/.*detached; //' "$T/de1.out"))" test $rc = 0
+fds=$(ls -l /proc/$PY/fd 2>/dev/null | grep -c 'a1.jsonl')
+check "after detach the log is closed in the process (no fd on it)" test "$fds" = 0
+check "after detach the library stays mapped, inactive" grep -q libsockaudit "/proc/$PY/maps"
+n1=$(wc -l <"$T/a1.jsonl")
+sleep 0.5
+check "after detach nothing more is written ($n1 lines)" test "$(wc -l <"$T/a1.jsonl")" = "$n1"
+"$SA" attach -o "$T/a2.jsonl" "$PY" >"$T/at3.out" 2>&1; rc=$?
+check "attach after detach: rc 0" test $rc = 0
+sleep 1
+"$SA" detach "$PY" >/dev/null 2>&1
+stop_load
+n=$(wc -l <"$T/codes1"); good=$(grep -cx 200 "$T/codes1")
+check "the load: $n requests across attach, detach and attach, all 200" test "$n" -ge 20 -a "$good" = "$n"
+check_jq "log 1: init says attached, with its time" "$T/a1.jsonl" \
+	'.[0].event == "init" and .[0].attached == true and (.[0].attached_at | type) == "number"'
+acc1=$(jqn "$T/a1.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
+check "log 1: the summary counts the accepts made while attached ($acc1)" test "$acc1" -ge 3
+bl=$(jqn "$T/a1.jsonl" '[.[] | select(.event=="listener_stats")][0].backlog')
+# The same server preloaded: its listen line's backlog.
+P2=$(free_port)
+SOCKAUDIT_LOG="$T/pre.jsonl" LD_PRELOAD="$(preload_value)" timeout 3 python3 -m http.server "$P2" --bind 127.0.0.1 \
+	--directory "$T/www" >/dev/null 2>&1
+pbl=$(jqn "$T/pre.jsonl" '[.[] | select(.event=="listen")][0].backlog_requested')
+check "the listener learnt at attach has the preloaded run's backlog ($bl vs $pbl)" test -n "$bl" -a "$bl" = "$pbl"
+check_jq "log 2: its own init (attached) and summary" "$T/a2.jsonl" \
+	'(map(select(.event=="init" and .attached)) | length) == 1 and (map(select(.event=="summary")) | length) == 1'
+
+# ---- 2. A stopped process: stays stopped, runs on after SIGCONT -----------
+kill -STOP "$PY"; sleep 0.2
+"$SA" attach -o "$T/a3.jsonl" "$PY" >"$T/at4.out" 2>&1; rc=$?
+sleep 0.3
+st=$(awk '{print $3}' "/proc/$PY/stat")
+check "attach to a stopped process: rc 0, still stopped after (state $st)" test $rc = 0 -a "$st" = T
+kill -CONT "$PY"
+code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://127.0.0.1:$P/")
+check "after SIGCONT it serves (HTTP $code)" test "$code" = 200
+"$SA" detach "$PY" >/dev/null 2>&1
+check_jq "the stopped process's requests after SIGCONT are counted" "$T/a3.jsonl" \
+	'[.[] | select(.event=="summary")][0].counts.accept >= 1'
+kill -TERM "$PY"; wait "$PY"; rc=$?
+check "SIGTERM after the attaches ends it as plainly (status $rc, 143)" test $rc = 143
+
+# ---- 3. Refusals: the process as it was -----------------------------------
+"$SA" attach 999999 >"$T/r1.out" 2>&1; rc=$?
+check "no such process: rc 1, said" test $rc = 1 -a -n "$(grep 'no such process' "$T/r1.out")"
+printf '#include <unistd.h>\nint main(void){sleep(30);return 0;}\n' >"$T/st.c"
+if gcc -static -o "$T/st" "$T/st.c" 2>/dev/null; then
+	"$T/st" & SP=$!
+	on_exit "kill -9 $SP 2>/dev/null"
+	sleep 0.2
+	"$SA" attach "$SP" >"$T/r2.out" 2>&1; rc=$?
+	check "a static program: rc 1, 'static program', it runs on" \
+		test $rc = 1 -a -n "$(grep 'static program' "$T/r2.out")" -a -d "/proc/$SP" -a "$(awk '{print $3}' /proc/$SP/stat)" = S
+	kill "$SP"
+else fail "a static test program builds (gcc -static)"; fi
+sleep 30 & SL=$!
+on_exit "kill -9 $SL 2>/dev/null"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$SA" attach "$SL" >"$T/r3.out" 2>&1; rc=$?
+check "a user who may not trace it: rc 1, says why ($(head -c 90 "$T/r3.out"))" \
+	test $rc = 1 -a -n "$(grep -E 'uid|ptrace' "$T/r3.out")" -a -d "/proc/$SL"
+kill "$SL"
+P3=$(free_port)
+SOCKAUDIT_LOG="$T/pre2.jsonl" LD_PRELOAD="$(preload_value)" python3 -m http.server "$P3" --bind 127.0.0.1 \
+	--directory "$T/www" >/dev/null 2>&1 &
+PP=$!
+on_exit "kill -9 $PP 2>/dev/null"
+wait_port "$P3"
+"$SA" attach "$PP" >"$T/r4.out" 2>&1; rc=$?
+check "a preloaded process: rc 1, 'already audited'" test $rc = 1 -a -n "$(grep 'already audited' "$T/r4.out")"
+"$SA" detach "$PP" >"$T/r5.out" 2>&1; rc=$?
+check "detach of a preloaded process: rc 1, 'not attached'" test $rc = 1 -a -n "$(grep 'not attached' "$T/r5.out")"
+kill "$PP"
+
+# ---- 4. nginx, master and workers, then a reload --------------------------
+P=$(free_port)
+cat >"$T/nginx.conf" <<CONF
+daemon off;
+user root;
+worker_processes 2;
+error_log $T/error.log;
+pid $T/nginx.pid;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path $T; proxy_temp_path $T; fastcgi_temp_path $T; uwsgi_temp_path $T; scgi_temp_path $T;
+  server { listen 127.0.0.1:$P; location / { return 200 "ok\n"; } }
+}
+CONF
+nginx -c "$T/nginx.conf" -e "$T/error.log" &
+NG=$!
+on_exit "kill -9 $NG 2>/dev/null; pkill -9 -P $NG 2>/dev/null"
+wait_port "$P" || { fail "nginx did not start"; finish; }
+sleep 0.3
+load "$P" "$T/codes2"
+NPIDS="$NG $(pgrep -P "$NG" | tr '\n' ' ')"
+"$SA" attach -o "$T/ng-%p.jsonl" -l info $NPIDS >"$T/ng.out" 2>&1; rc=$?
+check "nginx: attach to master and workers ($NPIDS): rc 0, $(grep -c attached "$T/ng.out") attached" test $rc = 0
+timeout 60 ab -q -n 400 -c 8 "http://127.0.0.1:$P/" >"$T/ab.out" 2>&1
+check "ab: 400 requests while attached, none failed" grep -q "^Failed requests: *0" "$T/ab.out"
+nginx -c "$T/nginx.conf" -e "$T/error.log" -s reload; sleep 1
+NEW=$(pgrep -P "$NG" | tr '\n' ' ')
+timeout 60 ab -q -n 200 -c 4 "http://127.0.0.1:$P/" >"$T/ab2.out" 2>&1
+check "after nginx -s reload: ab, none failed" grep -q "^Failed requests: *0" "$T/ab2.out"
+stop_load
+kill -QUIT "$NG"; wait "$NG"; rc=$?
+check "nginx -s quit: status $rc, as plainly" test $rc = 0
+n=$(wc -l <"$T/codes2"); good=$(grep -cx 200 "$T/codes2")
+check "the load across nginx's attach and reload: $n requests, all 200" test "$n" -ge 10 -a "$good" = "$n"
+acc=$(cat "$T"/ng-*.jsonl | jq -s '[.[] | select(.event=="summary") | .counts.accept // 0] | add // 0')
+check "the workers' logs count the accepts ($acc >= 400)" test "$acc" -ge 400
+nnew=0; for w in $NEW; do [ -s "$T/ng-$w.jsonl" ] && nnew=$((nnew + 1)); done
+check "the reload's new workers (forked by the attached master) have logs of their own ($nnew of $(echo $NEW | wc -w))" \
+	test "$nnew" -ge 1
+finish
