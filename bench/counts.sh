@@ -3,7 +3,8 @@
 # figures the kernel and valgrind count exactly, not in clock
 # ratios that swing 2-15 % on a shared machine.
 #
-# For each arm (plain; the shim at the default level; at trace; strace
+# For each arm (plain; the shim at the default level; plain nginx that
+# `sockaudit attach` then audits at the default level; at trace; strace
 # --seccomp-bpf) and each mode (close: Connection: close; ka4: keep-alive with
 # nginx's keepalive_requests 4, so 4 requests per connection):
 #   syscalls/req  every syscall the worker made (perf stat -e
@@ -18,7 +19,7 @@
 # "+" columns are the difference to plain in the same mode.
 #
 # Usage: bench/counts.sh   (env: SA_LIB, NGINX, COUNTS_N (20000), COUNTS_CG_N
-#        (2000), COUNTS_ARMS ("plain default trace strace"), COUNTS_MODES
+#        (2000), COUNTS_ARMS ("plain default attached trace strace"), COUNTS_MODES
 #        ("close ka4"), BENCH_CALLGRIND (1), SOCKAUDIT_LOG_DIR (a temp dir: the
 #        shim's log is a regular file there; set COUNTS_LOG=/dev/null for none),
 #        COUNTS_CG_KEEP (a directory: keep each callgrind output there as
@@ -32,12 +33,13 @@ case $LIB in /*) ;; *) LIB=$PWD/$LIB ;; esac
 NGINX=${NGINX:-/usr/sbin/nginx}
 N=${COUNTS_N:-20000}
 CGN=${COUNTS_CG_N:-2000}
-read -r -a ARMS <<<"${COUNTS_ARMS:-plain default trace strace}"
+read -r -a ARMS <<<"${COUNTS_ARMS:-plain default attached trace strace}"
 read -r -a MODES <<<"${COUNTS_MODES:-close ka4}"
 CG=${BENCH_CALLGRIND:-1}
 STRACE_CALLS=socket,setsockopt,listen,accept4,connect
 # Targets: arm mode column max-added.
-TARGETS=("default close sys 0.05" "default ka4 sys 0.05" "trace close sys 1.2"
+TARGETS=("default close sys 0.05" "default ka4 sys 0.05" "attached close sys 0.05" "attached ka4 sys 0.05"
+	 "trace close sys 1.2"
 	 "default close lines 0.001" "default ka4 lines 0.001"
 	 "default close instr 300" "trace close instr 1500")
 for b in "$NGINX" ab perf ss; do
@@ -77,7 +79,7 @@ start() {
 	KEEPALIVE_REQUESTS=$kr write_nginx_conf "$d" "$PORT"
 	local env=() pre=("$@")
 	case $a in
-	plain) ;;
+	plain | attached) ;;
 	default) env=(LD_PRELOAD="$LIB" SOCKAUDIT_LOG="$LOG") ;;
 	trace) env=(LD_PRELOAD="$LIB" SOCKAUDIT_LOG="$LOG" SOCKAUDIT_LEVEL=trace) ;;
 	strace) pre=(strace -f --seccomp-bpf -qq -o /dev/null -e trace=$STRACE_CALLS "${pre[@]}") ;;
@@ -96,6 +98,10 @@ start() {
 	done
 	[ "$a" = strace ] && [ -s "$d/nginx.pid" ] && MASTER=$(cat "$d/nginx.pid")
 	[ -n "$WORKER" ] || { echo "counts.sh: nginx ($a $mode) did not start" >&2; tail -3 "$d/error.log" >&2; return 1; }
+	if [ "$a" = attached ]; then
+		SOCKAUDIT_LOG="$LOG" "$TOP/sockaudit" attach "$MASTER" "$WORKER" >"$d/attach.out" 2>&1 ||
+			{ echo "counts.sh: sockaudit attach failed:" >&2; cat "$d/attach.out" >&2; return 1; }
+	fi
 }
 
 drive() {   # drive MODE N: exactly N requests, 16 at a time
@@ -131,7 +137,9 @@ done
 if [ "$CG" = 1 ] && command -v valgrind >/dev/null; then
 	for mode in "${MODES[@]}"; do
 		for a in "${ARMS[@]}"; do
-			[ "$a" = strace ] && continue
+			# A process under valgrind runs its code on valgrind's CPU:
+			# an attach from outside would run ours natively there.
+			[ "$a" = strace ] || [ "$a" = attached ] && continue
 			NGINX_MASTER=off start "$a" "$mode" valgrind --tool=callgrind --callgrind-out-file="$T/cg.$a.$mode.%p" || exit 2
 			drive "$mode" $((CGN / 4))
 			callgrind_control -z "$WORKER" >/dev/null 2>&1

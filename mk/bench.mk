@@ -1,6 +1,6 @@
 # mk/bench.mk: what the shim costs.
 #   make bench             counted first (bench/counts.sh: syscalls, instructions and
-#                          lines per request per arm: plain, default, trace, strace),
+#                          lines per request per arm: plain, default, attached, trace, strace),
 #                          then wall and CPU ratios side by side (bench/run.sh)
 #   make bench-counts      the counted figures only
 #   make bench-socat       socat fork (a process per connection), plain vs default
@@ -12,6 +12,8 @@
 #   make bench-start       instructions per exec of /bin/true (callgrind), plain, a
 #                          one-function preload and the shim (bench/start_cost.sh)
 #   make bench-exec        an exec loop of /bin/true timed, plain then shim (bench/exec_loop.sh)
+#   make bench-attach      how long attach and detach stop nginx and a 16-thread server,
+#                          and ab's latency across them (bench/attach.sh)
 # Documented in docs/performance.md.
 
 BENCH_MB := $(BUILD)/bench/microbench
@@ -27,7 +29,7 @@ $(BENCH_FDTAB): bench/fdtab_mem.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -Ishim -o $@ $< $(CORE_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -ldl -lpthread -lm
 
-.PHONY: bench bench-callgrind bench-mem bench-build bench-counts bench-socat bench-fork bench-conns-mem bench-start bench-exec
+.PHONY: bench bench-callgrind bench-mem bench-build bench-counts bench-socat bench-fork bench-conns-mem bench-start bench-exec bench-attach
 bench-build: all $(BENCH_MB) $(BENCH_FDTAB)
 
 bench:
@@ -44,6 +46,11 @@ bench-counts:
 	@scripts/ensure-deps.sh build bench
 	@$(MAKE) --no-print-directory bench-build
 	@bench/counts.sh
+
+bench-attach:
+	@scripts/ensure-deps.sh build bench
+	@$(MAKE) --no-print-directory all
+	@bench/attach.sh
 
 bench-socat:
 	@$(MAKE) --no-print-directory all
