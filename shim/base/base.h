@@ -121,12 +121,10 @@ void sa_real_init(void) SA_HIDDEN;
  * a library the host may not have loaded. The names the shim asks for are
  * found in the set-up's walk (sa_real_init) and kept; any other walks. */
 void *sa_real_sym(const char *name) SA_HIDDEN;
-/* Our own exported definition of name (what an attach stores in a GOT
- * slot): the walk, each call. */
-void *sa_self_sym(const char *name) SA_HIDDEN;
-/* got.c: point every loaded object's GOT slots for names[i] at ours[i]
- * (not ours, the loader's, libc's or the vDSO's); the number of slots
- * changed, or -(slots that could not be). sa_got_restore puts them back. */
+void *sa_self_sym(const char *name) SA_HIDDEN;   /* our own definition (an attach's): walks */
+/* got.c: every loaded object's GOT slots for names[i] (not ours, the
+ * loader's, libc's, the vDSO's) at ours[i]: the number changed, or
+ * -(those that could not be). sa_got_restore puts them back. */
 int sa_got_patch(const char *const *names, void *const *ours, size_t n) SA_HIDDEN;
 void sa_got_restore(void) SA_HIDDEN;
 size_t sa_got_patched(void) SA_HIDDEN;
