@@ -8,7 +8,8 @@
  * an environment) in place of the start's, the set-up as at a first call
  * (its init line says "attached"), every loaded object's GOT slots for the
  * calls we wrap pointed at our wrappers (got.c), and the signal handlers
- * the program installed before given the trampoline. Listeners and
+ * the program installed before given the trampoline; the objects it loads
+ * later with dlopen get the same as they come. Listeners and
  * connections open at that moment are learnt as inherited ones are, at
  * their next call (a thread blocked in accept() is audited from its next
  * accept).
@@ -33,8 +34,27 @@ static const char *const wrapped[] = {
 	"execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle", "fexecve", "posix_spawn", "posix_spawnp",
 };
 #define NWRAPPED (sizeof wrapped / sizeof wrapped[0])
-static void *ours[NWRAPPED];
+/* Ours, and one more: "dlopen", whose slots go to attach_dlopen below. */
+static const char *names[NWRAPPED + 1];
+static void *ours[NWRAPPED + 1];
 static int attached, detached;
+
+/* The objects a program loads after the attach (a module, a plugin) are
+ * redirected as they come: its dlopen calls come here. */
+static void *attach_dlopen(const char *file, int mode)
+{
+	static void *(*real)(const char *, int);
+	void *h;
+
+	if (!real)
+		real = (void *(*)(const char *, int))sa_real_sym("dlopen");
+	if (!real)
+		return NULL;
+	h = real(file, mode);
+	if (h && __atomic_load_n(&attached, __ATOMIC_ACQUIRE))
+		sa_got_patch(names, (void *const *)ours, NWRAPPED + 1);
+	return h;
+}
 
 static double wall_now(void)
 {
@@ -60,9 +80,13 @@ SA_EXPORT int sockaudit_attach(char **settings)
 		return 1;
 	if (st == SA_RUN_DISABLED && !detached)
 		return 2;   /* preloaded, and its settings say nothing here */
-	for (i = 0; i < NWRAPPED; i++)
+	for (i = 0; i < NWRAPPED; i++) {
+		names[i] = wrapped[i];
 		if (!ours[i] && !(ours[i] = sa_self_sym(wrapped[i])))
 			return 4;
+	}
+	names[NWRAPPED] = "dlopen";
+	ours[NWRAPPED] = (void *)attach_dlopen;
 	sa_env_capture_attach(settings);
 	sa_attached_at = wall_now();
 	sa_sink_reopen_allowed();
@@ -75,7 +99,7 @@ SA_EXPORT int sockaudit_attach(char **settings)
 	attached = 1;
 	detached = 0;
 	sa_sig_adopt_all();
-	n = sa_got_patch(wrapped, (void *const *)ours, NWRAPPED);
+	n = sa_got_patch(names, (void *const *)ours, NWRAPPED + 1);
 	if (n <= 0 && !sa_got_patched()) {
 		sockaudit_detach();
 		return 3;

@@ -156,4 +156,101 @@ check "the workers' logs count the accepts ($acc >= 400)" test "$acc" -ge 400
 nnew=0; for w in $NEW; do [ -s "$T/ng-$w.jsonl" ] && nnew=$((nnew + 1)); done
 check "the reload's new workers (forked by the attached master) have logs of their own ($nnew of $(echo $NEW | wc -w))" \
 	test "$nnew" -ge 1
+
+# ---- 5. A library the program loads with dlopen after the attach ---------
+cat >"$T/plug.c" <<'C'
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+int plug_connect(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int c = socket(AF_INET, SOCK_STREAM, 0), r = connect(c, (struct sockaddr *)&a, sizeof a);
+	close(c);
+	return r;
+}
+C
+cat >"$T/host.c" <<'C'
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof a;
+	int l = socket(AF_INET, SOCK_STREAM, 0), ok = 0;
+	bind(l, (struct sockaddr *)&a, sizeof a); listen(l, 8); getsockname(l, (struct sockaddr *)&a, &al);
+	while (access(argv[2], F_OK) != 0) usleep(10000);   /* the attach comes first */
+	void *h = dlopen(argv[1], RTLD_NOW);
+	int (*pc)(int) = h ? (int (*)(int))dlsym(h, "plug_connect") : NULL;
+	for (int i = 0; pc && i < 3; i++) {
+		if (pc(ntohs(a.sin_port)) == 0) { int s = accept(l, NULL, NULL); ok += s >= 0; close(s); }
+	}
+	printf("accepted %d\n", ok);
+	return 0;
+}
+C
+if gcc -shared -fPIC -o "$T/plug.so" "$T/plug.c" && gcc -o "$T/host" "$T/host.c" -ldl; then
+	"$T/host" "$T/plug.so" "$T/go" >"$T/host.out" & HP=$!
+	on_exit "kill -9 $HP 2>/dev/null"
+	sleep 0.2
+	"$SA" attach -o "$T/plug.jsonl" -l trace "$HP" >/dev/null 2>&1; rc=$?
+	touch "$T/go"; wait "$HP"; hrc=$?
+	c=$(jqn "$T/plug.jsonl" '[.[] | select(.event=="connect")] | length')
+	check "a library dlopen'd after the attach is redirected: its 3 connects audited ($c), host status $hrc" \
+		test $rc = 0 -a "$hrc" = 0 -a "$c" = 3 -a "$(cat "$T/host.out")" = "accepted 3"
+else fail "the dlopen test's program and library build"; fi
+
+# ---- 6. redis and haproxy ------------------------------------------------
+if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then
+	P=$(free_port)
+	redis-server --port "$P" --bind 127.0.0.1 --save '' --appendonly no >/dev/null 2>&1 & RS=$!
+	on_exit "kill -9 $RS 2>/dev/null"
+	wait_port "$P"
+	"$SA" attach -o "$T/redis.jsonl" "$RS" >/dev/null 2>&1; rc=$?
+	ok_n=0; for i in $(seq 30); do [ "$(redis-cli -p "$P" ping)" = PONG ] && ok_n=$((ok_n + 1)); done
+	"$SA" detach "$RS" >/dev/null 2>&1
+	acc=$(jqn "$T/redis.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
+	check "redis: attached (rc $rc), 30 of 30 PINGs answered ($ok_n), the accepts counted ($acc)" \
+		test $rc = 0 -a $ok_n = 30 -a "$acc" -ge 30
+	kill -TERM "$RS"; wait "$RS"; rc=$?
+	check "redis ends as plainly after the detach (status $rc)" test $rc = 0
+else fail "redis-server installed (scripts/ensure-deps.sh test)"; fi
+if command -v haproxy >/dev/null; then
+	B=$(free_port) P=$(free_port)
+	python3 -m http.server "$B" --bind 127.0.0.1 --directory "$T/www" >/dev/null 2>&1 & BK=$!
+	on_exit "kill -9 $BK 2>/dev/null"
+	cat >"$T/h.cfg" <<CFG
+global
+  maxconn 100
+  nbthread 2
+defaults
+  mode http
+  timeout connect 3s
+  timeout client 5s
+  timeout server 5s
+  http-reuse never
+frontend fe
+  bind 127.0.0.1:$P
+  default_backend be
+backend be
+  server s1 127.0.0.1:$B
+CFG
+	haproxy -db -f "$T/h.cfg" >"$T/h.err" 2>&1 & HA=$!
+	on_exit "kill -9 $HA 2>/dev/null"
+	wait_port "$B"; wait_port "$P"
+	"$SA" attach -o "$T/haproxy.jsonl" "$HA" >"$T/ha.out" 2>&1; rc=$?
+	good=0; for i in $(seq 30); do [ "$(curl -s -m 5 "http://127.0.0.1:$P/")" = hi ] && good=$((good + 1)); done
+	"$SA" detach "$HA" >/dev/null 2>&1
+	acc=$(jqn "$T/haproxy.jsonl" '[.[] | select(.event=="summary")][0].counts | (.accept // 0)')
+	con=$(jqn "$T/haproxy.jsonl" '[.[] | select(.event=="summary")][0].connects.ok // 0')
+	check "haproxy (2 threads): attached (rc $rc, $(grep -o '[0-9]* threads* stopped' "$T/ha.out")), 30 of 30 replies ($good), accepts $acc, backend connects $con" \
+		test $rc = 0 -a $good = 30 -a "$acc" -ge 30 -a "$con" -ge 30
+	kill -USR1 "$HA"; wait "$HA"; rc=$?
+	check "haproxy's soft stop after the detach: status $rc, as plainly" test $rc = 0
+fi
 finish
