@@ -28,7 +28,8 @@
 static struct inj J;   /* 4096 threads' room: not on the stack */
 
 static const char *const glibc_names[] = { "libc.so.6", "libc-2.", NULL };
-static const char *const musl_names[] = { "ld-musl-", "libc.musl-", NULL };
+/* Debian's musl maps its loader as /usr/lib/x86_64-linux-musl/libc.so. */
+static const char *const musl_names[] = { "ld-musl-", "libc.musl-", "=libc.so", NULL };
 static const char *const our_names[] = { "libsockaudit", NULL };
 
 static void usage(FILE *out, int detach)
@@ -236,6 +237,11 @@ static int check(pid_t pid, int *musl)
 	*musl = remote_object(pid, musl_names, obj, sizeof obj, &base) == 0;
 	if (!*musl && remote_object(pid, glibc_names, obj, sizeof obj, &base) != 0)
 		return refuse(pid, "a static program (no C library loaded): its calls cannot be redirected");
+	/* musl's dlopen refuses a library with initial-exec TLS, which ours
+	 * keeps for its per-call cost; a preload is fine. */
+	if (*musl)
+		return refuse(pid, "a musl program: musl's dlopen cannot load the library (its thread-local "
+			      "data is initial-exec); start it under `sockaudit` instead");
 	return 0;
 }
 

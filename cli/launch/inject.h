@@ -49,7 +49,7 @@ int inj_read(struct inj *j, uintptr_t at, void *p, size_t n);
 double inj_release(struct inj *j);
 
 /* remote.c: the process's loaded object whose file name begins with one
- * of prefix (a NULL-terminated list): its path as the process sees it,
+ * of prefix (a NULL-terminated list; "=NAME": exactly NAME): its path as the process sees it,
  * the path to open from here (through /proc/PID/root) and its load base.
  * 0, or -1 when none is loaded. */
 int remote_object(pid_t pid, const char *const *prefix, char *path, size_t cap, uintptr_t *base);

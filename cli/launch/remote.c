@@ -23,7 +23,7 @@ static int begins(const char *path, const char *const *prefix)
 
 	b = b ? b + 1 : path;
 	for (; *prefix; prefix++)
-		if (strncmp(b, *prefix, strlen(*prefix)) == 0)
+		if (**prefix == '=' ? strcmp(b, *prefix + 1) == 0 : strncmp(b, *prefix, strlen(*prefix)) == 0)
 			return 1;
 	return 0;
 }

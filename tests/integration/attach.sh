@@ -98,6 +98,15 @@ if gcc -static -o "$T/st" "$T/st.c" 2>/dev/null; then
 		test $rc = 1 -a -n "$(grep 'static program' "$T/r2.out")" -a -d "/proc/$SP" -a "$(awk '{print $3}' /proc/$SP/stat)" = S
 	kill "$SP"
 else fail "a static test program builds (gcc -static)"; fi
+if command -v musl-gcc >/dev/null && musl-gcc -o "$T/stm" "$T/st.c" 2>/dev/null; then
+	"$T/stm" & MP=$!
+	on_exit "kill -9 $MP 2>/dev/null"
+	sleep 0.2
+	"$SA" attach "$MP" >"$T/r6.out" 2>&1; rc=$?
+	check "a musl program: rc 1, says why and what to do instead, it runs on" \
+		test $rc = 1 -a -n "$(grep 'musl program.*start it under' "$T/r6.out")" -a "$(awk '{print $3}' /proc/$MP/stat)" = S
+	kill "$MP"
+fi
 sleep 30 & SL=$!
 on_exit "kill -9 $SL 2>/dev/null"
 setpriv --reuid=65534 --regid=65534 --clear-groups "$SA" attach "$SL" >"$T/r3.out" 2>&1; rc=$?
