@@ -96,8 +96,8 @@ $(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
 # .gnu.hash (the host's lazy binding), constants and its code, and each
 # mapping of ours is a vma that every fork copies and every exit tears
 # down, and each 64 kB window of a file mapping a child reads is a fault.
-# Three mappings were three vmas and three faults or more per child; now one
-# vma, and the three parts sit in 60 kB (docs/performance.md).
+# Three mappings would be three vmas and three faults or more per child; as
+# one vma, the three parts sit in 60 kB (docs/performance.md).
 # No RELRO: every exec then writes one data page of ours (the loader's
 # zeroing of the page's tail comes first, so one fault), makes no
 # mprotect and keeps one vma fewer. The .got.plt stays writable either way

@@ -1,7 +1,7 @@
 /*
  * connect_buckets.h: the connect-time histogram's buckets, shared by the
- * library's summary (audit_connect.c) and `sockaudit report` so the two
- * can never disagree. The 1-1.5, 1.5-2.5 and 2.5-3.5 s buckets separate
+ * library's summary (shim/audit/connect.c) and the CLI's report, metrics
+ * and top so they can never disagree. The 1-1.5, 1.5-2.5 and 2.5-3.5 s buckets separate
  * the clusters left by 1, 2 and 3 SYN retransmissions (1 s apart since
  * Linux 6.5). Pure: no dependencies.
  */

@@ -1,6 +1,7 @@
 /*
- * names.h: the event names and finding codes of schema 1 (DESIGN.md), one
- * definition for the library (its counters) and the CLI (its report).
+ * names.h: the event names and finding codes of schema 1 (docs/events.md,
+ * docs/findings.md), one definition for the library (its counters) and the
+ * CLI (its report).
  * Pure: no dependencies. The last entry of each table is the catch-all.
  */
 #ifndef SA_NAMES_H

@@ -25,6 +25,10 @@ MUSL_BUILD   := $(BUILD)/musl
 MUSL_JANSSON := $(MUSL_BUILD)/jansson
 MUSL_KINC    := $(MUSL_BUILD)/kinc
 MUSL_USER_CFLAGS := $(filter-out -D_FORTIFY_SOURCE% -Wp$(comma)-D_FORTIFY_SOURCE%,$(CFLAGS))
+# A packager's LDFLAGS reach the musl library as they reach the glibc one
+# (before SHIM_BINDING, which must win over their -z relro or -z now), but
+# not SANITIZE's flags: musl has no sanitizer runtime.
+MUSL_USER_LDFLAGS := $(LDFLAGS)
 MUSL_CFLAGS  := -std=gnu11 -fPIC -D_GNU_SOURCE -DSOCKAUDIT_VERSION_STR=\"$(VERSION)\" -Iinclude -Icommon -Ishim \
 		-I$(MUSL_JANSSON)/include -idirafter $(MUSL_KINC) $(WARN) -fvisibility=hidden -ffunction-sections \
 		-DSA_JANSSON_OWN $(MUSL_USER_CFLAGS)

@@ -1,5 +1,5 @@
 /*
- * explain_answer.c: the kernel's answer to one `sockaudit explain` query,
+ * explain/answer.c: the kernel's answer to one `sockaudit explain` query,
  * asked of the kernel itself (a fresh socket, the real setsockopt or
  * listen, the read-back), judged and worded by the library's own code
  * (sa_sockopt_judge and sa_sockopt_say, sa_backlog_judge and

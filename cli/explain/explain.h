@@ -1,6 +1,6 @@
 /*
- * explain.h: what explain.c (queries, options) and explain_answer.c (the
- * kernel's answers, their printing) share. The judges and their words come
+ * explain/explain.h: what verb.c (queries, options), answer.c (the
+ * kernel's answers) and print.c (their printing) share. The judges and their words come
  * from common/readback.h (shim/kernel/sockopt_judge.c and readback.c), the
  * SYN schedules from common/syn_schedule.h: the library's own code.
  */
@@ -49,10 +49,11 @@ struct ex_answer {
 	int nfind;
 };
 
+/* verb.c: `sockaudit explain [--json] [--netns PID] QUERY...`; returns the exit status. */
 int cli_explain(int argc, char **argv);
-/* explain.c: a /proc/sys integer of this process's namespace: 0 or -errno. */
+/* answer.c: a /proc/sys integer of this process's namespace: 0 or -errno. */
 int ex_sysctl(const char *path, long *out);
-/* explain_answer.c */
+/* answer.c; print.c */
 void ex_answer(struct ex_answer *a, sa_say_fn say);
 void ex_print_text(const struct ex_answer *a, FILE *out);
 void ex_print_json(const struct ex_answer *a, int n, FILE *out);

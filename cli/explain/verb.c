@@ -1,5 +1,5 @@
 /*
- * explain.c: `sockaudit explain [--json] [--netns PID] QUERY...`: what this
+ * explain/verb.c: `sockaudit explain [--json] [--netns PID] QUERY...`: what this
  * kernel will do with a value, before a program sets it.
  *
  * Each option value is set on a fresh socket in the network namespace

@@ -1,5 +1,5 @@
 /*
- * launcher.c: `sockaudit [-o FILE|-] [-l LEVEL] [--comm NAMES] [--] CMD ...`
+ * launch/launch.c: `sockaudit [-o FILE|-] [-l LEVEL] [--comm NAMES] [--] CMD ...`
  *
  * Finds libsockaudit.so, puts it first in LD_PRELOAD (keeping what was
  * there), sets the SOCKAUDIT_* variables and execs CMD in its own place, so

@@ -1,5 +1,5 @@
 /*
- * report_scan.c: a fast path for the lines that make up almost all of a
+ * log/scan.c: a fast path for the lines that make up almost all of a
  * trace log (accept and connect), read without building a jansson tree.
  *
  * log_scan() checks that a line is one JSON object in the plain subset the

@@ -1,5 +1,5 @@
 /*
- * report_util.c: the report's small helpers every part shares: growable
+ * log/util.c: the report's small helpers every part shares: growable
  * arrays, strings and counts that exit with a message when memory runs out
  * (a report of a huge log is not worth half an answer).
  */

@@ -1,5 +1,5 @@
 /*
- * metrics_http.c: the smallest HTTP server Prometheus can scrape: GET
+ * metrics/http.c: the smallest HTTP server Prometheus can scrape: GET
  * /metrics answered with the exposition, anything else 404, one request
  * per connection, served in the follow loop (no threads). A client that
  * does not send its request within a second is dropped.

@@ -1,9 +1,9 @@
 /*
  * metrics.h: `sockaudit metrics`, the logs as Prometheus text (format
- * 0.0.4). metrics_model.c folds lines into per-process totals,
- * metrics_print.c writes the exposition, metrics.c reads and follows the
- * logs and writes the text to stdout, a textfile or a scrape
- * (metrics_http.c). Counters are sums over processes of what each one's
+ * 0.0.4). model.c folds lines into per-process totals (proc.c and
+ * retire.c keep and fold away the processes), print.c writes the
+ * exposition, verb.c reads and follows the logs and writes the text to
+ * stdout, a textfile or a scrape (http.c). Counters are sums over processes of what each one's
  * own lines say, so they only go up as programs restart.
  */
 #ifndef SA_CLI_METRICS_H
@@ -99,12 +99,13 @@ void mx_feed(struct mx_state *st, const char *line, size_t len);
 /* The exposition of everything fed so far. */
 void mx_print(const struct mx_state *st, FILE *out);
 
-/* metrics_http.c: a listening socket on HOST:PORT, or -1 (said on stderr). */
+/* http.c: a listening socket on HOST:PORT, or -1 (said on stderr). */
 int mx_http_listen(const char *hostport);
 /* Answers the one connection waiting on lfd with body (GET /metrics) or
  * 404; never blocks more than a second on a slow client. */
 void mx_http_serve(int lfd, const char *body, size_t len);
 
+/* verb.c: `sockaudit metrics [options] [LOG...|-]`; returns the exit status. */
 int cli_metrics(int argc, char **argv);
 /* proc.c: a process's record, which model.c and retire.c both use. */
 void mx_proc_free(struct mx_proc *p);

@@ -1,6 +1,6 @@
 /*
- * metrics_print.c: the Prometheus text exposition (format 0.0.4, what
- * node_exporter's textfile collector parses) of metrics_model.c's totals.
+ * metrics/print.c: the Prometheus text exposition (format 0.0.4, what
+ * node_exporter's textfile collector parses) of model.c's totals.
  * One HELP and one TYPE per name, all its samples together, each label
  * set once, no timestamps; label values escaped (\\, \", \n). Per
  * process, a counter is the larger of what its lines counted and what

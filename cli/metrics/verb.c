@@ -1,5 +1,5 @@
 /*
- * metrics.c: `sockaudit metrics [options] [LOG...|-]`: the logs as
+ * metrics/verb.c: `sockaudit metrics [options] [LOG...|-]`: the logs as
  * Prometheus text, printed once, written to a textfile for node_exporter
  * (atomically: a temporary file in the same directory, then rename), or
  * served on GET /metrics; with --follow, the logs are read as they grow

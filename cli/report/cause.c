@@ -1,5 +1,5 @@
 /*
- * report_cause.c: the words of the report's causes (report_join.c finds
+ * report/cause.c: the words of the report's causes (join.c finds
  * them): each cause's figures, its sentence, what would decide an
  * unexplained one, the lines it stands on; and the ranking of causes and
  * findings by the seconds they cost. Text, HTML and JSON print these

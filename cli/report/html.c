@@ -1,10 +1,10 @@
 /*
- * report_html.c: `sockaudit report --html OUT`: the same model as the text
+ * report/html.c: `sockaudit report --html OUT`: the same model as the text
  * report drawn as one self-contained page. Inline CSS and SVG, no request to
  * any address, nothing that needs script (one small inline script sorts
  * tables when clicked). Every chart has its numbers in a <details> table.
  * Grey shades, dashes and labels carry the meaning, so it reads in
- * grayscale and on paper. Charts: report_svg.c.
+ * grayscale and on paper. Charts: svg.c.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
- * report_html_causes.c: the page's causes (report_join.c's model): each
+ * report/html_causes.c: the page's causes (join.c's model): each
  * cause's sentence and evidence, and its timeline: every connect drawn at
  * its start on wall-clock time, its height the connect time on a log
  * scale, its SYN resends marked, with the listener's no-accept,

@@ -1,7 +1,7 @@
 /*
- * report_html_util.c: how the HTML page writes text and numbers: every
+ * report/html_util.c: how the HTML page writes text and numbers: every
  * string from a log escaped for HTML, numbers in a short fixed form.
- * Shared by report_html.c and report_svg.c.
+ * Shared by html.c and svg.c.
  */
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * report_join.c: the report's causes. A client's slow connects to an
+ * report/join.c: the report's causes. A client's slow connects to an
  * address are joined to the listener at that address, in the same network
  * namespace of the same boot of the same host (the init line's netns,
  * nodename, boot_id), and matched in time: each SYN the client had to

@@ -1,5 +1,5 @@
 /*
- * report_json.c: `sockaudit report --json`: the report's model as one JSON
+ * report/json.c: `sockaudit report --json`: the report's model as one JSON
  * document, for scripts and tests. It prints the same state the text and
  * HTML views print (the causes with their sentences and evidence, the
  * ranking, listeners, connects, option read-back, findings, processes);

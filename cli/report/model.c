@@ -1,5 +1,5 @@
 /*
- * report_model.c: what the text and HTML reports both print, so the two
+ * report/model.c: what the text and HTML reports both print, so the two
  * never disagree: typed field access, findings merged and ranked, and the
  * aggregates only a picture needs (connect times per peer on a log scale,
  * each listener's listener_stats intervals, every option value seen).

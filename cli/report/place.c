@@ -1,5 +1,5 @@
 /*
- * report_place.c: where processes and listeners are, for the join: the
+ * report/place.c: where processes and listeners are, for the join: the
  * init line's network namespace, host and boot as one "place" per
  * process, and whether a connect's peer address is a listener's address
  * (exactly; a wildcard listener's port in its own namespace; or the

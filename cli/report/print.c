@@ -1,12 +1,12 @@
 /*
- * report_print.c: the gathered state -> a report a person reads in ten
+ * report/print.c: the gathered state -> a report a person reads in ten
  * seconds. Sections: input, what to fix first, processes, listeners
- * (report_print_listener.c), option read-back, connects, findings,
+ * (print_listener.c), option read-back, connects, findings,
  * namespace counters.
  *
  * Every string printed came from a log anyone could have written: control
  * characters are escaped so a log cannot drive the terminal. Colour only
- * when asked (report.c decides: a terminal, no NO_COLOR).
+ * when asked (verb.c decides: a terminal, no NO_COLOR).
  */
 #include <math.h>
 #include <string.h>

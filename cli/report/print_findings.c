@@ -1,5 +1,5 @@
 /*
- * report_print_findings.c: the text report's "Fix first" list (findings
+ * report/print_findings.c: the text report's "Fix first" list (findings
  * ranked by rp_finish) and its Findings section: each code's count, when it
  * was seen, its own explanation (common/finding_text.h) and, when a line
  * carried that code alone, that line's msg as an example.

@@ -1,5 +1,5 @@
 /*
- * report_print_listener.c: the text report's Listeners section: backlog and
+ * report/print_listener.c: the text report's Listeners section: backlog and
  * deferral read-back, accepts, empty accepts by cause, queue and wait
  * percentiles, first speaker, namespace deltas and the shim's advice.
  */

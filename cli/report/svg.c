@@ -1,5 +1,5 @@
 /*
- * report_svg.c: the page's charts, SVG written directly (as
+ * report/svg.c: the page's charts, SVG written directly (as
  * systemd-analyze plot does): each listener's listener_stats intervals and
  * each peer's connect times on a log scale with this kernel's SYN
  * retransmission points. Every chart is followed by a <details> table of

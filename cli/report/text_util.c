@@ -1,5 +1,5 @@
 /*
- * report_text_util.c: how the text report prints a value: escaped strings
+ * report/text_util.c: how the text report prints a value: escaped strings
  * (a log cannot drive the terminal), headings, numbers, percentiles, times
  * and counts. Shared by report_print*.c and the HTML page's times.
  */

@@ -1,8 +1,8 @@
 /*
- * report_main.c: `sockaudit report [FILE...]`: options, files, lines.
+ * report/verb.c: `sockaudit report [FILE...]`: options, files, lines.
  *
  * Reads each file (or standard input) as lines of any length and hands
- * them to report.c; a file that cannot be read is named on stderr and makes
+ * them to feed.c; a file that cannot be read is named on stderr and makes
  * the exit status 1, but the report still covers every file that could.
  */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * top_draw.c: lays out one screen of `sockaudit top`: a status line, the
+ * top/draw.c: lays out one screen of `sockaudit top`: a status line, the
  * listeners (two lines each), the peers (one line each), and the findings,
  * newest at the bottom, in whatever rows are left. Made for 80x24 and
  * wider; every line is cut at the terminal's width so nothing wraps.

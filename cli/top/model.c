@@ -1,5 +1,5 @@
 /*
- * top_model.c: the live view's state, fed one JSON line at a time: each
+ * top/model.c: the live view's state, fed one JSON line at a time: each
  * listener (listen, accept and listener_stats lines of one process), each
  * peer (connect lines) and the findings in arrival order.
  *

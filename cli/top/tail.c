@@ -1,5 +1,5 @@
 /*
- * top_tail.c: follows the logs `sockaudit top` watches: plain files, %p
+ * top/tail.c: follows the logs `sockaudit top` watches: plain files, %p
  * patterns (the library's per-process names: %p matches any pid) and
  * directories (every regular file in them), looked for again at each
  * poll so new processes' files join.

@@ -1,5 +1,5 @@
 /*
- * top_ui.c: `sockaudit top LOG...`: the live view, drawn with the
+ * top/ui.c: `sockaudit top LOG...`: the live view, drawn with the
  * terminal's plain ANSI/VT100 sequences (every terminal ssh reaches speaks
  * them; no terminfo needed), refreshed every second.
  *

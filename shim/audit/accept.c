@@ -8,9 +8,10 @@
  * one in 16 at trace, and any accept 100 ms after the previous sample),
  * when a finding needs one, and FIONREAD on a deferred listener; at trace
  * getsockname only for a wildcard listener (the trace line's queue_ms,
- * queue_len and bytes_ready are null off the sample). One more (FIONREAD) on the first write when nobody spoke yet. After that the
- * socket's SA_F_WATCH_IO bit is cleared and the I/O wrappers are back to
- * one lookup. EAGAIN from a non-blocking accept loop is only counted.
+ * queue_len and bytes_ready are null off the sample). One more (FIONREAD)
+ * on the first write when nobody spoke yet. After that the socket's
+ * SA_F_WATCH_IO bit is cleared and the I/O wrappers are back to one
+ * lookup. EAGAIN from a non-blocking accept loop is only counted.
  * Never changes the child or the listener.
  *
  * The shape: which way an accept goes is sa_accept_route() (accept.h, the

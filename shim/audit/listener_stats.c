@@ -35,7 +35,7 @@ static int nlisteners;
  * page's variables (shim/sa_proc.ld), so its header, in_use and refs among
  * it, shares the process page, which a forked child writes anyway. A
  * fork-per-connection child's close of the inherited listener then writes
- * no page of its own (it was one fault per child). */
+ * no page of its own (a listener of its own would be one fault per child). */
 static struct sa_listener first_listener __attribute__((section(".bss.sa_proc_tail")));
 static int first_taken;
 /* Serialises listener_stats lines (rare: each interval and at exit), so a

@@ -48,8 +48,8 @@ const char *sa_optsock_name(enum sa_optsock k)
 
 /* One 64-bit word into the key: xor, an odd multiply and a fold, each a
  * bijection, so words in a different order or of another value give
- * another key (word at a time: FNV over the 32 bytes byte by byte was
- * ~240 instructions per setsockopt). */
+ * another key (a word at a time, because FNV over the 32 bytes byte by
+ * byte costs ~240 instructions per setsockopt). */
 static inline uint64_t key_mix(uint64_t h, uint64_t v)
 {
 	h = (h ^ v) * 0x9e3779b97f4a7c15ull;

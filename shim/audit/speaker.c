@@ -26,7 +26,7 @@
  * SA_WATCH_EVERY (every one on a deferred listener, where a server that
  * speaks first is a finding, and at trace). The others are counted and
  * timed, with no fd entry: that entry, its first-I/O watch and its close
- * were most of the instructions an accept cost (bench/counts.sh). */
+ * would be most of the instructions an accept costs (bench/counts.sh). */
 
 void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1)
 {

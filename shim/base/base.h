@@ -34,8 +34,8 @@
  * one section (sa_proc), page-aligned and at most one page by
  * shim/sa_proc.ld. After a fork every page either process writes is a
  * copy-on-write fault (tens of microseconds on a virtual machine): spread
- * over the zero tables these cost a fork-per-connection server ~10 faults per child;
- * here, one. Zero-initialised variables only. */
+ * over the zero tables these would cost a fork-per-connection server ~10
+ * faults per child; here, one. Zero-initialised variables only. */
 /* A .data.* name: the first of the zero tables that shim/sa_proc.ld
  * keeps in the file (zeros on disk), so the data segment is one file
  * mapping with no .bss past its end (one mmap and one vma fewer at every
@@ -240,8 +240,8 @@ static inline void sa_zero(void *p, size_t n)
 	uint64_t w[8], acc = 0;
 
 	/* Looked at 64 bytes at a time: a child resets a few kB of
-	 * histograms it inherited unused (a byte loop was 16,000 instructions,
-	 * a sixth of a socat fork child's own). */
+	 * histograms it inherited unused, where a byte loop would take 16,000
+	 * instructions, a sixth of a socat fork child's own. */
 	for (; i + sizeof w <= n; i += sizeof w) {
 		__builtin_memcpy(w, b + i, sizeof w);
 		if (w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7])
@@ -356,7 +356,7 @@ extern __thread int sa_in_vfork SA_HIDDEN SA_TLS_IE;
 enum sa_run_state { SA_RUN_NEW, SA_RUN_INITIALIZING, SA_RUN_ACTIVE, SA_RUN_DISABLED };
 /* The values behind the accessors below: runtime.c owns and sets them.
  * Read inline: every line reads the state, the level, pid, tid and the
- * program name's generation (a call each was ~40 instructions of an
+ * program name's generation (a call each would add ~40 instructions to an
  * accept line at trace; bench/callgrind.sh). */
 extern int sa_rt_state SA_HIDDEN;
 extern struct sa_config sa_rt_cfg SA_HIDDEN;
@@ -491,7 +491,7 @@ static inline void sa_clock(clockid_t id, struct timespec *ts)
 		sa_clock_failed(id, ts);
 }
 
-/* Inline: a call each was a tenth of an accept's cost. Not under
+/* Inline: a call each would be a tenth of an accept's cost. Not under
  * AddressSanitizer: the timespec would be an instrumented local of the
  * wrapper's frame, and a thread cancelled in the wrapper's blocking call
  * (accept, connect) would leave its redzones poisoned. */

@@ -105,8 +105,8 @@ static const struct sa_optdesc table[] __attribute__((section(".rodata.sa_optnam
 /* The table is searched in order; what was found is remembered in a small
  * direct-mapped cache of pointers into it (a hit is checked against the
  * entry itself, so a racing or stale slot costs only the search). A
- * setsockopt repeat looks its option up more than once: the search was
- * ~60 instructions each time (bench/counts.sh ka4). */
+ * setsockopt repeat looks its option up more than once, and the search
+ * costs ~60 instructions each time (bench/counts.sh ka4). */
 #define LOOKUP_SLOTS 32
 static const struct sa_optdesc *found[LOOKUP_SLOTS];
 

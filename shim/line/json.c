@@ -111,7 +111,7 @@ static inline void real_parts(double a, uint64_t *ip, uint32_t *frac)
 	*frac = (uint32_t)f;
 }
 
-/* sa_trips (out.h), built at compile time. */
+/* sa_trips (line.h), built at compile time. */
 #define TRIP(a, b, c) { '0' + (a), '0' + (b), '0' + (c), (c) ? 3 : (b) ? 2 : (a) ? 1 : 0 }
 #define TRIP10(a, b) TRIP(a, b, 0), TRIP(a, b, 1), TRIP(a, b, 2), TRIP(a, b, 3), TRIP(a, b, 4), \
 		     TRIP(a, b, 5), TRIP(a, b, 6), TRIP(a, b, 7), TRIP(a, b, 8), TRIP(a, b, 9)

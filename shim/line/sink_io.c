@@ -126,9 +126,9 @@ static int fd_table_size(void)
  * Where the log's fd goes: the top of the fd table the process has now,
  * above the numbers a host gets from the kernel's lowest-free rule, without
  * making the table bigger. A table past the kernel's first 64 slots is
- * allocated, copied and freed again by every fork (dup_fd): the shim's old
- * fd 900 made each child of socat fork cost its parent ~10 us more in the
- * kernel (bench/socat_fork.sh), where a table of 64 is part of the child's
+ * allocated, copied and freed again by every fork (dup_fd): a log fd at 900
+ * makes each child of socat fork cost its parent ~10 us more in the kernel
+ * (bench/socat_fork.sh), where a table of 64 is part of the child's
  * files_struct. Inside the soft limit; with a small limit still the top,
  * leaving one number to move to.
  */

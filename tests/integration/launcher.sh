@@ -138,7 +138,7 @@ SOCKAUDIT_LOG=fd:9 LD_PRELOAD="$(preload_value)" $PY "$T/forker.py" 9>/dev/full 
 check "without the launcher: no exit message ($(tr '\n' '|' <"$T/nolaunch.err"))" [ ! -s "$T/nolaunch.err" ]
 
 # ---- where the default sink's lines go, per kind of fd 2 --------------------
-# (docs/incoming/launcher.md has the table.) Each runs dyn under the
+# (docs/configuration.md, "Log destinations", has the rules.) Each runs dyn under the
 # launcher's default (SOCKAUDIT_LOG=stderr).
 "$SA" -- "$T/dyn" >/dev/null 2>"$T/d.file"
 json_lines "fd 2 a file: the lines are written there" "$T/d.file"

@@ -101,7 +101,7 @@ fi
 readelf -lW "$LIB" | grep -q GNU_RELRO && fail "no GNU_RELRO segment (no mprotect at every exec)" "$(readelf -lW "$LIB" | grep GNU_RELRO)" ||
 	ok "no GNU_RELRO segment (no mprotect at every exec)"
 # Tables of pointers are relocated by the loader in every exec: the
-# option names are inline arrays, not pointers (202 before).
+# option names are inline arrays, not pointers (as pointers: 202).
 rel=$(readelf -dW "$LIB" | awk '/RELACOUNT/ { print $NF }')
 [ -n "$rel" ] && [ "$rel" -le 128 ] && ok "relative relocations at start: $rel (<= 128)" ||
 	fail "relative relocations at start <= 128" "${rel:-none}"
