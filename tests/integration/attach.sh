@@ -262,4 +262,34 @@ CFG
 	kill -USR1 "$HA"; wait "$HA"; rc=$?
 	check "haproxy's soft stop after the detach: status $rc, as plainly" test $rc = 0
 fi
+
+# ---- 7. A JVM: its calls come from libnio.so, not the executable ---------
+if command -v java >/dev/null && java --list-modules 2>/dev/null | grep -q '^jdk.compiler'; then
+	P=$(free_port)
+	cat >"$T/S.java" <<'JAVA'
+import com.sun.net.httpserver.HttpServer;
+import java.net.InetSocketAddress;
+public class S {
+    public static void main(String[] a) throws Exception {
+        HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", Integer.parseInt(a[0])), 50);
+        s.createContext("/", x -> { byte[] b = "hi\n".getBytes(); x.sendResponseHeaders(200, b.length);
+            x.getResponseBody().write(b); x.close(); });
+        s.setExecutor(java.util.concurrent.Executors.newFixedThreadPool(4));
+        s.start();
+    }
+}
+JAVA
+	java "$T/S.java" "$P" >"$T/java.out" 2>&1 & JV=$!
+	on_exit "kill -9 $JV 2>/dev/null"
+	for i in $(seq 300); do ss -Hltn "sport = :$P" | grep -q . && break; sleep 0.1; done
+	"$SA" attach -o "$T/java.jsonl" "$JV" >"$T/jv.out" 2>&1; rc=$?
+	good=0; for i in $(seq 20); do [ "$(curl -s -m 5 "http://127.0.0.1:$P/")" = hi ] && good=$((good + 1)); done
+	"$SA" detach "$JV" >/dev/null 2>&1
+	acc=$(jqn "$T/java.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
+	check "a JVM ($(grep -o '[0-9]* threads stopped for [0-9.]* ms' "$T/jv.out")): 20 of 20 replies ($good), its libnio accepts counted ($acc)" \
+		test $rc = 0 -a $good = 20 -a "$acc" -ge 20
+	kill "$JV"
+else
+	echo "ok - a JVM # SKIP no java with jdk.compiler here (openjdk-17-jdk-headless)"
+fi
 finish
