@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <link.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -69,7 +70,7 @@ static int keep(void **slot, void *old, void *ours, uintptr_t lo, uintptr_t hi)
 /* One aligned word, the page made writable first when it is not. */
 static int store(void **slot, void *v, uintptr_t relro_lo, uintptr_t relro_hi)
 {
-	long pg = sysconf(_SC_PAGESIZE);
+	long pg = (long)getauxval(AT_PAGESZ);   /* not sysconf: Debian's symbols file dates it 2.34 */
 	uintptr_t a = (uintptr_t)slot, page = a & ~(uintptr_t)(pg - 1);
 	int ro = a >= relro_lo && a < relro_hi;
 

@@ -24,8 +24,9 @@
 
 #include "core/core.h"
 
-/* The names a preloaded run interposes (shim/exports.map), ours in place. */
-static const char *const wrapped[] = {
+/* The names a preloaded run interposes (shim/exports.map), ours in place.
+ * Fixed-width strings, not pointers: no relocation at every load. */
+static const char wrapped[][16] = {
 	"socket", "socketpair", "setsockopt", "getsockopt", "listen", "accept", "accept4", "connect",
 	"close", "close_range", "closefrom", "dup", "dup2", "dup3",
 	"read", "__read_chk", "write", "recv", "__recv_chk", "send", "recvfrom", "__recvfrom_chk", "sendto",
