@@ -107,6 +107,17 @@ if command -v musl-gcc >/dev/null && musl-gcc -o "$T/stm" "$T/st.c" 2>/dev/null;
 		test $rc = 1 -a -n "$(grep 'musl program.*start it under' "$T/r6.out")" -a "$(awk '{print $3}' /proc/$MP/stat)" = S
 	kill "$MP"
 fi
+if command -v prometheus-node-exporter >/dev/null; then
+	P=$(free_port)
+	prometheus-node-exporter --web.listen-address="127.0.0.1:$P" >/dev/null 2>&1 & GO=$!
+	on_exit "kill -9 $GO 2>/dev/null"
+	wait_port "$P"
+	"$SA" attach "$GO" >"$T/r7.out" 2>&1; rc=$?
+	code=$(curl -s -o /dev/null -m 5 -w '%{http_code}' "http://127.0.0.1:$P/metrics")
+	check "a Go program (node_exporter): rc 1, 'Go program', it serves on (HTTP $code)" \
+		test $rc = 1 -a -n "$(grep 'Go program' "$T/r7.out")" -a "$code" = 200
+	kill "$GO"
+else fail "prometheus-node-exporter installed (scripts/ensure-deps.sh test): the Go case"; fi
 sleep 30 & SL=$!
 on_exit "kill -9 $SL 2>/dev/null"
 setpriv --reuid=65534 --regid=65534 --clear-groups "$SA" attach "$SL" >"$T/r3.out" 2>&1; rc=$?
