@@ -46,6 +46,7 @@ void mx_free(struct mx_state *st)
 		free(st->comm_fds[i].local);
 		free(st->comm_fds_comm[i]);
 	}
+	log_inner_free(&st->inner);
 	free(st->procs);
 	free(st->peers);
 	free(st->bl);
@@ -392,6 +393,7 @@ void mx_feed(struct mx_state *st, const char *line, size_t len)
 		len--;
 	if (!len)
 		return;
+	log_journal_inner(&st->inner, &line, &len);
 	st->lines++;
 	if (len <= sizeof st->scratch) {
 		memcpy(st->scratch, line, len);

@@ -410,14 +410,12 @@ static void on_event(struct rp_state *st, json_t *o)
 	double ts = 0;
 
 	ev_from_json(o, &ev);
-	name = ev.name;
+	name = ev.name ? ev.name : "";   /* no event name: nothing more */
 	p = on_common(st, &ev, &pid);
 	comm = p->comm;
 	if (!log_num(o, "ts", &ts) || ts < 1e9 || ts > 95617584000.0)
 		ts = 0;
-	if (!name) {
-		/* nothing more */
-	} else if (strcmp(name, "init") == 0) {
+	if (strcmp(name, "init") == 0) {
 		json_decref(p->init);
 		p->init = json_incref(o);
 		p->trace = log_str(o, "level") && strcmp(log_str(o, "level"), "trace") == 0;
@@ -494,6 +492,7 @@ void rp_feed_line(struct rp_state *st, const char *line, size_t len)
 	}
 	if (!len)
 		return;
+	log_journal_inner(&st->inner, &line, &len);
 	st->lines++;
 	if (len <= sizeof(st->scratch)) {
 		memcpy(st->scratch, line, len);

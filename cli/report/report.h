@@ -269,6 +269,7 @@ struct rp_state {
 	json_t *name_vals[RP_NAMES_MAX];
 	size_t nnames;
 	char scratch[8192];     /* the fast path's copy of a line */
+	struct log_inner inner; /* a journal export line's own line */
 	json_t *msgs;           /* finding code -> msg */
 	json_t *msg_single;     /* finding code -> true when msg is specific */
 	json_t *warnings;       /* distinct msgs of the library's warning lines */
