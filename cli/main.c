@@ -5,13 +5,15 @@
  *   sockaudit metrics [LOG...]        the same lines as Prometheus metrics
  *   sockaudit explain QUERY...        what this kernel does with a value
  *   sockaudit top LOG...              a live view of logs being written
+ *   sockaudit diff BEFORE AFTER       what changed between two audits
  *   sockaudit [options] [--] CMD ...  run CMD under libsockaudit
  *
- * A program that happens to be called "report" (or "metrics", "explain", "top") runs as
+ * A program that happens to be called "report" (or "metrics", "explain", "top", "diff") runs as
  * `sockaudit -- report`.
  */
 #include <string.h>
 
+#include "diff/diff.h"
 #include "explain/explain.h"
 #include "launch/launch.h"
 #include "metrics/metrics.h"
@@ -28,5 +30,7 @@ int main(int argc, char **argv)
 		return cli_explain(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "top") == 0)
 		return cli_top(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "diff") == 0)
+		return cli_diff(argc - 1, argv + 1);
 	return cli_launch(argc, argv);
 }

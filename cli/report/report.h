@@ -279,6 +279,8 @@ struct rp_state {
 
 void rp_state_init(struct rp_state *st);
 void rp_state_free(struct rp_state *st);
+/* verb.c: every line of F, fed one by one (lines over 1 MiB counted and skipped). */
+void rp_read_stream(struct rp_state *st, FILE *f);
 /* Feeds one input line (without the newline). Never fails. */
 void rp_feed_line(struct rp_state *st, const char *line, size_t len);
 /* Folds per-process data (summaries) into the totals before printing. */

@@ -21,7 +21,7 @@
  * a longer line is counted and skipped instead of swallowing memory.
  * Reads in blocks and finds newlines with memchr: a line byte by byte
  * through getc was a fifth of the report's time on a 1M-line log. */
-static void read_stream(struct rp_state *st, FILE *f)
+void rp_read_stream(struct rp_state *st, FILE *f)
 {
 	size_t blk = 1 << 16, len = 0, n;
 	char *buf = malloc(RP_LINE_MAX), *in = malloc(blk);
@@ -149,7 +149,7 @@ int cli_report(int argc, char **argv)
 	st.nfiles = argc;
 	st.cur_file = -1;
 	if (!files)
-		read_stream(&st, stdin);
+		rp_read_stream(&st, stdin);
 	for (i = 1, opts_done = 0; i < argc; i++) {
 		const char *a = argv[i];
 		FILE *f;
@@ -163,7 +163,7 @@ int cli_report(int argc, char **argv)
 		st.cur_line = 0;
 		if (strcmp(a, "-") == 0) {
 			read_stdin = 1;
-			read_stream(&st, stdin);
+			rp_read_stream(&st, stdin);
 			continue;
 		}
 		f = fopen(a, "r");
@@ -187,7 +187,7 @@ int cli_report(int argc, char **argv)
 			continue;
 		}
 		nread++;
-		read_stream(&st, f);
+		rp_read_stream(&st, f);
 		if (ferror(f)) {
 			fprintf(stderr, "sockaudit report: %s: read error\n", a);
 			status = 1;
