@@ -49,8 +49,10 @@ static void print_item(const struct df_item *it, FILE *out)
 		const struct df_row *row = &it->rows[r];
 		char a[32], b[32], cell[80];
 
-		snprintf(cell, sizeof cell, "%s -> %s%s", fmt_val(a, sizeof a, row, &row->a),
-			 fmt_val(b, sizeof b, row, &row->b), row->kind == DF_TIME ? " ms" : "");
+		/* The unit once, after the last figure there is. */
+		snprintf(cell, sizeof cell, "%s%s -> %s%s", fmt_val(a, sizeof a, row, &row->a),
+			 row->kind == DF_TIME && !row->b.have ? " ms" : "", fmt_val(b, sizeof b, row, &row->b),
+			 row->kind == DF_TIME && row->b.have ? " ms" : "");
 		fprintf(out, "    %-24s %-22s %s\n", row->label, cell, df_verdict_name(row->verdict));
 	}
 }

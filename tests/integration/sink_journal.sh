@@ -161,6 +161,9 @@ check "journalctl -o json | sockaudit report -: the text report of the plain lin
 	cmp -s "$T/txt.export" <("$TOP/sockaudit" report - <"$T/plain.jsonl")
 check "export: sockaudit metrics prints what it prints for the plain lines" \
 	cmp -s <("$TOP/sockaudit" metrics - <"$T/export.json") <("$TOP/sockaudit" metrics "$T/plain.jsonl")
+# top's snapshot (standard output is not a terminal), its clock line left out.
+check "export: sockaudit top shows what it shows for the plain lines" \
+	cmp -s <("$TOP/sockaudit" top "$T/export.json" | tail -n +2) <("$TOP/sockaudit" top "$T/plain.jsonl" | tail -n +2)
 "$TOP/sockaudit" diff --json "$T/plain.jsonl" - <"$T/export.json" >"$T/diff.export"
 check_jq "export: sockaudit diff of the plain lines against the export, every row same" "$T/diff.export" \
   '.[0] | ([.listeners[], .peers[] | .rows[] | .verdict] | length > 0 and all(. == "same")) and all(.findings[]; .verdict == "same")'
