@@ -83,7 +83,8 @@ static void report_usage(FILE *out)
 {
 	fputs("usage: sockaudit report [--color=auto|always|never] [--html OUT.html] [--json] [FILE...]\n"
 	      "Reads libsockaudit JSON lines (standard input when no FILE, or '-')\n"
-	      "and prints a report for people. Lines that are not JSON are counted and skipped.\n"
+	      "and prints a report for people. Lines that are not JSON are counted and skipped;\n"
+	      "journald's JSON export (journalctl -o json -t sockaudit) is read as the lines it holds.\n"
 	      "Slow connects are joined to the listener that made them wait when both sides'\n"
 	      "logs are given (same network namespace and host, or the exact address).\n"
 	      "--html OUT.html writes the same report as one self-contained page instead\n"
