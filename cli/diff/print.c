@@ -70,6 +70,34 @@ static void print_items(const char *title, const struct df_item *arr, size_t n, 
 		fprintf(out, "  ... %zu more\n", n - MAX_ROWS);
 }
 
+/* 1 when every process of the side logged at trace (every connect has a line). */
+static int all_trace(const struct df_side *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->st.nprocs; i++)
+		if (!s->st.procs[i].trace)
+			return 0;
+	return 1;
+}
+
+/* A peer on one side only, where that other side is below trace: its
+ * connects may all have been fast, and fast connects have no line there. */
+static void note_level(const struct df_diff *d, FILE *out)
+{
+	size_t i;
+
+	for (i = 0; i < d->npeers; i++) {
+		const struct df_item *it = &d->peers[i];
+
+		if ((!it->on_b && !all_trace(d->b)) || (!it->on_a && !all_trace(d->a))) {
+			fputs("  (below level trace only flagged or failed connects are logged: a peer gone\n"
+			      "   or new there may only have had fast connects; audit both at -l trace)\n", out);
+			return;
+		}
+	}
+}
+
 void df_print(const struct df_diff *d, FILE *out)
 {
 	size_t i;
@@ -79,6 +107,7 @@ void df_print(const struct df_diff *d, FILE *out)
 	print_side("after", d->b, out);
 	print_items("Listeners (program, address)", d->lsts, d->nlsts, out);
 	print_items("Peers (the address connected to)", d->peers, d->npeers, out);
+	note_level(d, out);
 	if (d->conns_over)
 		fprintf(out, "  (%ld connect lines beyond what the report keeps are not in the times)\n",
 			d->conns_over);

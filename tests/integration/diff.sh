@@ -35,8 +35,8 @@ for _ in range(n):
 for t in ts: t.join()
 s.close()
 EOF
-run() {   # run BACKLOG PORT LOG
-	SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=$3 ip netns exec $NS env LD_PRELOAD="$(preload_value)" \
+run() {   # run BACKLOG PORT LOG [LEVEL]
+	SOCKAUDIT_LEVEL=${4:-trace} SOCKAUDIT_LOG=$3 ip netns exec $NS env LD_PRELOAD="$(preload_value)" \
 		timeout 30 $PY "$T/scen.py" "$1" "$2" 8
 }
 run 1 $PORT "$T/before.jsonl" || fail "the backlog 1 run" "status $?"
@@ -98,6 +98,15 @@ mkdir "$T/empty"
 check "a folder without *.jsonl: status 1, one line on stderr, nothing printed" \
 	test $rc = 1 -a ! -s "$T/e.out" -a "$(wc -l <"$T/e.err")" = 1
 grep -q "without any \*.jsonl" "$T/e.err" && ok "... saying so" || fail "... saying so" "$(cat "$T/e.err")"
+
+# The fixed run at the default level: its fast connects have no line, so
+# the peer is gone, and the text says why that may be.
+run 64 $PORT "$T/after_info.jsonl" info
+"$SA" diff "$T/before.jsonl" "$T/after_info.jsonl" >"$T/info.txt"
+check "info after: no connect line, the peer gone, the level named as the likely reason" \
+	sh -c "! grep -q '\"event\":\"connect\"' '$T/after_info.jsonl' && grep -qx '  127.0.0.1:$PORT  gone (before only)' '$T/info.txt' &&
+	       grep -q 'below level trace only flagged or failed connects are logged' '$T/info.txt'"
+check "trace on both sides: no such note" sh -c "! grep -q 'below level trace' '$T/diff.txt'"
 
 # A journal export as a side (as journalctl -o json writes an entry: the line
 # in SOCKAUDIT_JSON), on standard input: the same rows as from the file.
