@@ -5,10 +5,13 @@
  * `journalctl -o json` writes one object per entry; the journal sink puts
  * our whole line in its SOCKAUDIT_JSON field (shim/line/journal.c), and a
  * line that reached the journal another way (stderr of a unit, systemd-cat)
- * is its MESSAGE. Every verb calls log_journal_inner() on each line before
- * it reads it, so all of them read an export the same way. A line of our
- * own is told apart by its first key ("ts": json.c writes it first) without
- * a parse, so plain logs cost one comparison a line.
+ * is its MESSAGE (taken only when it starts as our lines do). Every verb calls log_journal_inner() on each line before
+ * it reads it, so all of them read an export the same way. An entry of
+ * another program (`journalctl -o json` without `-t sockaudit`) holds no
+ * line of ours: it becomes an empty line, passed over as a blank one is,
+ * not an event without a name. A line of our own is told apart by its
+ * first key ("ts": json.c writes it first) without a parse, so plain logs
+ * cost one comparison a line.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +63,8 @@ int log_journal_inner(struct log_inner *in, const char **line, size_t *len)
 
 	if (n >= sizeof ours - 1 && memcmp(p, ours, sizeof ours - 1) == 0)
 		return 0;
-	if (!memmem(p, n, "\"SOCKAUDIT_JSON\"", 16) && !memmem(p, n, "\"MESSAGE\"", 9))
+	if (!memmem(p, n, "\"SOCKAUDIT_JSON\"", 16) && !memmem(p, n, "\"MESSAGE\"", 9) &&
+	    !memmem(p, n, "\"__CURSOR\"", 10))
 		return 0;
 	o = json_loadb(p, n, 0, NULL);
 	if (!json_is_object(o)) {
@@ -71,7 +75,15 @@ int log_journal_inner(struct log_inner *in, const char **line, size_t *len)
 	if (v)
 		ok = field_text(v, in, &got);
 	else if ((v = json_object_get(o, "MESSAGE")) != NULL)
-		ok = field_text(v, in, &got) && got && in->buf[0] == '{';
+		ok = field_text(v, in, &got) && got >= sizeof ours - 1 &&
+		     memcmp(in->buf, ours, sizeof ours - 1) == 0;
+	/* journalctl writes __CURSOR in every entry: one without our line is
+	 * another program's. */
+	if (!ok && json_object_get(o, "__CURSOR")) {
+		ok = 1;
+		got = 0;
+		room(in, 0);
+	}
 	json_decref(o);
 	if (!ok)
 		return 0;

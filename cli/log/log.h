@@ -63,8 +63,8 @@ enum log_alive log_alive(long pid, const char *nodename, const char *boot_id, do
 
 /* journal.c: when LINE is one object of journald's JSON export (`journalctl
  * -o json`) with our line in SOCKAUDIT_JSON (or MESSAGE), points *line and
- * *len at that inner line, kept in IN until the next call, and returns 1;
- * else 0 and leaves them. */
+ * *len at that inner line, kept in IN until the next call, and returns 1
+ * (an empty line for another program's entry); else 0 and leaves them. */
 struct log_inner {
 	char *buf;
 	size_t cap;

@@ -389,11 +389,11 @@ void mx_feed(struct mx_state *st, const char *line, size_t len)
 	json_error_t jerr;
 	json_t *o;
 
+	log_journal_inner(&st->inner, &line, &len);
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
 		len--;
 	if (!len)
 		return;
-	log_journal_inner(&st->inner, &line, &len);
 	st->lines++;
 	if (len <= sizeof st->scratch) {
 		memcpy(st->scratch, line, len);

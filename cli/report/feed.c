@@ -484,6 +484,7 @@ void rp_feed_line(struct rp_state *st, const char *line, size_t len)
 	struct log_ev sev;
 
 	st->cur_line++;
+	log_journal_inner(&st->inner, &line, &len);
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
 	while (len && (*line == ' ' || *line == '\t')) {
@@ -492,7 +493,6 @@ void rp_feed_line(struct rp_state *st, const char *line, size_t len)
 	}
 	if (!len)
 		return;
-	log_journal_inner(&st->inner, &line, &len);
 	st->lines++;
 	if (len <= sizeof(st->scratch)) {
 		memcpy(st->scratch, line, len);

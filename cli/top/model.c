@@ -283,7 +283,8 @@ void tp_model_line(void *ctx, const char *line, size_t len)
 	long pid, fd = -1, v;
 	struct tp_listener *l;
 
-	log_journal_inner(&m->inner, &line, &len);
+	if (log_journal_inner(&m->inner, &line, &len) && !len)
+		return;         /* another program's journal entry */
 	o = json_loadb(line, len, 0, &err);
 	m->lines++;
 	if (!json_is_object(o) || !(ev = log_str(o, "event"))) {

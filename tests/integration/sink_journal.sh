@@ -168,6 +168,13 @@ check "export: sockaudit top shows what it shows for the plain lines" \
 check_jq "export: sockaudit diff of the plain lines against the export, every row same" "$T/diff.export" \
   '.[0] | ([.listeners[], .peers[] | .rows[] | .verdict] | length > 0 and all(. == "same")) and all(.findings[]; .verdict == "same")'
 if command -v systemd-cat >/dev/null; then
+	# Another program's entries among ours (journalctl without -t): passed
+	# over, not events without a name.
+	printf 'hello\n{"not": "ours"}x\n' | systemd-cat -t other-prog
+	wait_entries 2 SYSLOG_IDENTIFIER=other-prog
+	cat <(jq_journal SYSLOG_IDENTIFIER=other-prog) "$T/export.json" | "$TOP/sockaudit" report --json - >"$T/rep.mixed"
+	check "another program's journal entries mixed in: the same report" \
+		test "$(jq -c '.listeners, .connects, .input' "$T/rep.mixed")" = "$(jq -c '.listeners, .connects, .input' "$T/rep.plain")"
 	# Lines that reached the journal as a program's output: MESSAGE holds them.
 	systemd-cat -t sockaudit-stdout cat "$T/plain.jsonl"
 	wait_entries "$(wc -l <"$T/plain.jsonl")" SYSLOG_IDENTIFIER=sockaudit-stdout
