@@ -27,3 +27,9 @@ $(BUILD)/tests/unit/test_metrics: tests/unit/test_metrics.c $(CLI_LIB_OBJ) $(CLI
 $(BUILD)/tests/unit/test_top: tests/unit/test_top.c $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(CLI_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
+
+# tests/unit/test_diff.c tests `sockaudit diff`'s verdicts and compare,
+# from the cli objects too.
+$(BUILD)/tests/unit/test_diff: tests/unit/test_diff.c $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(CLI_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(SA_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm

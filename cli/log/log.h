@@ -5,8 +5,9 @@
  * building a jansson tree, and declines anything it is not sure of, so the
  * caller parses that line with jansson instead and both paths give the same
  * fields. The typed getters (get.c) read a jansson tree the same tolerant
- * way, and util.c holds the allocation helpers that exit on out of memory
- * (a report of a huge log is not worth half an answer).
+ * way, journal.c finds our line inside a journal export, and util.c
+ * holds the allocation helpers that exit on out of memory (a report of a
+ * huge log is not worth half an answer).
  *
  * This floor knows no verb: it never includes a verb's header, and nothing
  * here prints except the out-of-memory message.
@@ -59,6 +60,17 @@ int log_pct_get(const json_t *o, const char *key, struct log_pct *p);
  * machine and boot its init line names (else UNKNOWN). */
 enum log_alive { LOG_ALIVE_UNKNOWN, LOG_ALIVE_YES, LOG_ALIVE_GONE };
 enum log_alive log_alive(long pid, const char *nodename, const char *boot_id, double first_ts);
+
+/* journal.c: when LINE is one object of journald's JSON export (`journalctl
+ * -o json`) with our line in SOCKAUDIT_JSON (or MESSAGE), points *line and
+ * *len at that inner line, kept in IN until the next call, and returns 1
+ * (an empty line for another program's entry); else 0 and leaves them. */
+struct log_inner {
+	char *buf;
+	size_t cap;
+};
+int log_journal_inner(struct log_inner *in, const char **line, size_t *len);
+void log_inner_free(struct log_inner *in);
 
 /* util.c: growable arrays, strings and counts (exit on out of memory). */
 void *log_grow(void *arr, size_t *cap, size_t n, size_t size);

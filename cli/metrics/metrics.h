@@ -90,6 +90,7 @@ struct mx_state {
 	long lines, unreadable;
 	int top_peers;
 	char scratch[8192];
+	struct log_inner inner;            /* a journal export line's own line */
 };
 
 void mx_init(struct mx_state *st, int top_peers);

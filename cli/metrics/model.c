@@ -46,6 +46,7 @@ void mx_free(struct mx_state *st)
 		free(st->comm_fds[i].local);
 		free(st->comm_fds_comm[i]);
 	}
+	log_inner_free(&st->inner);
 	free(st->procs);
 	free(st->peers);
 	free(st->bl);
@@ -388,6 +389,7 @@ void mx_feed(struct mx_state *st, const char *line, size_t len)
 	json_error_t jerr;
 	json_t *o;
 
+	log_journal_inner(&st->inner, &line, &len);
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
 		len--;
 	if (!len)

@@ -410,14 +410,12 @@ static void on_event(struct rp_state *st, json_t *o)
 	double ts = 0;
 
 	ev_from_json(o, &ev);
-	name = ev.name;
+	name = ev.name ? ev.name : "";   /* no event name: nothing more */
 	p = on_common(st, &ev, &pid);
 	comm = p->comm;
 	if (!log_num(o, "ts", &ts) || ts < 1e9 || ts > 95617584000.0)
 		ts = 0;
-	if (!name) {
-		/* nothing more */
-	} else if (strcmp(name, "init") == 0) {
+	if (strcmp(name, "init") == 0) {
 		json_decref(p->init);
 		p->init = json_incref(o);
 		p->trace = log_str(o, "level") && strcmp(log_str(o, "level"), "trace") == 0;
@@ -486,6 +484,7 @@ void rp_feed_line(struct rp_state *st, const char *line, size_t len)
 	struct log_ev sev;
 
 	st->cur_line++;
+	log_journal_inner(&st->inner, &line, &len);
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
 	while (len && (*line == ' ' || *line == '\t')) {

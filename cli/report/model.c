@@ -205,6 +205,7 @@ void rp_state_free(struct rp_state *st)
 	json_decref(st->msg_single);
 	json_decref(st->conn.by_errno);
 	json_decref(st->warnings);
+	log_inner_free(&st->inner);
 }
 
 /* ---- connects per peer ------------------------------------------------------ */

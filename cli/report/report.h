@@ -269,6 +269,7 @@ struct rp_state {
 	json_t *name_vals[RP_NAMES_MAX];
 	size_t nnames;
 	char scratch[8192];     /* the fast path's copy of a line */
+	struct log_inner inner; /* a journal export line's own line */
 	json_t *msgs;           /* finding code -> msg */
 	json_t *msg_single;     /* finding code -> true when msg is specific */
 	json_t *warnings;       /* distinct msgs of the library's warning lines */
@@ -278,6 +279,8 @@ struct rp_state {
 
 void rp_state_init(struct rp_state *st);
 void rp_state_free(struct rp_state *st);
+/* verb.c: every line of F, fed one by one (lines over 1 MiB counted and skipped). */
+void rp_read_stream(struct rp_state *st, FILE *f);
 /* Feeds one input line (without the newline). Never fails. */
 void rp_feed_line(struct rp_state *st, const char *line, size_t len);
 /* Folds per-process data (summaries) into the totals before printing. */

@@ -10,7 +10,7 @@
 
 #include "report/report.h"
 
-struct tp_style tp_S;
+struct tp_style tp_S = { "", "", "", "", "", "" };   /* plain until a verb sets colour */
 
 /* Prints s with control characters escaped (C0, DEL and UTF-8-encoded C1),
  * at most max display characters (0 = no limit); returns the characters

@@ -21,7 +21,7 @@
  * a longer line is counted and skipped instead of swallowing memory.
  * Reads in blocks and finds newlines with memchr: a line byte by byte
  * through getc was a fifth of the report's time on a 1M-line log. */
-static void read_stream(struct rp_state *st, FILE *f)
+void rp_read_stream(struct rp_state *st, FILE *f)
 {
 	size_t blk = 1 << 16, len = 0, n;
 	char *buf = malloc(RP_LINE_MAX), *in = malloc(blk);
@@ -83,7 +83,8 @@ static void report_usage(FILE *out)
 {
 	fputs("usage: sockaudit report [--color=auto|always|never] [--html OUT.html] [--json] [FILE...]\n"
 	      "Reads libsockaudit JSON lines (standard input when no FILE, or '-')\n"
-	      "and prints a report for people. Lines that are not JSON are counted and skipped.\n"
+	      "and prints a report for people. Lines that are not JSON are counted and skipped;\n"
+	      "journald's JSON export (journalctl -o json -t sockaudit) is read as the lines it holds.\n"
 	      "Slow connects are joined to the listener that made them wait when both sides'\n"
 	      "logs are given (same network namespace and host, or the exact address).\n"
 	      "--html OUT.html writes the same report as one self-contained page instead\n"
@@ -149,7 +150,7 @@ int cli_report(int argc, char **argv)
 	st.nfiles = argc;
 	st.cur_file = -1;
 	if (!files)
-		read_stream(&st, stdin);
+		rp_read_stream(&st, stdin);
 	for (i = 1, opts_done = 0; i < argc; i++) {
 		const char *a = argv[i];
 		FILE *f;
@@ -163,7 +164,7 @@ int cli_report(int argc, char **argv)
 		st.cur_line = 0;
 		if (strcmp(a, "-") == 0) {
 			read_stdin = 1;
-			read_stream(&st, stdin);
+			rp_read_stream(&st, stdin);
 			continue;
 		}
 		f = fopen(a, "r");
@@ -187,7 +188,7 @@ int cli_report(int argc, char **argv)
 			continue;
 		}
 		nread++;
-		read_stream(&st, f);
+		rp_read_stream(&st, f);
 		if (ferror(f)) {
 			fprintf(stderr, "sockaudit report: %s: read error\n", a);
 			status = 1;

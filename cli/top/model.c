@@ -28,6 +28,7 @@ void tp_model_free(struct tp_model *m)
 {
 	free(m->lst);
 	free(m->peers);
+	log_inner_free(&m->inner);
 	memset(m, 0, sizeof *m);
 }
 
@@ -276,12 +277,15 @@ void tp_model_line(void *ctx, const char *line, size_t len)
 {
 	struct tp_model *m = ctx;
 	json_error_t err;
-	json_t *o = json_loadb(line, len, 0, &err);
+	json_t *o;
 	const char *ev, *comm;
 	double ts = 0, pidd = 0;
 	long pid, fd = -1, v;
 	struct tp_listener *l;
 
+	if (log_journal_inner(&m->inner, &line, &len) && !len)
+		return;         /* another program's journal entry */
+	o = json_loadb(line, len, 0, &err);
 	m->lines++;
 	if (!json_is_object(o) || !(ev = log_str(o, "event"))) {
 		m->bad_lines++;

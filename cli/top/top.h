@@ -85,6 +85,7 @@ struct tp_model {
 	long pids[256]; size_t npids;
 	double now;            /* wall clock of the current read */
 	double max_ts;         /* the newest line's ts */
+	struct log_inner inner; /* a journal export line's own line */
 };
 void tp_model_init(struct tp_model *m);
 void tp_model_free(struct tp_model *m);

@@ -133,6 +133,56 @@ else
 	fail "signal handler program built" "$PROGS/sighandler missing"
 fi
 
+# The journal's JSON export read back by every verb that reads logs: a
+# listener with backlog 2 and six connects (each accepted) at trace, written to journald,
+# then `journalctl -o json` piped in. The report, metrics and diff of the
+# export equal those of the same lines as a plain log (SOCKAUDIT_JSON
+# taken out with jq), and no event goes without a name.
+SOCKAUDIT_LEVEL=trace SOCKAUDIT_LOG=journal preload $PY -c '
+import os, socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(2)
+for _ in range(6):
+    c = socket.create_connection(s.getsockname(), timeout=5); s.accept()[0].close(); c.close()
+s.close(); print(os.getpid())' >"$T/jpid" 2>/dev/null
+JP=$(cat "$T/jpid")
+wait_entries 1 SOCKAUDIT_EVENT=summary _PID=$JP
+jq_journal SYSLOG_IDENTIFIER=sockaudit _PID=$JP >"$T/export.json"
+jq -r .SOCKAUDIT_JSON "$T/export.json" >"$T/plain.jsonl"
+"$TOP/sockaudit" report --json - <"$T/export.json" >"$T/rep.export" 2>&1
+"$TOP/sockaudit" report --json "$T/plain.jsonl" >"$T/rep.plain" 2>&1
+check_jq "export: the report sees the listener (backlog 2, 6 accepts) and 6 connects, every event named" "$T/rep.export" \
+  '.[0] | (.listeners | map(select(.backlog_effective == 2 and .stats.accepts == 6)) | length) == 1 and
+   .connects.logged == 6 and (.input.events_by_type | has("(no event name)") | not) and .input.events_by_type.accept == 6'
+check "export: the same listeners, connects, findings and counts as the plain lines' report" \
+	test "$(jq -c '.listeners, .connects, .findings, .input, .processes' "$T/rep.export")" = \
+	     "$(jq -c '.listeners, .connects, .findings, .input, .processes' "$T/rep.plain")"
+jq_journal SYSLOG_IDENTIFIER=sockaudit _PID=$JP | "$TOP/sockaudit" report - >"$T/txt.export"
+check "journalctl -o json | sockaudit report -: the text report of the plain lines" \
+	cmp -s "$T/txt.export" <("$TOP/sockaudit" report - <"$T/plain.jsonl")
+check "export: sockaudit metrics prints what it prints for the plain lines" \
+	cmp -s <("$TOP/sockaudit" metrics - <"$T/export.json") <("$TOP/sockaudit" metrics "$T/plain.jsonl")
+# top's snapshot (standard output is not a terminal), its clock line left out.
+check "export: sockaudit top shows what it shows for the plain lines" \
+	cmp -s <("$TOP/sockaudit" top "$T/export.json" | tail -n +2) <("$TOP/sockaudit" top "$T/plain.jsonl" | tail -n +2)
+"$TOP/sockaudit" diff --json "$T/plain.jsonl" - <"$T/export.json" >"$T/diff.export"
+check_jq "export: sockaudit diff of the plain lines against the export, every row same" "$T/diff.export" \
+  '.[0] | ([.listeners[], .peers[] | .rows[] | .verdict] | length > 0 and all(. == "same")) and all(.findings[]; .verdict == "same")'
+if command -v systemd-cat >/dev/null; then
+	# Another program's entries among ours (journalctl without -t): passed
+	# over, not events without a name.
+	printf 'hello\n{"not": "ours"}x\n' | systemd-cat -t other-prog
+	wait_entries 2 SYSLOG_IDENTIFIER=other-prog
+	cat <(jq_journal SYSLOG_IDENTIFIER=other-prog) "$T/export.json" | "$TOP/sockaudit" report --json - >"$T/rep.mixed"
+	check "another program's journal entries mixed in: the same report" \
+		test "$(jq -c '.listeners, .connects, .input' "$T/rep.mixed")" = "$(jq -c '.listeners, .connects, .input' "$T/rep.plain")"
+	# Lines that reached the journal as a program's output: MESSAGE holds them.
+	systemd-cat -t sockaudit-stdout cat "$T/plain.jsonl"
+	wait_entries "$(wc -l <"$T/plain.jsonl")" SYSLOG_IDENTIFIER=sockaudit-stdout
+	jq_journal SYSLOG_IDENTIFIER=sockaudit-stdout | "$TOP/sockaudit" report --json - >"$T/rep.msg"
+	check "lines in MESSAGE (systemd-cat): the same report" \
+		test "$(jq -c '.listeners, .connects, .input' "$T/rep.msg")" = "$(jq -c '.listeners, .connects, .input' "$T/rep.plain")"
+fi
+
 # A process that writes nothing opens nothing.
 plain=$($PY -c 'import os; print(sorted(os.listdir("/proc/self/fd")))')
 under=$(SOCKAUDIT_LOG=journal preload $PY -c 'import os; print(sorted(os.listdir("/proc/self/fd")))')
