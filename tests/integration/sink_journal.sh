@@ -150,9 +150,12 @@ jq_journal SYSLOG_IDENTIFIER=sockaudit _PID=$JP >"$T/export.json"
 jq -r .SOCKAUDIT_JSON "$T/export.json" >"$T/plain.jsonl"
 "$TOP/sockaudit" report --json - <"$T/export.json" >"$T/rep.export" 2>&1
 "$TOP/sockaudit" report --json "$T/plain.jsonl" >"$T/rep.plain" 2>&1
-check_jq "export: the report sees the listener (backlog 2, 6 accepts) and 6 connects, every event named" "$T/rep.export" \
+# A busy journald may not take every line (its socket full): the shim then
+# says how many it lost in a warning, and the listener's counts stay whole.
+check_jq "export: the report sees the listener (backlog 2, 6 accepts) and 6 connects (or a warning of lines lost), every event named" "$T/rep.export" \
   '.[0] | (.listeners | map(select(.backlog_effective == 2 and .stats.accepts == 6)) | length) == 1 and
-   .connects.logged == 6 and (.input.events_by_type | has("(no event name)") | not) and .input.events_by_type.accept == 6'
+   (.input.events_by_type | has("(no event name)") | not) and
+   ((.connects.logged == 6 and .input.events_by_type.accept == 6) or (.input.events_by_type.warning // 0) >= 1)'
 check "export: the same listeners, connects, findings and counts as the plain lines' report" \
 	test "$(jq -c '.listeners, .connects, .findings, .input, .processes' "$T/rep.export")" = \
 	     "$(jq -c '.listeners, .connects, .findings, .input, .processes' "$T/rep.plain")"
