@@ -90,6 +90,7 @@ int inj_stop_all(struct inj *j, pid_t pid, char *err, size_t cap)
 
 	memset(j, 0, sizeof *j);
 	j->pid = pid;
+	j->caller = -1;
 	do {
 		char path[64];
 		DIR *d;
@@ -127,13 +128,53 @@ int inj_stop_all(struct inj *j, pid_t pid, char *err, size_t cap)
 	return 0;
 }
 
-/* The thread to call on: the first whose state we could read, the main
- * thread first. */
+/* Room below sp on its stack: the process's main stack grows on demand
+ * (any room), another mapping has what lies between its start and sp. */
+static int stack_room_ok(pid_t pid, uintptr_t sp)
+{
+	char maps[64], line[4608];
+	FILE *f;
+	int ok = 0;
+
+	snprintf(maps, sizeof maps, "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(maps, "re")))
+		return 0;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2 || sp < lo || sp >= hi)
+			continue;
+		ok = strstr(line, "[stack]") != NULL || sp - lo >= 128 * 1024;
+		break;
+	}
+	fclose(f);
+	return ok;
+}
+
+/*
+ * The thread to call on, chosen once: the first (the main thread first)
+ * whose registers we can read and whose stack has room for dlopen and our
+ * set-up below where it stands (128 KiB, or the main stack): never a
+ * coroutine's or signal handler's small stack, which the call could run
+ * off.
+ */
 static struct inj_thread *caller(struct inj *j)
 {
-	for (int i = 0; i < j->n; i++)
-		if (!j->t[i].gone)
-			return &j->t[i];
+	if (j->caller >= 0 && j->caller < j->n && !j->t[j->caller].gone)
+		return &j->t[j->caller];
+	for (int i = 0; i < j->n; i++) {
+#if defined(__x86_64__)
+		struct user_regs_struct r;
+
+		if (j->t[i].gone || ptrace(PTRACE_GETREGS, j->t[i].tid, 0, &r) != 0 || !stack_room_ok(j->pid, r.rsp))
+			continue;
+#else
+		if (j->t[i].gone)
+			continue;
+#endif
+		j->caller = i;
+		return &j->t[i];
+	}
 	return NULL;
 }
 
@@ -202,7 +243,8 @@ int inj_prepare(struct inj *j, char *err, size_t cap)
 	struct inj_thread *t = caller(j);
 
 	if (!t) {
-		snprintf(err, cap, "no thread of process %d could be stopped", (int)j->pid);
+		snprintf(err, cap, "no thread of process %d could be stopped with room on its stack for the call",
+			 (int)j->pid);
 		return -ESRCH;
 	}
 	if (!j->saved && save(j, t) != 0) {
@@ -354,7 +396,7 @@ double inj_release(struct inj *j)
 				t->pending &= ~(1ull << (s - 1));
 				break;
 			}
-		if (!first && was_stopped && t->group_stop && t == caller(j) && j->saved)
+		if (!first && was_stopped && t->group_stop && j->saved && t == &j->t[j->caller])
 			first = SIGSTOP;   /* it ran our calls: back into the stop */
 		ptrace(PTRACE_DETACH, t->tid, 0, (void *)(long)first);
 		t->seized = 0;

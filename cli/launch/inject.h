@@ -25,6 +25,7 @@ struct inj {
 	int n;
 	struct inj_thread t[INJ_MAX_THREADS];
 	int saved;
+	int caller;            /* the thread calls run on, -1 until chosen */
 #if defined(__x86_64__)
 	struct user_regs_struct regs;
 #endif
