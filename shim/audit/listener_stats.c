@@ -36,7 +36,7 @@ static int nlisteners;
  * it, shares the process page, which a forked child writes anyway. A
  * fork-per-connection child's close of the inherited listener then writes
  * no page of its own (a listener of its own would be one fault per child). */
-static struct sa_listener first_listener __attribute__((section(".bss.sa_proc_tail")));
+static struct sa_listener first_listener SA_PROC_TAIL;
 static int first_taken;
 /* Serialises listener_stats lines (rare: each interval and at exit), so a
  * listener's previous-line snapshot is read and replaced by one thread. */

@@ -29,32 +29,7 @@
 #include "sockaudit.h"
 
 #define SA_HIDDEN __attribute__((visibility("hidden")))
-/* The process page: the small counters and flags that a forked child
- * resets (or writes on its way out) and that every request bumps, kept in
- * one section (sa_proc), page-aligned and at most one page by
- * shim/sa_proc.ld. After a fork every page either process writes is a
- * copy-on-write fault (tens of microseconds on a virtual machine): spread
- * over the zero tables these would cost a fork-per-connection server ~10
- * faults per child; here, one. Zero-initialised variables only. */
-/* A .data.* name: the first of the zero tables that shim/sa_proc.ld
- * keeps in the file (zeros on disk), so the data segment is one file
- * mapping with no .bss past its end (one mmap and one vma fewer at every
- * exec). Nothing reads or writes these pages at an exec. */
-#define SA_PROC_PAGE __attribute__((section(".data.sa_proc")))
-/* The few words every forked child writes, even one that only closes and
- * dups fds before it execs: its pid, its process epoch, its clock traps.
- * shim/sa_proc.ld puts them at the start of the fd table's first page
- * (struct sa_fd_first, state.h), which such a child writes anyway, so that
- * it writes no page of ours but that one. At most SA_FORK_WORDS_BYTES. */
-#define SA_FORK_WORDS __attribute__((section(".data.sa_fork_words"), aligned(8)))
-#define SA_FORK_WORDS_BYTES 16
-/* A small variable every exec or a shell's first wrapped calls touch
- * (the environment copy's state, the real functions, the run state): the
- * library's one .bss, right after .data on the last page of the data
- * segment, which the loader writes anyway (relocations, the PLT's GOT,
- * zeroing this tail), not one page each scattered through the zero
- * tables (a fault each, 10 in a dash script). Zero-initialised only. */
-#define SA_START_DATA __attribute__((section(".bss.sa_start")))
+#include "base/placement.h"
 #define SA_EXPORT __attribute__((visibility("default")))
 #define SA_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SA_UNLIKELY(x) __builtin_expect(!!(x), 0)

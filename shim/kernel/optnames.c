@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "base/placement.h"
 #include "readback.h"
 
 /* Option numbers newer than some build machines' headers. */
@@ -40,7 +41,7 @@
  * .rodata.s* there): only an audited setsockopt and `sockaudit explain`
  * read it, and the library's first pages are for what every exec and
  * every forked child reads. */
-static const struct sa_optdesc table[] __attribute__((section(".rodata.sa_optnames"))) = {
+static const struct sa_optdesc table[] SA_COLD_RODATA(optnames) = {
 	O(SOL_SOCKET, SO_DEBUG, BOOL), O(SOL_SOCKET, SO_REUSEADDR, BOOL),
 	O(SOL_SOCKET, SO_TYPE, INT), O(SOL_SOCKET, SO_ERROR, INT),
 	O(SOL_SOCKET, SO_DONTROUTE, BOOL), O(SOL_SOCKET, SO_BROADCAST, BOOL),

@@ -357,7 +357,7 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
  * relocation for the loader to apply at every exec. */
 /* After .text (.rodata.s*: the Makefile's script): read only for a line
  * that names an errno, not by what every exec or child runs. */
-static const char errno_names[][SA_ERRNO_NAME_MAX] __attribute__((section(".rodata.sa_errno_names"))) = {
+static const char errno_names[][SA_ERRNO_NAME_MAX] SA_COLD_RODATA(errno_names) = {
 	"0", "EPERM", "ENOENT", "ESRCH", "EINTR", "EIO",
 	"ENXIO", "E2BIG", "ENOEXEC", "EBADF", "ECHILD", "EAGAIN",
 	"ENOMEM", "EACCES", "EFAULT", "ENOTBLK", "EBUSY", "EEXIST",

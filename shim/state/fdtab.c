@@ -59,7 +59,7 @@ struct sa_fd_side *sa_fd_sides[NCHUNKS];
 _Static_assert(sizeof(struct sa_fd_side) <= 4096, "a chunk's side data fits one page");
 /* Placed by shim/sa_proc.ld right after the fork words (SA_FORK_WORDS) at
  * the start of a page. */
-struct sa_fd_first sa_fd_first __attribute__((section(".data.sa_fd_first"), aligned(8)));
+struct sa_fd_first sa_fd_first SA_FD_FIRST_PAGE;
 _Static_assert(SA_FORK_WORDS_BYTES + offsetof(struct sa_fd_first, ent) + SA_FD_FIRST_PAGE_FDS * sizeof(struct sa_sock) <= 4096,
 	       "the first fds have their entries on the first side page");
 

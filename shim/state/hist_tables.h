@@ -97,7 +97,7 @@ static const double l2tab[257] = {
 /* pow(1.04, k), k = 0..574 */
 /* After .text (.rodata.s*: the Makefile's script): only a summary's
  * percentiles read it, never an exec or a forked child. */
-static const double ratio_pow[575] __attribute__((section(".rodata.sa_ratio_pow"))) = {
+static const double ratio_pow[575] SA_COLD_RODATA(ratio_pow) = {
 	0x1p+0,	0x1.0a3d70a3d70a4p+0,	0x1.14e3bcd35a859p+0,
 	0x1.1ff7164c729f6p+0,	0x1.2b7bd9c02549ap+0,	0x1.3776908a64381p+0,
 	0x1.43ebf27b7277dp+0,	0x1.50e0e7b395c44p+0,	0x1.5e5a8a91cef51p+0,
