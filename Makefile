@@ -112,32 +112,11 @@ $(BUILD)/obj/%.o: shim/%.S $(FLAGS_STAMP)
 SHIM_NORELRO := -Wl,-z,norelro
 SHIM_BINDING := $(SHIM_NORELRO) -Wl,-z,lazy
 SHIM_LAYOUT := -Wl,-z,noseparate-code $(SHIM_NORELRO)
-# The linker's own script for a shared library, with shim/sa_fork_text.ld's
-# lines put inside .text before its generic *(.text ...) line (one .text:
-# valgrind's symbol reader needs that) and shim/sa_proc.ld's zero tables
-# first in the data segment, before .tdata, so that what the loader writes
-# ends it on one page. The data segment starts on a page of its own (the
-# ALIGN before DATA_SEGMENT_ALIGN): the zero tables' first page is
-# page-aligned, and a data segment that began inside the text's last page
-# left a hole the loader mprotects at every exec. The build stops if any
-# place is not found, rather than link without it.
-$(BUILD)/shim.ld: shim/sa_fork_text.ld shim/sa_proc.ld $(FLAGS_STAMP) Makefile
+# The linker's own script with our placements in it (scripts/shim-ld.sh
+# says which and why; `scripts/shim-ld.sh --check` compares).
+$(BUILD)/shim.ld: shim/sa_fork_text.ld shim/sa_proc.ld scripts/shim-ld.sh $(FLAGS_STAMP) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_LDFLAGS) -shared $(SHIM_LAYOUT) -Wl,--verbose -o /dev/null 2>/dev/null | sed -n '/^=======/,/^=======/p' | sed '1d;$$d' | \
-		awk -v text=shim/sa_fork_text.ld -v proc=shim/sa_proc.ld ' \
-			/^[ \t]*\.rodata[ \t]+:/ { r++; ro = ro "  .rodata : { *(.rodata .rodata.cst* .gnu.linkonce.r.*) *(.rodata.[!s]*) }\n"; $$0 = "  .rodata.str : { *(.rodata.str* .rodata.*) }" } \
-			/^[ \t]*\.rodata1[ \t]+:/ { ro = ro $$0 "\n"; r++; next } \
-			/^[ \t]*\. = DATA_SEGMENT_ALIGN/ { line[++n] = "  . = ALIGN (CONSTANT (MAXPAGESIZE));"; a++ } \
-			{ line[++n] = $$0 } \
-			END { \
-				for (i = 1; i <= n; i++) { \
-					if (i0 != 1 && line[i] ~ /^[ \t]*\.init[ \t]+:/) { printf "%s", ro; i0 = 1 } \
-					if (t != 1 && line[i] ~ /^[ \t]*\*\(\.text \.stub \.text\.\*/) { while ((getline l < text) > 0) print l; t = 1 } \
-					if (p != 1 && line[i] ~ /^[ \t]*\.tdata[ \t]*:/) { while ((getline l < proc) > 0) print l; p = 1 } \
-					print line[i] \
-				} \
-				exit !(t == 1 && p == 1 && i0 == 1 && r == 2 && a == 1) }' >$@.tmp
-	@mv $@.tmp $@
+	scripts/shim-ld.sh $@ -- $(CC) $(SA_LDFLAGS) -shared $(SHIM_LAYOUT)
 
 # What each exec pays the loader for the library (docs/performance.md,
 # "Start cost"): no -z now (the ~60 libc functions we call are bound when
