@@ -136,21 +136,26 @@ bad=$(echo "$units" | grep '%' | grep -v '%%p' )
 [ -n "$units" ] && [ -z "$bad" ] && ok "$(echo "$units" | grep -c .) unit-file SOCKAUDIT_LOG values write %%p" \
 	|| fail "unit-file SOCKAUDIT_LOG values write %%p" "found: ${units:-none}; bad: $bad"
 
-# --- the drop-in in docs/configuration.md is one systemd accepts ------------------------
-# Its indented block after "Under systemd: a drop-in", under a unit of our own
+# --- the drop-ins in README.md and docs/configuration.md are ones systemd accepts -------
+# Each indented [Service] block after its heading, under a unit of our own
 # (ExecStart is this machine's true); systemd-analyze verify must pass it.
-if command -v systemd-analyze >/dev/null 2>&1; then
-	U="$T/units"; mkdir -p "$U/sa-demo.service.d"
+dropin_check() { # FILE HEADING
+	U="$T/units-$(basename "$1" .md)"; mkdir -p "$U/sa-demo.service.d"
 	printf '[Unit]\nDescription=drop-in check\n[Service]\nExecStart=/bin/true\n' >"$U/sa-demo.service"
-	awk '/^### Under systemd: a drop-in/ {f=1; next} f && /^    \[Service\]/ {b=1} b && /^    / {print substr($0, 5); next} b {exit}' \
-		"$docs/configuration.md" >"$U/sa-demo.service.d/override.conf"
+	awk -v h="$2" 'index($0, h) == 1 {f=1; next} f && /^    \[Service\]/ {b=1} b && /^    / {print substr($0, 5); next} b {exit}' \
+		"$1" >"$U/sa-demo.service.d/override.conf"
 	out=$(cd "$U" && SYSTEMD_UNIT_PATH="$U:" systemd-analyze verify --man=no "$U/sa-demo.service" 2>&1)
-	if [ $? = 0 ] && grep -q '^Environment=SOCKAUDIT_LOG=.*%%p' "$U/sa-demo.service.d/override.conf" &&
+	if [ $? = 0 ] && grep -q '^Environment=LD_PRELOAD=.*libsockaudit.so' "$U/sa-demo.service.d/override.conf" &&
+	   grep -q '^Environment=SOCKAUDIT_LOG=.*%%p' "$U/sa-demo.service.d/override.conf" &&
 	   ! echo "$out" | grep -qi "override.conf"; then
-		ok "the drop-in passes systemd-analyze verify ($(grep -c . "$U/sa-demo.service.d/override.conf") lines)"
-	else fail "the drop-in passes systemd-analyze verify" "$(echo "$out" | head -3) / $(cat "$U/sa-demo.service.d/override.conf" | tr '\n' ' ')"; fi
+		ok "the drop-in in $(basename "$1") passes systemd-analyze verify ($(grep -c . "$U/sa-demo.service.d/override.conf") lines)"
+	else fail "the drop-in in $(basename "$1") passes systemd-analyze verify" "$(echo "$out" | head -3) / $(tr '\n' ' ' <"$U/sa-demo.service.d/override.conf")"; fi
+}
+if command -v systemd-analyze >/dev/null 2>&1; then
+	dropin_check "$readme" "## Running it as a service"
+	dropin_check "$docs/configuration.md" "### Under systemd: a drop-in"
 else
-	ok "the drop-in: systemd-analyze is not installed here, not verified"
+	fail "the drop-ins pass systemd-analyze verify" "systemd-analyze is not installed (scripts/ensure-deps.sh test installs systemd)"
 fi
 
 # --- the man pages render without warnings --------------------------------------------
