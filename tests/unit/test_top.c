@@ -50,6 +50,31 @@ static void listener_totals_and_rate(void **state)
 	tp_model_free(&m);
 }
 
+/* ACC/S while the logs are written: a listener's line each interval while
+ * it has traffic; when the lines stop, the rate falls, and is 0 after three
+ * intervals without one (it never freezes at the last value). */
+static void rate_decays_when_traffic_stops(void **state)
+{
+	struct tp_model m;
+	const struct tp_listener *l;
+
+	tp_model_init(&m);
+	feed(&m, "{\"ts\":100,\"event\":\"listener_stats\",\"pid\":7,\"comm\":\"web\",\"listen_fd\":3,"
+		 "\"local\":\"127.0.0.1:80\",\"backlog\":511,\"accepts\":100}");
+	feed(&m, "{\"ts\":105,\"event\":\"listener_stats\",\"pid\":7,\"comm\":\"web\",\"listen_fd\":3,"
+		 "\"local\":\"127.0.0.1:80\",\"backlog\":511,\"accepts\":150}");
+	l = &m.lst[0];
+	m.now = 106;                                  /* within the interval: the last rate */
+	assert_true(tp_listener_rate(&m, l) > 9.99 && tp_listener_rate(&m, l) < 10.01);
+	m.now = 115;                                  /* 2 intervals late: 50 accepts over 15 s */
+	assert_true(tp_listener_rate(&m, l) > 3.33 && tp_listener_rate(&m, l) < 3.34);
+	m.now = 121;                                  /* over 3 intervals: none */
+	assert_true(tp_listener_rate(&m, l) == 0);
+	m.now = 200;                                  /* a log no longer written: as of its newest line */
+	assert_true(tp_listener_rate(&m, l) > 9.99 && tp_listener_rate(&m, l) < 10.01);
+	tp_model_free(&m);
+}
+
 static void peers_and_findings(void **state)
 {
 	struct tp_model m;
@@ -183,6 +208,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(listener_totals_and_rate),
+		cmocka_unit_test(rate_decays_when_traffic_stops),
 		cmocka_unit_test(peers_and_findings),
 		cmocka_unit_test(findings_grouped),
 		cmocka_unit_test(tail_follows),
