@@ -14,22 +14,22 @@ $(CLI_LIBDIR_STAMP):
 CLI_LIB_OBJ := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 $(BUILD)/tests/unit/test_report: tests/unit/test_report.c $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
+	$(CC) $(UNIT_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
 
 # tests/unit/test_metrics.c tests `sockaudit metrics`' model and the log
 # scanner the same way.
 $(BUILD)/tests/unit/test_metrics: tests/unit/test_metrics.c $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
+	$(CC) $(UNIT_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
 
 # tests/unit/test_top.c tests `sockaudit top`'s model and log follower,
 # from the cli objects too.
 $(BUILD)/tests/unit/test_top: tests/unit/test_top.c $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
+	$(CC) $(UNIT_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
 
 # tests/unit/test_diff.c tests `sockaudit diff`'s verdicts and compare,
 # from the cli objects too.
 $(BUILD)/tests/unit/test_diff: tests/unit/test_diff.c $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
+	$(CC) $(UNIT_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm

@@ -189,48 +189,62 @@ static __attribute__((noinline)) void mark_plain(struct sa_sock *ls)
 		__atomic_and_fetch(&ls->flags, ~SA_F_PLAIN_LISTENER, __ATOMIC_ACQ_REL);
 }
 
-/* The entry of a connection accepted from ls (listener l). */
-static void accepted_entry(struct sa_sock *c, int lfd, const struct sa_sock *ls, struct sa_listener *l)
+void sa_accepted_from(struct sa_sock *c, int lfd, const struct sa_sock *ls, struct sa_listener *l, uint32_t inc)
 {
 	c->acc.listen_fd = lfd;
 	c->acc.listener = l;
-	c->acc.listener_inc = l ? __atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) : 0;
+	c->acc.listener_inc = inc;
 	c->acc.serial = __atomic_add_fetch(&sa_accept_serial, 1, __ATOMIC_RELAXED);
 	c->acc.forks = (uint16_t)sa_fd_forks();
-	__atomic_or_fetch(&c->flags, SA_F_ACCEPTED, __ATOMIC_RELEASE);
 	if (ls) {
 		c->family = ls->family;
 		c->type = ls->type;
 		c->protocol = ls->protocol;
 	}
+	__atomic_or_fetch(&c->flags, SA_F_ACCEPTED, __ATOMIC_RELEASE);
+}
+
+/* The entry of a connection accepted from ls (listener l) now. */
+static void accepted_entry(struct sa_sock *c, int lfd, const struct sa_sock *ls, struct sa_listener *l)
+{
+	sa_accepted_from(c, lfd, ls, l, l ? __atomic_load_n(&l->inc, __ATOMIC_ACQUIRE) : 0);
+}
+
+/* Out-of-line copies of the inline counted path (accept.h), for the
+ * callers that need a function: sa_accept_audit's counted route, and the
+ * wrapper under AddressSanitizer. */
+void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1)
+{
+	sa_accept_count_only(lfd, fd, l, t0, t1, NULL);
+}
+
+int sa_accept_counted_out(int lfd, int fd, uint64_t t0, uint64_t t1, struct sa_fd_side *d, uint32_t listen_gen)
+{
+	return sa_accept_counted(lfd, fd, t0, t1, d, listen_gen);
 }
 
 /* At trace, a connection off the TCP_INFO sample on a plain TCP listener
  * (no TCP_DEFER_ACCEPT), most of what trace accepts: what the general path
  * below does when nothing was read from the kernel (no TCP_INFO, no
  * FIONREAD, so no finding), without its tests of each fact. */
-static void trace_plain(int lfd, int ret, const struct sa_sock *ls, struct sa_listener *l, uint64_t t0,
-			uint64_t t1, const struct sockaddr *peer, socklen_t peerlen)
+static void trace_plain(const struct sa_accept_call *call, const struct sa_sock *ls, struct sa_listener *l)
 {
 	struct sa_accept_seen a = {
-		.lfd = lfd, .ret = ret, .l = l, .peer = peer, .peerlen = peerlen, .wait_ns = t1 - t0, .tcp = 1,
-		.plain = 1,
+		.lfd = call->lfd, .ret = call->ret, .l = l, .peer = call->peer, .peerlen = call->peerlen,
+		.wait_ns = call->t1 - call->t0, .tcp = 1, .plain = 1,
 	};
-	struct sa_sock *c;
+	struct sa_sock *c = sa_fd_track(call->ret);
 
-	if (!sa_netns_base())
-		sa_netns_baseline();   /* first accept of a process that never listened (a forked worker) */
-	c = sa_fd_track(ret);
 	if (c)
-		accepted_entry(c, lfd, ls, l);
+		accepted_entry(c, call->lfd, ls, l);
 	__atomic_store_n(&l->defer_s, 0, __ATOMIC_RELAXED);
 	SA_RELAXED_ADD(l->accepts, 1);
-	sa_hist_add_ns(&l->wait_ms, t1 - t0);
+	sa_hist_add_ns(&l->wait_ms, call->t1 - call->t0);
 	/* Nobody spoke yet that we know of: the first read or write decides. */
 	if (c)
 		sa_watch_on(c, 0);
 	sa_accept_line(&a, NULL);
-	sa_listener_tick_l(l, t1);
+	sa_listener_tick_l(l, call->t1);
 }
 
 /* The listener lfd names for this accept, and its state (made now for a
@@ -253,8 +267,6 @@ static struct sa_sock *accept_listener(int lfd, uint32_t listen_gen, struct sa_l
  * loop and EINTR a signal: counted only. */
 static void accept_failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_t t1)
 {
-	if (l && !sa_netns_base())
-		sa_netns_baseline();   /* first accept of a process that never listened (a forked worker) */
 	if (err == EAGAIN || err == EWOULDBLOCK) {
 		if (l) {
 			SA_RELAXED_ADD(l->eagain, 1);
@@ -426,11 +438,12 @@ static void accept_findings(struct sa_findings *f, int lfd, const struct sa_acce
  * at trace: which way it goes (sa_accept_route), then for the full audit
  * its facts (read_facts), what they mean (sa_accept_judge), its counts
  * (count_accept) and its line. */
-void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		     const struct sockaddr *peer, socklen_t peerlen, uint32_t listen_gen, int sampled)
+void sa_accept_audit(const struct sa_accept_call *call)
 {
+	const int lfd = call->lfd, ret = call->ret;
+	const uint64_t t0 = call->t0, t1 = call->t1;
 	struct sa_listener *l;
-	struct sa_sock *ls = accept_listener(lfd, listen_gen, &l), *c;
+	struct sa_sock *ls = accept_listener(lfd, call->listen_gen, &l), *c;
 	int trace = sa_level_enabled(SA_LEVEL_TRACE), report;
 	enum sa_accept_route r;
 	struct accept_reads k;
@@ -438,22 +451,22 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 	struct sa_accept_verdict v;
 	struct sa_findings f;
 
+	if (l)
+		sa_netns_baseline_due();   /* first accept of a process that never listened (a forked worker) */
 	if (ret < 0) {
-		accept_failed(lfd, l, err, t0, t1);
+		accept_failed(lfd, l, call->err, t0, t1);
 		return;
 	}
-	r = audit_route(ls, l, ret, t1, sampled, trace);
+	r = audit_route(ls, l, ret, t1, call->sampled, trace);
 	if (r == SA_ROUTE_COUNT) {
 		sa_accept_counted_only(lfd, ret, l, t0, t1);
 		return;
 	}
 	if (r == SA_ROUTE_TRACE_PLAIN) {
-		trace_plain(lfd, ret, ls, l, t0, t1, peer, peerlen);
+		trace_plain(call, ls, l);
 		return;
 	}
 	sa_findings_init(&f);
-	if (l && !sa_netns_base())
-		sa_netns_baseline();   /* first accept of a process that never listened (a forked worker) */
 	if ((c = sa_fd_track(ret)) != NULL)
 		accepted_entry(c, lfd, ls, l);
 	read_facts(lfd, ret, ls, l, r == SA_ROUTE_SAMPLE, &k, &in);
@@ -474,7 +487,7 @@ void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
 		return;
 	}
 	sa_accept_line(&(struct sa_accept_seen){
-		.lfd = lfd, .ret = ret, .l = l, .peer = peer, .peerlen = peerlen, .wait_ns = t1 - t0,
+		.lfd = lfd, .ret = ret, .l = l, .peer = call->peer, .peerlen = call->peerlen, .wait_ns = t1 - t0,
 		.ti = in.ti, .listener_ti = in.listener_ti, .bytes = in.bytes, .tcp = in.tcp, .defer_s = in.defer_s, .plain = v.plain,
 	}, &f);
 	if (l)

@@ -220,6 +220,9 @@ enum { SA_SPEAKER_UNKNOWN = 3, SA_SPEAKER_CLIENT = 1, SA_SPEAKER_SERVER = 2 };
 #define sa_accept_serial (sa_fd_first.hot.accept_serial)
 /* Counts and times an accept that gets no entry. */
 void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1) SA_HIDDEN;
+/* c's entry says: accepted from ls (listener l, at its incarnation inc). */
+void sa_accepted_from(struct sa_sock *c, int lfd, const struct sa_sock *ls, struct sa_listener *l,
+		      uint32_t inc) SA_HIDDEN;
 
 /* The word an accepted connection that is only counted keeps (fdtab.c's
  * origin table): its listener's fd and incarnation, so that a setsockopt on

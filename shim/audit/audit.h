@@ -16,9 +16,25 @@
 
 enum sa_io_dir { SA_IO_READ, SA_IO_WRITE };
 
+/* The facts of one call as its wrapper saw them, built in interpose.c once
+ * the real call returned and handed down whole. */
+struct sa_setsockopt_call {
+	int fd, level, opt;
+	const void *val;               /* the host's value: NULL when the call failed */
+	socklen_t len;                 /* 0 when the call failed */
+	int ret, err;                  /* err: 0 when ret is 0 */
+};
+struct sa_accept_call {
+	int lfd, ret, err;             /* err: 0 when ret >= 0 */
+	uint64_t t0, t1;               /* CLOCK_MONOTONIC around the real call */
+	const struct sockaddr *peer;   /* NULL: read (getpeername) only for a line */
+	socklen_t peerlen;
+	uint32_t listen_gen;           /* which socket lfd named as the call began */
+	int sampled;                   /* the counted path found a TCP_INFO sample due */
+};
+
 /* ---- sockopt.c ----------------------------------------------------------- */
-void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
-		      socklen_t len, int ret, int err) SA_HIDDEN;
+void sa_sockopt_audit(struct sa_sock *s, const struct sa_setsockopt_call *c) SA_HIDDEN;
 /* What was seen, per process: one entry per (option, value, outcome, kind
  * of socket). Counts are relaxed atomics. */
 enum sa_optsock { SA_OPTSOCK_OTHER, SA_OPTSOCK_LISTENER, SA_OPTSOCK_ACCEPTED, SA_OPTSOCK_OUTGOING };
@@ -45,8 +61,9 @@ struct sa_optseen *sa_optseen_get(uint64_t key, int level, int opt, enum sa_opts
 /* Whether the nth call (from 1) of an entry is read back. Pure. */
 int sa_optseen_readback(uint64_t nth, int full, int always) SA_HIDDEN;
 const char *sa_optsock_name(enum sa_optsock k) SA_HIDDEN;
-/* FNV-1a over n bytes, continuing from h (14695981039346656037 to start). */
+/* FNV-1a over n bytes, continuing from h (SA_FNV64_BASIS to start). */
 uint64_t sa_fnv64(uint64_t h, const void *p, size_t n) SA_HIDDEN;
+#define SA_FNV64_BASIS 14695981039346656037ull   /* FNV-1a's 64-bit offset basis */
 /* {"OPTION": {calls, logged, read_back, not_read_back, differs, failed}},
  * over all kinds, or (only_accepted) the sockets accepted from listener id. */
 json_t *sa_sockopt_counts_json(int only_accepted, uint64_t id) SA_HIDDEN;
@@ -77,8 +94,7 @@ struct sa_sock *sa_accept_promote(int fd, uint64_t word) SA_HIDDEN;
  * accept was found due for a TCP_INFO sample (that decision moves the next
  * one, so it is taken once). */
 enum { SA_ACCEPT_FULL, SA_ACCEPT_FULL_SAMPLED, SA_ACCEPT_DONE };
-void sa_accept_audit(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		     const struct sockaddr *peer, socklen_t peerlen, uint32_t listen_gen, int sampled) SA_HIDDEN;
+void sa_accept_audit(const struct sa_accept_call *c) SA_HIDDEN;
 void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err) SA_HIDDEN;
 void sa_accept_close(int fd, struct sa_sock *s, int defer) SA_HIDDEN;
 /* Whether sa_accept_close has anything to do for an entry with these
@@ -165,9 +181,9 @@ int sa_exec_env_preloads(char *const envp[]) SA_HIDDEN;
 void sa_exec_check(const char *call, const char *prog, char *const envp[], int shared_mem) SA_HIDDEN;
 
 /* ---- quickack.c ------------------------------------------------------------ */
-/* A setsockopt(TCP_QUICKACK) the host made (any outcome). */
-void sa_quickack_on_setsockopt(int fd, struct sa_sock *s, const void *val, socklen_t len, int ret) SA_HIDDEN;
-void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective) SA_HIDDEN;
+/* A setsockopt(TCP_QUICKACK) the host made that succeeded: every one
+ * counts as a set, whatever its value (docs/events.md, quickack_hot_loop). */
+void sa_quickack_audit(int fd, struct sa_sock *s) SA_HIDDEN;
 /* The hot-loop rule (pure): over the last n intervals between sets,
  * segs_out[] data segments out each, quiet of them in which the program
  * read nothing. Hot when reasserts >= min_reasserts, the median of

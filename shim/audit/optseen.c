@@ -59,7 +59,7 @@ static inline uint64_t key_mix(uint64_t h, uint64_t v)
 uint64_t sa_optseen_key(int level, int opt, int ret, int err, const void *val, socklen_t len,
 			enum sa_optsock kind, uint64_t id)
 {
-	uint64_t h = 14695981039346656037ull, w;
+	uint64_t h = SA_FNV64_BASIS, w;
 	const unsigned char *b = val;
 	size_t n, i;
 

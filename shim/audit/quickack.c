@@ -170,22 +170,7 @@ static int sample(int fd, struct sa_tcpinfo *ti, int *unread)
 /* Reads back what the host just set; the dispatcher calls this before the
  * setsockopt audit, for every TCP_QUICKACK call (the hot-loop check needs
  * each one, repeats included). */
-void sa_quickack_on_setsockopt(int fd, struct sa_sock *s, const void *val, socklen_t len, int ret)
-{
-	int req = 0, cur = 0;
-	socklen_t cl = sizeof cur;
-
-	if (ret != 0 || !val || len == 0)
-		return;
-	if (len >= (socklen_t)sizeof(int))
-		memcpy(&req, val, sizeof req);
-	else
-		req = *(const unsigned char *)val;
-	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &cur, &cl) == 0)
-		sa_quickack_audit(fd, s, req, cur);
-}
-
-void sa_quickack_audit(int fd, struct sa_sock *s, int val, int effective)
+void sa_quickack_audit(int fd, struct sa_sock *s)
 {
 	const struct sa_config *c = sa_cfg();
 	struct sa_tcpinfo ti;

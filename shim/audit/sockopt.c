@@ -55,7 +55,7 @@ static enum sa_optsock sock_kind(const struct sa_sock *s, uint64_t *id)
 		return SA_OPTSOCK_ACCEPTED;
 	}
 	if (s->conn.peer_len > 0 && s->conn.peer_len <= sizeof s->conn.peer) {
-		*id = sa_fnv64(14695981039346656037ull, s->conn.peer, s->conn.peer_len);
+		*id = sa_fnv64(SA_FNV64_BASIS, s->conn.peer, s->conn.peer_len);
 		return SA_OPTSOCK_OUTGOING;
 	}
 	return SA_OPTSOCK_OTHER;
@@ -90,13 +90,13 @@ static void option_findings(struct sa_findings *f, int fd, const struct sa_sock 
 }
 
 /* TCP_NODELAY and TCP_CORK as the host set them (the quickack audit reads them). */
-static void remember_flags(struct sa_sock *s, int level, int opt, const void *val, socklen_t len, int ret)
+static void remember_flags(struct sa_sock *s, const struct sa_setsockopt_call *c)
 {
 	int on;
 
-	if (s && ret == 0 && level == IPPROTO_TCP && (opt == TCP_NODELAY || opt == TCP_CORK) &&
-	    sa_opt_as_int(val, len, &on)) {
-		if (opt == TCP_NODELAY)
+	if (s && c->ret == 0 && c->level == IPPROTO_TCP && (c->opt == TCP_NODELAY || c->opt == TCP_CORK) &&
+	    sa_opt_as_int(c->val, c->len, &on)) {
+		if (c->opt == TCP_NODELAY)
 			s->opt.nodelay = on != 0;
 		else
 			s->opt.cork = on != 0;
@@ -106,24 +106,25 @@ static void remember_flags(struct sa_sock *s, int level, int opt, const void *va
 /* The call's seen entry (NULL: the table is full), counted, and what it
  * says for the gate: seen before in this process, on this kind of socket?
  * A quickack is one entry whatever its value (quickack.c counts each call). */
-static struct sa_optseen *seen_entry(const struct sa_sock *s, int level, int opt, const void *val, socklen_t len,
-				     int ret, int err, struct sa_opt_gate *g)
+static struct sa_optseen *seen_entry(const struct sa_sock *s, const struct sa_setsockopt_call *c,
+				     struct sa_opt_gate *g)
 {
 	uint64_t id;
 	enum sa_optsock sk = sock_kind(s, &id);
-	int quickack = level == IPPROTO_TCP && opt == TCP_QUICKACK;
-	struct sa_optseen *e = sa_optseen_get(sa_optseen_key(level, opt, ret, err, quickack ? NULL : val, len, sk, id),
-					      level, opt, sk, id);
+	int quickack = c->level == IPPROTO_TCP && c->opt == TCP_QUICKACK;
+	struct sa_optseen *e = sa_optseen_get(sa_optseen_key(c->level, c->opt, c->ret, c->err, quickack ? NULL : c->val,
+							     c->len, sk, id),
+					      c->level, c->opt, sk, id);
 
 	*g = (struct sa_opt_gate){
-		.ok = ret == 0, .trace = sa_level_enabled(SA_LEVEL_TRACE), .entry = e != NULL,
-		.listener = sk == SA_OPTSOCK_LISTENER, .defer_accept = level == IPPROTO_TCP && opt == TCP_DEFER_ACCEPT,
+		.ok = c->ret == 0, .trace = sa_level_enabled(SA_LEVEL_TRACE), .entry = e != NULL,
+		.listener = sk == SA_OPTSOCK_LISTENER, .defer_accept = c->level == IPPROTO_TCP && c->opt == TCP_DEFER_ACCEPT,
 		.first = 1, .nth = 1,
 	};
 	if (e) {
 		g->nth = __atomic_add_fetch(&e->calls, 1, __ATOMIC_RELAXED);
 		g->first = !__atomic_exchange_n(&e->logged, 1, __ATOMIC_ACQ_REL);
-		if (ret != 0)
+		if (c->ret != 0)
 			__atomic_add_fetch(&e->failed, 1, __ATOMIC_RELAXED);
 		g->full = __atomic_load_n(&e->full, __ATOMIC_RELAXED);
 	}
@@ -186,11 +187,13 @@ static void option_line(int fd, const struct sa_optdesc *d, const struct sa_opt_
  * and its line or count (sa_sockopt_route). Inline in sa_sockopt_audit:
  * one frame per call, which a trace-level repeat pays on every setsockopt
  * (bench/callgrind.sh). */
-static inline __attribute__((always_inline)) void audit_read_back(int fd, struct sa_sock *s,
-								  struct sa_optseen *e, struct sa_opt_gate *g,
-								  int level, int opt, const void *val,
-								  socklen_t len, int ret, int err)
+static inline __attribute__((always_inline)) void audit_read_back(struct sa_sock *s, struct sa_optseen *e,
+								  struct sa_opt_gate *g,
+								  const struct sa_setsockopt_call *c)
 {
+	const int fd = c->fd, level = c->level, opt = c->opt, ret = c->ret, err = c->err;
+	const void *val = c->val;
+	const socklen_t len = c->len;
 	const struct sa_optdesc *d = sa_opt_lookup(level, opt);
 	struct sa_opt_facts in = {
 		.level = level, .opt = opt, .kind = d ? d->kind : (len == sizeof(int) ? SA_OPT_INT : SA_OPT_OPAQUE),
@@ -222,7 +225,7 @@ static inline __attribute__((always_inline)) void audit_read_back(int fd, struct
 		if (sa_sock_flags(s) & SA_F_LISTENER)
 			sa_listen_defer_checks(fd, s, &f);
 	}
-	effhash = in.eff ? sa_fnv64(14695981039346656037ull, in.eff, in.efflen) | 1 : 0;
+	effhash = in.eff ? sa_fnv64(SA_FNV64_BASIS, in.eff, in.efflen) | 1 : 0;
 	if (e && g->first)
 		__atomic_store_n(&e->eff_hash, effhash, __ATOMIC_RELAXED);
 	g->differs = f.n > 0;
@@ -248,18 +251,17 @@ static inline __attribute__((always_inline)) void audit_read_back(int fd, struct
 
 /* One setsockopt the host made: its seen entry (seen_entry), then, unless
  * it is off the read-back sample, the read-back and what follows. */
-void sa_sockopt_audit(int fd, struct sa_sock *s, int level, int opt, const void *val,
-		      socklen_t len, int ret, int err)
+void sa_sockopt_audit(struct sa_sock *s, const struct sa_setsockopt_call *c)
 {
 	struct sa_opt_gate g;
 	struct sa_optseen *e;
 
-	remember_flags(s, level, opt, val, len, ret);
-	e = seen_entry(s, level, opt, val, len, ret, err, &g);
+	remember_flags(s, c);
+	e = seen_entry(s, c, &g);
 	if (!sa_sockopt_read_back_due(&g)) {
 		sa_suppressed_add(1);
 		sa_emit_skip("setsockopt", NULL);
 		return;
 	}
-	audit_read_back(fd, s, e, &g, level, opt, val, len, ret, err);
+	audit_read_back(s, e, &g, c);
 }

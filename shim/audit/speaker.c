@@ -28,16 +28,6 @@
  * timed, with no fd entry: that entry, its first-I/O watch and its close
  * would be most of the instructions an accept costs (bench/counts.sh). */
 
-void sa_accept_counted_only(int lfd, int fd, struct sa_listener *l, uint64_t t0, uint64_t t1)
-{
-	sa_accept_count_only(lfd, fd, l, t0, t1, NULL);
-}
-
-int sa_accept_counted_out(int lfd, int fd, uint64_t t0, uint64_t t1, struct sa_fd_side *d, uint32_t listen_gen)
-{
-	return sa_accept_counted(lfd, fd, t0, t1, d, listen_gen);
-}
-
 struct sa_sock *sa_accept_promote(int fd, uint64_t word)
 {
 	int lfd = (int)(uint32_t)word - 1;
@@ -48,15 +38,8 @@ struct sa_sock *sa_accept_promote(int fd, uint64_t word)
 	if (!l || !__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) ||
 	    sa_accept_origin_word(lfd, l) != word || (c = sa_fd_adopt(fd)) == NULL)
 		return NULL;
-	c->acc.listen_fd = lfd;
-	c->acc.listener = l;
-	c->acc.listener_inc = (uint32_t)(word >> 32);
-	c->acc.serial = __atomic_add_fetch(&sa_accept_serial, 1, __ATOMIC_RELAXED);
-	c->family = ls->family;
-	c->type = ls->type;
-	c->protocol = ls->protocol;
 	/* Not watched: who spoke first on it is not known any more. */
-	__atomic_or_fetch(&c->flags, SA_F_ACCEPTED, __ATOMIC_RELEASE);
+	sa_accepted_from(c, lfd, ls, l, (uint32_t)(word >> 32));
 	return c;
 }
 
@@ -82,6 +65,7 @@ static void settle_copy(int fd, struct sa_sock *c, void *arg)
 	const struct settle *st = arg;
 	uint8_t expected = 0;
 
+	(void)fd;   /* the walker's callback: the entry is what matters */
 	if (c == st->by || !(sa_sock_flags(c) & SA_F_DUPED) || c->acc.serial != st->by->acc.serial ||
 	    c->acc.listener != st->by->acc.listener)
 		return;

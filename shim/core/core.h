@@ -155,16 +155,11 @@ int sa_dup_closes_newfd(int oldfd, int newfd, int flags, int is3) SA_HIDDEN;
 
 /* ---- dispatch.c: what each wrapper hands over once the real call returned */
 void sa_on_socket(int fd, int domain, int type, int protocol) SA_HIDDEN;
-void sa_on_setsockopt(int fd, int level, int opt, const void *val, socklen_t len,
-		      int ret, int err) SA_HIDDEN;
-void sa_on_getsockopt(int fd, int level, int opt, const void *val, const socklen_t *len,
-		      int ret, int err) SA_HIDDEN;
+void sa_on_setsockopt(const struct sa_setsockopt_call *c) SA_HIDDEN;
+void sa_on_getsockopt(int fd, int level, int opt, const void *val, const socklen_t *len, int ret) SA_HIDDEN;
 void sa_on_listen(int fd, int backlog, int ret, int err) SA_HIDDEN;
-/* peer may be NULL: sa_accept_audit then reads it (getpeername) only for a
- * line. An accept that sa_accept_counted did not finish (sampled: it found
- * a TCP_INFO sample due). */
-void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t listen_gen, int sampled) SA_HIDDEN;
+/* An accept that sa_accept_counted did not finish, or any at trace. */
+void sa_on_accept(const struct sa_accept_call *c) SA_HIDDEN;
 void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len,
 		   int ret, int err, uint64_t t0, uint64_t t1) SA_HIDDEN;
 /* sendto/sendmsg with MSG_FASTOPEN on a socket not connecting yet. */

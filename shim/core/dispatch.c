@@ -55,16 +55,16 @@ void sa_on_socket(int fd, int domain, int type, int protocol)
 		sa_netns_baseline();
 }
 
-void sa_on_setsockopt(int fd, int level, int opt, const void *val, socklen_t len, int ret, int err)
+void sa_on_setsockopt(const struct sa_setsockopt_call *c)
 {
-	struct sa_sock *s = ret == 0 ? lazy_track(fd) : sa_fd_get(fd);
+	struct sa_sock *s = c->ret == 0 ? lazy_track(c->fd) : sa_fd_get(c->fd);
 
-	if (level == IPPROTO_TCP && opt == TCP_QUICKACK)
-		sa_quickack_on_setsockopt(fd, s, val, len, ret);
-	sa_sockopt_audit(fd, s, level, opt, ret == 0 ? val : NULL, ret == 0 ? len : 0, ret, err);
+	if (c->ret == 0 && c->level == IPPROTO_TCP && c->opt == TCP_QUICKACK)
+		sa_quickack_audit(c->fd, s);
+	sa_sockopt_audit(s, c);
 }
 
-void sa_on_getsockopt(int fd, int level, int opt, const void *val, const socklen_t *len, int ret, int err)
+void sa_on_getsockopt(int fd, int level, int opt, const void *val, const socklen_t *len, int ret)
 {
 	struct sa_sock *s = sa_fd_get(fd);
 
@@ -94,12 +94,11 @@ void sa_on_listen(int fd, int backlog, int ret, int err)
 		sa_ticker_poll(sa_now_ns());
 }
 
-void sa_on_accept(int lfd, int ret, int err, uint64_t t0, uint64_t t1,
-		  const struct sockaddr *peer, socklen_t peerlen, int flags, uint32_t listen_gen, int sampled)
+void sa_on_accept(const struct sa_accept_call *c)
 {
-	sa_accept_audit(lfd, ret, err, t0, t1, peer, peerlen, listen_gen, sampled);
-	sa_blind_ring_poll(t1);
-	sa_ticker_poll(t1);
+	sa_accept_audit(c);
+	sa_blind_ring_poll(c->t1);
+	sa_ticker_poll(c->t1);
 }
 
 /* Whether connect()'s addr may be read: only when the kernel read it.

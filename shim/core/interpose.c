@@ -26,6 +26,10 @@
 
 /* glibc 2.34's; a C library without them (musl) declares neither. */
 int close_range(unsigned int first, unsigned int last, int flags);
+#ifndef CLOSE_RANGE_UNSHARE   /* <linux/close_range.h>, which a glibc before 2.34 lacks */
+#define CLOSE_RANGE_UNSHARE (1U << 1)
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
 void closefrom(int lowfd);
 
 /* Run a hook inside the guard with the host's errno kept. */
@@ -85,7 +89,13 @@ SA_EXPORT int setsockopt(int fd, int level, int opt, const void *val, socklen_t 
 		return sa_real.setsockopt(fd, level, opt, val, len);
 	ret = sa_real.setsockopt(fd, level, opt, val, len);
 	err = errno;
-	HOOK(err, sa_on_setsockopt(fd, level, opt, val, len, ret, ret == 0 ? 0 : err));
+	{
+		const struct sa_setsockopt_call c = {
+			.fd = fd, .level = level, .opt = opt, .val = ret == 0 ? val : NULL, .len = ret == 0 ? len : 0,
+			.ret = ret, .err = ret == 0 ? 0 : err,
+		};
+		HOOK(err, sa_on_setsockopt(&c));
+	}
 	return ret;
 }
 
@@ -99,7 +109,7 @@ SA_EXPORT int getsockopt(int fd, int level, int opt, void *val, socklen_t *len)
 	if (SA_LIKELY(!(s = sa_fd_get(fd)) || !(sa_sock_flags(s) & SA_F_CONNECTING)) || sa_in_shim)
 		return ret;
 	err = errno;
-	HOOK(err, sa_on_getsockopt(fd, level, opt, val, len, ret, err));
+	HOOK(err, sa_on_getsockopt(fd, level, opt, val, len, ret));
 	return ret;
 }
 
@@ -125,31 +135,46 @@ SA_EXPORT int listen(int fd, int backlog)
 static __attribute__((noinline)) int accept_traced(int fd, struct sockaddr *addr, socklen_t *alen,
 						   int flags, int is4)
 {
-	const struct sockaddr *peer = NULL;
-	socklen_t offered = 0, plen = 0;
+	struct sa_accept_call c = { .lfd = fd };
+	socklen_t offered = 0;
 	int known = addr && alen && sa_stack_holds(alen, sizeof *alen);
-	uint64_t t0, t1;
-	uint32_t listen_gen;
 	int ret, err;
 
 	if (known)
 		offered = *alen;
 	/* Which socket fd names now: if another thread closes it while we
 	 * block, the accept is not credited to whatever takes the number. */
-	listen_gen = sa_fd_gen(fd);
-	t0 = sa_now_ns();
-	sa_inflight_begin_fd(SA_INFLIGHT_ACCEPT, fd, t0);
+	c.listen_gen = sa_fd_gen(fd);
+	c.t0 = sa_now_ns();
+	sa_inflight_begin_fd(SA_INFLIGHT_ACCEPT, fd, c.t0);
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
 	err = errno;
 	sa_inflight_end();
-	t1 = sa_now_ns();
+	c.t1 = sa_now_ns();
+	c.ret = ret;
+	c.err = ret >= 0 ? 0 : err;
 	/* The kernel wrote min(offered, *alen) bytes of addr. */
 	if (ret >= 0 && known && *alen <= offered && *alen <= sizeof(struct sockaddr_storage)) {
-		peer = addr;
-		plen = *alen;
+		c.peer = addr;
+		c.peerlen = *alen;
 	}
-	HOOK(err, sa_on_accept(fd, ret, ret >= 0 ? 0 : err, t0, t1, peer, plen, flags, listen_gen, 0));
+	HOOK(err, sa_on_accept(&c));
 	return ret;
+}
+
+/* What the counted path left to do (or a failed accept), out of line: the
+ * common accept, counted and done, builds no call and keeps no frame for
+ * it. errno is the call's (or as the counted path kept it) and stays so. */
+static __attribute__((noinline)) void accept_left(int fd, int ret, uint64_t t0, uint64_t t1,
+						  uint32_t listen_gen, int sampled)
+{
+	int err = errno;
+	const struct sa_accept_call c = {
+		.lfd = fd, .ret = ret, .err = ret >= 0 ? 0 : err, .t0 = t0, .t1 = t1,
+		.listen_gen = listen_gen, .sampled = sampled,
+	};
+
+	HOOK(err, sa_on_accept(&c));
 }
 
 /* Below trace most accepts are only counted, inline (audit/accept.h); the
@@ -161,7 +186,7 @@ static inline __attribute__((always_inline)) int do_accept(int fd, struct sockad
 	struct sa_fd_side *d;
 	uint64_t t0, t1;
 	uint32_t listen_gen;
-	int ret, err, r;
+	int ret, r;
 
 	if (SA_UNLIKELY(sa_rt_cfg.level >= SA_LEVEL_TRACE))   /* AUDITING(): the configuration is loaded */
 		return accept_traced(fd, addr, alen, flags, is4);
@@ -185,11 +210,9 @@ static inline __attribute__((always_inline)) int do_accept(int fd, struct sockad
 		sa_in_shim--;
 		if (SA_LIKELY(r == SA_ACCEPT_DONE))
 			return ret;
-		err = errno;
-		HOOK(err, sa_on_accept(fd, ret, 0, t0, t1, NULL, 0, flags, listen_gen, r == SA_ACCEPT_FULL_SAMPLED));
+		accept_left(fd, ret, t0, t1, listen_gen, r == SA_ACCEPT_FULL_SAMPLED);
 	} else {
-		err = errno;
-		HOOK(err, sa_on_accept(fd, ret, err, t0, t1, NULL, 0, flags, listen_gen, 0));
+		accept_left(fd, ret, t0, t1, listen_gen, 0);
 	}
 	return ret;
 }
@@ -315,10 +338,12 @@ void sa_before_close_range(unsigned int first, unsigned int last)
 SA_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
 {
 	READY(close_range);
-	/* CLOSE_RANGE_CLOEXEC (4) only marks fds; nothing is closed now. Flags
-	 * beyond UNSHARE (2) and CLOEXEC make the kernel fail before closing
+	/* CLOSE_RANGE_CLOEXEC only marks fds; nothing is closed now. Flags
+	 * beyond UNSHARE and CLOEXEC make the kernel fail before closing
 	 * anything: then our sink and our table must stay as they are. */
-	int ret, err, ours = !sa_in_shim && !IN_VM_CHILD() && !(flags & ~6) && !(flags & 4) && first <= last;
+	int ret, err, ours = !sa_in_shim && !IN_VM_CHILD() &&
+			     !(flags & ~(int)(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC)) &&
+			     !(flags & (int)CLOSE_RANGE_CLOEXEC) && first <= last;
 
 	if (ours)
 		sa_before_close_range(first, last);

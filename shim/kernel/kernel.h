@@ -116,6 +116,12 @@ static inline int sa_netns_base_ready(void)
 {
 	return __atomic_load_n(&sa_netns_base_state, __ATOMIC_ACQUIRE) == 2;
 }
+/* The baseline, taken now if it is not yet (an inline load after that). */
+static inline void sa_netns_baseline_due(void)
+{
+	if (!sa_netns_base_ready())
+		sa_netns_baseline();
+}
 /* In a forked child: forget the baseline; the next accept takes a new one. */
 void sa_netns_reset(void) SA_HIDDEN;
 /* Adds netns_counters (since the baseline) to the summary. */

@@ -203,7 +203,7 @@ static void set_qa(int fd)
 	int one = 1;
 
 	assert_int_equal(setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one), 0);
-	sa_quickack_audit(fd, sa_fd_get(fd), 1, 1);
+	sa_quickack_audit(fd, sa_fd_get(fd));
 }
 
 /* The quickack_hot_loop lines in the log, as a JSON array. */
