@@ -162,7 +162,9 @@ install: all
 	install -d $(DESTDIR)$(PKGLIBDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)
 	install -m 0644 libsockaudit.so $(DESTDIR)$(PKGLIBDIR)/libsockaudit.so
-	if [ -f libsockaudit-musl.so ]; then install -m 0644 libsockaudit-musl.so $(DESTDIR)$(PKGLIBDIR)/libsockaudit-musl.so; fi
+	for m in libsockaudit-musl.so libsockaudit-musl-attach.so; do \
+		if [ -f $$m ]; then install -m 0644 $$m $(DESTDIR)$(PKGLIBDIR)/$$m; fi; \
+	done
 	install -m 0755 sockaudit $(DESTDIR)$(BINDIR)/sockaudit
 	install -m 0644 include/sockaudit.h $(DESTDIR)$(INCDIR)/sockaudit.h
 	install -m 0644 docs/man/sockaudit.1 $(DESTDIR)$(MANDIR)/man1/sockaudit.1
@@ -176,7 +178,7 @@ lint:
 	clang-tidy --quiet $(filter %.c,$(SHIM_SRC)) -- $(SA_CFLAGS) -Ishim
 
 clean:
-	rm -rf $(BUILD) libsockaudit.so libsockaudit-musl.so sockaudit
+	rm -rf $(BUILD) libsockaudit.so libsockaudit-musl.so libsockaudit-musl-attach.so sockaudit
 
 # Targets other parts add (demo-build, test-extra, bench, fuzz ...) live in mk/*.mk.
 .PHONY: demo-build test-extra

@@ -9,7 +9,9 @@ MUSL_LIBC ?= /usr/lib/x86_64-linux-musl/libc.so
 .PHONY: check-abi
 check-abi: all
 	@rc=0; scripts/check-abi.sh --floor $(ABI_FLOOR) libsockaudit.so sockaudit || rc=1; \
-	if [ -f libsockaudit-musl.so ]; then scripts/check-abi.sh --musl $(MUSL_LIBC) libsockaudit-musl.so || rc=1; fi; \
+	for m in libsockaudit-musl.so libsockaudit-musl-attach.so; do \
+		if [ -f $$m ]; then scripts/check-abi.sh --musl $(MUSL_LIBC) $$m || rc=1; fi; \
+	done; \
 	exit $$rc
 
 # make musl: libsockaudit-musl.so, the library for programs linked with musl
@@ -38,7 +40,7 @@ MUSL_PROGS   := acc_server acc_client connect_probe sockhost threads life_vfork
 MUSL_PROG_BIN := $(patsubst %,$(MUSL_BUILD)/progs/%,$(MUSL_PROGS))
 
 .PHONY: musl musl-progs
-musl: libsockaudit-musl.so
+musl: libsockaudit-musl.so libsockaudit-musl-attach.so
 
 $(MUSL_JANSSON)/lib/libjansson.a:
 	@scripts/ensure-deps.sh musl
@@ -70,6 +72,28 @@ libsockaudit-musl.so: $(MUSL_OBJ) shim/exports.map $(BUILD)/shim.ld
 		-Wl,-fini=sa_no_dt_fini $(MUSL_USER_LDFLAGS) $(MUSL_JANSSON)/lib/libjansson.a -Wl,--exclude-libs,libjansson.a \
 		$(SHIM_START) -nodefaultlibs $(shell $(CC) -print-libgcc-file-name) $(SHIM_BINDING)
 
+# libsockaudit-musl-attach.so: the same library for `sockaudit attach` into
+# a musl program. musl's dlopen refuses initial-exec TLS (static TLS is for
+# what loads at start), so its TLS is global-dynamic through descriptors
+# (SA_TLS in shim/base/base.h; the vfork wrapper's slot likewise): a
+# preloaded musl program keeps the one-load TLS of libsockaudit-musl.so.
+MUSL_ATTACH_BUILD := $(BUILD)/musl-attach
+MUSL_ATTACH_OBJ   := $(patsubst $(MUSL_BUILD)/obj/%,$(MUSL_ATTACH_BUILD)/obj/%,$(MUSL_OBJ))
+MUSL_ATTACH_CFLAGS := $(MUSL_CFLAGS) -DSA_TLS_MODEL='"global-dynamic"' -DSA_TLS_DESC -mtls-dialect=gnu2
+
+$(MUSL_ATTACH_BUILD)/obj/%.o: shim/%.c $(wildcard shim/*/*.h common/*.h) include/sockaudit.h $(MUSL_JANSSON)/lib/libjansson.a $(MUSL_KINC)/.stamp
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) $(MUSL_ATTACH_CFLAGS) -c -o $@ $<
+
+$(MUSL_ATTACH_BUILD)/obj/%.o: shim/%.S
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) $(MUSL_ATTACH_CFLAGS) -c -o $@ $<
+
+libsockaudit-musl-attach.so: $(MUSL_ATTACH_OBJ) shim/exports.map $(BUILD)/shim.ld
+	$(MUSL_CC) -shared -o $@ $(MUSL_ATTACH_OBJ) -Wl,--version-script=shim/exports.map $(SHIM_LAYOUT) -Wl,-T,$(BUILD)/shim.ld \
+		-Wl,-fini=sa_no_dt_fini $(MUSL_USER_LDFLAGS) $(MUSL_JANSSON)/lib/libjansson.a -Wl,--exclude-libs,libjansson.a \
+		$(SHIM_START) -nodefaultlibs $(shell $(CC) -print-libgcc-file-name) $(SHIM_BINDING)
+
 $(MUSL_BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	$(MUSL_CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -idirafter $(MUSL_KINC) -o $@ $< -lpthread
@@ -84,5 +108,5 @@ ifneq ($(shell command -v $(MUSL_CC) 2>/dev/null),)
 test-extra::
 	@mkdir -p $(MUSL_BUILD)
 	@$(MAKE) --no-print-directory musl musl-progs >$(MUSL_BUILD)/build.log 2>&1 || \
-		{ rm -f libsockaudit-musl.so; echo "musl: build failed, see $(MUSL_BUILD)/build.log" | tee -a $(MUSL_BUILD)/build.log; }
+		{ rm -f libsockaudit-musl.so libsockaudit-musl-attach.so; echo "musl: build failed, see $(MUSL_BUILD)/build.log" | tee -a $(MUSL_BUILD)/build.log; }
 endif

@@ -137,15 +137,16 @@ static int refuse(pid_t pid, const char *why)
 	return 1;
 }
 
-/* The library this process can load: ours (musl's for a musl program),
- * at the same file inside the process's root. */
+/* The library this process can load: ours (the musl attach build for a
+ * musl program), at the same file inside the process's root. */
 static int pick(pid_t pid, int musl, char *lib, size_t cap, char *why, size_t wcap)
 {
+	const char *name = musl ? SA_MUSL_ATTACH_LIB_NAME : SA_LIB_NAME;
 	char there[PATH_MAX + 64];
 	struct stat a, b;
 
-	if (cli_find_library(musl ? SA_MUSL_LIB_NAME : SA_LIB_NAME, lib, cap) != 0) {
-		snprintf(why, wcap, "%s is not installed beside sockaudit", musl ? SA_MUSL_LIB_NAME : SA_LIB_NAME);
+	if (cli_find_library(name, lib, cap) != 0) {
+		snprintf(why, wcap, "%s is not installed beside sockaudit%s", name, musl ? " (make musl builds it)" : "");
 		return -1;
 	}
 	snprintf(there, sizeof there, "/proc/%d/root%s", (int)pid, lib);
@@ -237,11 +238,6 @@ static int check(pid_t pid, int *musl)
 	*musl = remote_object(pid, musl_names, obj, sizeof obj, &base) == 0;
 	if (!*musl && remote_object(pid, glibc_names, obj, sizeof obj, &base) != 0)
 		return refuse(pid, "a static program (no C library loaded): its calls cannot be redirected");
-	/* musl's dlopen refuses a library with initial-exec TLS, which ours
-	 * keeps for its per-call cost; a preload is fine. */
-	if (*musl)
-		return refuse(pid, "a musl program: musl's dlopen cannot load the library (its thread-local "
-			      "data is initial-exec); start it under `sockaudit` instead");
 	return 0;
 }
 

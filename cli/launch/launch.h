@@ -21,6 +21,8 @@
 
 #define SA_LIB_NAME "libsockaudit.so"
 #define SA_MUSL_LIB_NAME "libsockaudit-musl.so"
+/* musl's dlopen takes no initial-exec TLS: attach loads this build (mk/abi.mk). */
+#define SA_MUSL_ATTACH_LIB_NAME "libsockaudit-musl-attach.so"
 
 /* launch.c: `sockaudit [options] [--] COMMAND [ARGS...]`. Returns only
  * on error (the exit status to use); on success it has exec'd. */

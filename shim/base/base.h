@@ -314,19 +314,25 @@ const char *sa_level_name(enum sa_level l) SA_HIDDEN;
 
 /* ---- runtime.c: this process's state ------------------------------------ */
 
-/* The shim's TLS is in the initial-exec model (loaded at startup or by
- * LD_PRELOAD: static TLS): every declaration must say so, or the compiler
- * calls __tls_get_addr on each access from other files. */
-#define SA_TLS_IE __attribute__((tls_model("initial-exec")))
+/* The shim's TLS model, on every declaration (or the compiler calls
+ * __tls_get_addr on each access from other files). Initial-exec: loaded at
+ * startup or by LD_PRELOAD, the library's TLS is static, one %fs-relative
+ * load. The musl build for attach (libsockaudit-musl-attach.so) says
+ * global-dynamic with TLS descriptors: musl's dlopen refuses initial-exec
+ * TLS, and a descriptor costs one indirect call that returns the offset. */
+#ifndef SA_TLS_MODEL
+#define SA_TLS_MODEL "initial-exec"
+#endif
+#define SA_TLS __attribute__((tls_model(SA_TLS_MODEL)))
 /* Per thread: >0 while the shim's own code runs (or a host signal handler
  * that the trampoline marked); wrappers then pass straight through. */
-extern __thread int sa_in_shim SA_HIDDEN SA_TLS_IE;
+extern __thread int sa_in_shim SA_HIDDEN SA_TLS;
 /* Per thread: inside a host signal handler (core/signals.c's trampoline). */
-extern __thread int sa_in_signal SA_HIDDEN SA_TLS_IE;
+extern __thread int sa_in_signal SA_HIDDEN SA_TLS;
 /* Per thread: a vfork child runs on it (core/vfork_*.S): the child shares
  * our memory, so every wrapper passes straight through until it execs or
  * exits. */
-extern __thread int sa_in_vfork SA_HIDDEN SA_TLS_IE;
+extern __thread int sa_in_vfork SA_HIDDEN SA_TLS;
 
 enum sa_run_state { SA_RUN_NEW, SA_RUN_INITIALIZING, SA_RUN_ACTIVE, SA_RUN_DISABLED };
 /* The values behind the accessors below: runtime.c owns and sets them.
@@ -343,7 +349,7 @@ struct sa_rt_proc {
 };
 extern struct sa_rt_proc sa_rt_proc SA_HIDDEN;
 extern unsigned sa_rt_comm_gen SA_HIDDEN;
-extern __thread pid_t sa_rt_tid SA_HIDDEN SA_TLS_IE;
+extern __thread pid_t sa_rt_tid SA_HIDDEN SA_TLS;
 pid_t sa_tid_fill(void) SA_HIDDEN;           /* gettid, cached for the thread */
 
 static inline enum sa_run_state sa_run_state(void)
@@ -399,7 +405,7 @@ void sa_runtime_configure(const struct sa_config *c, const char *comm) SA_HIDDEN
 
 /* 1 when [p, p + n) is in this thread's stack above our own frame (the
  * host's locals): readable without a fault. */
-extern __thread uintptr_t sa_stack_lo SA_HIDDEN SA_TLS_IE, sa_stack_hi SA_HIDDEN SA_TLS_IE;
+extern __thread uintptr_t sa_stack_lo SA_HIDDEN SA_TLS, sa_stack_hi SA_HIDDEN SA_TLS;
 void sa_stack_probe(void) SA_HIDDEN;   /* reads this thread's bounds once */
 static inline int sa_stack_holds(const void *p, size_t n)
 {

@@ -28,7 +28,7 @@
 
 struct sa_real_fns sa_real SA_START_DATA;
 /* The re-entry flag (base.h). */
-__thread int sa_in_shim __attribute__((tls_model("initial-exec")));
+__thread int sa_in_shim SA_TLS;
 static int resolved SA_START_DATA;
 
 /* The symbol of each slot of struct sa_real_fns, in its order. Fixed-width

@@ -18,11 +18,11 @@
 
 #include "base/base.h"
 
-__thread int sa_in_signal __attribute__((tls_model("initial-exec")));
-__thread int sa_in_vfork __attribute__((tls_model("initial-exec")));
+__thread int sa_in_signal SA_TLS;
+__thread int sa_in_vfork SA_TLS;
 /* Read inline through base.h (sa_run_state, sa_cfg, sa_pid, sa_tid,
  * sa_comm_gen); written only here. */
-__thread pid_t sa_rt_tid SA_TLS_IE;
+__thread pid_t sa_rt_tid SA_TLS;
 int sa_rt_state SA_START_DATA = SA_RUN_NEW;
 struct sa_config sa_rt_cfg;
 struct sa_rt_proc sa_rt_proc SA_FORK_WORDS;
@@ -131,7 +131,7 @@ void sa_runtime_configure(const struct sa_config *c, const char *name)
  * The bounds are read once per thread (for the main thread glibc parses
  * /proc/self/maps).
  */
-__thread uintptr_t sa_stack_lo SA_TLS_IE, sa_stack_hi SA_TLS_IE;
+__thread uintptr_t sa_stack_lo SA_TLS, sa_stack_hi SA_TLS;
 
 void sa_stack_probe(void)
 {

@@ -17,7 +17,7 @@
 
 #include "core/core.h"
 
-__thread void *sa_vfork_ret __attribute__((tls_model("initial-exec"))) SA_HIDDEN;
+__thread void *sa_vfork_ret SA_TLS SA_HIDDEN;
 
 int sa_vfork_child(void)
 {

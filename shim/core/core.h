@@ -112,7 +112,7 @@ struct sa_inflight {
 	uint8_t peer_len;
 	unsigned char peer[sizeof(struct sockaddr_in6) + 4] __attribute__((aligned(8)));   /* read as a sockaddr */
 };
-extern __thread struct sa_inflight sa_inflight SA_HIDDEN SA_TLS_IE;
+extern __thread struct sa_inflight sa_inflight SA_HIDDEN SA_TLS;
 #define SA_INFLIGHT_KIND(t0) ((int)((t0) & 3))
 /* Two stores before the call (accept), one after. */
 static inline void sa_inflight_begin_fd(int kind, int fd, uint64_t t0)

@@ -20,7 +20,7 @@
  * another pid, and no thread of its own setting up). */
 static int init_claimed;
 static pid_t init_pid;
-static __thread int init_here SA_TLS_IE;
+static __thread int init_here SA_TLS;
 /* A waiter gave up on a set-up that outlived INIT_WAIT_NS: later first
  * calls do not wait again (each passes through, counted) until it ends. */
 static int init_given_up;

@@ -9,7 +9,7 @@
 
 #include "core/core.h"
 
-__thread struct sa_inflight sa_inflight SA_TLS_IE;
+__thread struct sa_inflight sa_inflight SA_TLS;
 
 void sa_inflight_settle(void)
 {

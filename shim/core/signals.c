@@ -29,7 +29,7 @@
 
 #define NSIGS 65
 
-static __thread uintptr_t sig_frame __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t sig_frame SA_TLS;
 
 /* The host's handler per signal, one table per trampoline: while a
  * sigaction() that changes the kind (SA_SIGINFO or not) is under way, the

@@ -17,6 +17,22 @@ vfork:
 	.cfi_startproc
 	popq	%rdi
 	.cfi_adjust_cfa_offset -8
+#if defined(SA_TLS_DESC)
+	/* The attach build's TLS (base.h, SA_TLS): the descriptor's call
+	 * returns the slot's offset in %rax and keeps every other register.
+	 * Each side of the vfork makes its own call after the syscall. */
+	leaq	sa_vfork_ret@tlsdesc(%rip), %rax
+	call	*sa_vfork_ret@tlscall(%rax)
+	movq	%rdi, %fs:(%rax)
+	movl	$58, %eax		/* SYS_vfork */
+	syscall
+	movq	%rax, %rdx
+	leaq	sa_vfork_ret@tlsdesc(%rip), %rax
+	call	*sa_vfork_ret@tlscall(%rax)
+	pushq	%fs:(%rax)
+	.cfi_adjust_cfa_offset 8
+	movq	%rdx, %rax
+#else
 	movq	sa_vfork_ret@gottpoff(%rip), %rcx
 	movq	%rdi, %fs:(%rcx)
 	movl	$58, %eax		/* SYS_vfork */
@@ -24,6 +40,7 @@ vfork:
 	movq	sa_vfork_ret@gottpoff(%rip), %rcx
 	pushq	%fs:(%rcx)
 	.cfi_adjust_cfa_offset 8
+#endif
 	testq	%rax, %rax
 	jz	1f
 	movq	%rax, %rdi

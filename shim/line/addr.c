@@ -122,7 +122,7 @@ static __thread struct {
 	unsigned seq;
 	unsigned char len;   /* 0: empty */
 	char s[16];
-} last4 SA_TLS_IE;
+} last4 SA_TLS;
 
 /* A new address: its text at out, and kept in last4. */
 static __attribute__((noinline)) size_t last4_fill(char *out, uint32_t addr)

@@ -21,19 +21,18 @@
 /* ,"schema":1,"pid":P,"tid":T,"comm":"C","severity": is the same on every
  * line of a thread: written once per thread (and again after fork, or when
  * the program's name changes). */
-#define SA_TLS_IE __attribute__((tls_model("initial-exec")))
 static __thread struct {
 	pid_t pid, tid;
 	unsigned gen;
 	unsigned short len;
 	char s[448];
-} ident SA_TLS_IE;
+} ident SA_TLS;
 
 /* Most idents (pid, tid and a short comm) are shorter: copied whole. */
 #define IDENT_SHORT 128
 
 /* The digits of the current second, for "ts". */
-static __thread struct sa_real_cache ts_digits SA_TLS_IE;
+static __thread struct sa_real_cache ts_digits SA_TLS;
 
 
 /* ---- a new process no fork handler told us of (line.h) ---------------- */

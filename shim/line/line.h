@@ -262,7 +262,7 @@ void sa_sinkhost_forget(void) SA_HIDDEN;                   /* the host closed or
 int sa_sinkhost_file_fd(long now) SA_HIDDEN;               /* the fd when a file looked at this second, or -1 */
 /* 1 written; 0 dropped (counted); -1 the journal's stream (syslog takes it). */
 int sa_sinkhost_write(const char *line, size_t len) SA_HIDDEN;
-extern __thread int sa_sink_stale_fd __attribute__((tls_model("initial-exec"))) SA_HIDDEN;
+extern __thread int sa_sink_stale_fd SA_TLS SA_HIDDEN;
 
 /* ---- journal.c: the journald sink (sink.c's, for SOCKAUDIT_LOG=journal) -- */
 

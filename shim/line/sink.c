@@ -64,7 +64,7 @@ static ino_t inherited_ino;
 static char inherited_path[512];
 static char describe[560];   /* "" until a sink opens: "stderr"; a zero table */
 
-static __thread int in_write __attribute__((tls_model("initial-exec")));
+static __thread int in_write SA_TLS;
 
 static int sink_shut SA_PROC_PAGE;   /* sa_sink_close: no line after a detach */
 static int writers SA_PROC_PAGE;                 /* lines being written now */

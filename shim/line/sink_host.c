@@ -29,7 +29,7 @@ static dev_t host_dev;
 static ino_t host_ino;
 /* A pipe or tty's per-line fd a handler jumped out of: the next line on
  * this thread closes it (sa_sink_write). */
-__thread int sa_sink_stale_fd __attribute__((tls_model("initial-exec"))) = -1;
+__thread int sa_sink_stale_fd SA_TLS = -1;
 
 /* ---- the host's fd (stderr, fd:N) --------------------------------------- */
 

@@ -94,6 +94,23 @@ check "vfork child: the parent's SO_ERROR is the kernel's, as under glibc ($(hea
 	cmp -s <(head -n 1 "$T/glibc.vf.out") <(head -n 1 "$T/musl.vf.out")
 facts "vfork child: the parent's connect line" vf '[.[] | select(.event=="connect") | {outcome, errno}]'
 
+# The musl attach build (global-dynamic TLS through descriptors, the vfork
+# wrapper's slot likewise), preloaded: the same programs, the same facts.
+MALIB=$TOP/libsockaudit-musl-attach.so
+if [ -f "$MALIB" ]; then
+	arm musla "$MALIB" "$MPROGS" "$T/true-musl"
+	q='[.[] | select(.event=="listen" or .event=="listener_stats" or .event=="connect") | {event, backlog_effective, accepts, outcome, errno}]'
+	n=$(jq -c -s "$q | length" "$T/musla.acc.jsonl" "$T/musla.conn.jsonl" "$T/musla.vf.jsonl")
+	if cmp -s "$T/musl.status" "$T/musla.status" && [ "${n:-0}" -ge 5 ] &&
+	   [ "$(jq -c -s "$q" "$T/musl.acc.jsonl" "$T/musl.conn.jsonl" "$T/musl.vf.jsonl")" = \
+	     "$(jq -c -s "$q" "$T/musla.acc.jsonl" "$T/musla.conn.jsonl" "$T/musla.vf.jsonl")" ] &&
+	   cmp -s <(head -n 1 "$T/musl.vf.out") <(head -n 1 "$T/musla.vf.out"); then
+		ok "the musl attach build preloaded: every program and its $n facts as under libsockaudit-musl.so (vfork included)"
+	else fail "the musl attach build preloaded" "$(tr '\n' ';' <"$T/musla.status") vs $(tr '\n' ';' <"$T/musl.status")"; fi
+	check "the musl attach build has no static TLS (musl's dlopen takes it)" \
+		test -z "$(readelf -dW "$MALIB" | grep STATIC_TLS)" -a -n "$(readelf -dW "$TOP/libsockaudit-musl.so" | grep STATIC_TLS)"
+else fail "the musl attach build exists beside libsockaudit-musl.so (make musl)"; fi
+
 # Under a sanitizer the test programs need its runtime first in LD_PRELOAD.
 if [ -n "${SANITIZE:-}" ]; then
 	echo "ok - a glibc program under the musl library runs as plain # SKIP SANITIZE=$SANITIZE: the test programs need the sanitizer runtime first in LD_PRELOAD"
