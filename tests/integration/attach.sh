@@ -85,6 +85,47 @@ check_jq "the stopped process's requests after SIGCONT are counted" "$T/a3.jsonl
 kill -TERM "$PY"; wait "$PY"; rc=$?
 check "SIGTERM after the attaches ends it as plainly (status $rc, 143)" test $rc = 143
 
+# ---- 2b. Connects: attached, the same figures as preloaded ---------------
+# One Python program: its own listener (backlog 128, a thread accepting),
+# then, on a signal file, 20 connects to it and 5 to a closed port. Run
+# once preloaded and once attached before the signal, then detached: the
+# summaries must count the same outcomes and time them alike.
+cat >"$T/cl.py" <<'PY'
+import socket, sys, time, os, threading
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(128)
+def serve():
+    while True:
+        c, _ = srv.accept(); c.close()
+threading.Thread(target=serve, daemon=True).start()
+r = socket.socket(); r.bind(("127.0.0.1", 0)); rport = r.getsockname()[1]; r.close()
+open(sys.argv[1] + ".ready", "w").close()
+end = time.time() + 20
+while not os.path.exists(sys.argv[1]) and time.time() < end: time.sleep(0.05)
+for i in range(20):
+    socket.create_connection(("127.0.0.1", srv.getsockname()[1]), timeout=3).close()
+for i in range(5):
+    try: socket.create_connection(("127.0.0.1", rport), timeout=3)
+    except OSError: pass
+open(sys.argv[1] + ".done", "w").close()
+time.sleep(20)
+PY
+cl_wait() { for i in $(seq 100); do [ -e "$1" ] && return 0; sleep 0.05; done; return 1; }
+SOCKAUDIT_LOG="$T/cpre.jsonl" LD_PRELOAD="$(preload_value)" python3 "$T/cl.py" "$T/g1" & CL=$!
+on_exit "kill -9 $CL 2>/dev/null"
+cl_wait "$T/g1.ready"; touch "$T/g1"; cl_wait "$T/g1.done"; kill "$CL"; wait "$CL" 2>/dev/null
+python3 "$T/cl.py" "$T/g2" & CL=$!
+on_exit "kill -9 $CL 2>/dev/null"
+cl_wait "$T/g2.ready"
+"$SA" attach -o "$T/catt.jsonl" "$CL" >/dev/null 2>&1; rc=$?
+touch "$T/g2"; cl_wait "$T/g2.done"
+"$SA" detach "$CL" >/dev/null 2>&1; rcd=$?
+kill "$CL"; wait "$CL" 2>/dev/null
+q='[.[] | select(.event=="summary")][0] | {ok: .connects.ok, failed: .connects.failed, n: .connect_ms.n, fast: (.connect_ms.p99 < 50)}'
+pre=$(jqn "$T/cpre.jsonl" "$q" | tr -d ' \n'); att=$(jqn "$T/catt.jsonl" "$q" | tr -d ' \n')
+if [ $rc = 0 ] && [ $rcd = 0 ] && [ "$pre" = '{"ok":20,"failed":5,"n":20,"fast":true}' ] && [ "$att" = "$pre" ]; then
+	ok "connects attached as preloaded: $att (p99 preloaded $(jqn "$T/cpre.jsonl" '[.[] | select(.event=="summary")][0].connect_ms.p99') ms, attached $(jqn "$T/catt.jsonl" '[.[] | select(.event=="summary")][0].connect_ms.p99') ms)"
+else fail "connects attached as preloaded" "rc $rc/$rcd preloaded $pre attached $att"; fi
+
 # ---- 3. Refusals: the process as it was -----------------------------------
 "$SA" attach 999999 >"$T/r1.out" 2>&1; rc=$?
 check "no such process: rc 1, said" test $rc = 1 -a -n "$(grep 'no such process' "$T/r1.out")"
