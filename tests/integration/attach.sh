@@ -126,6 +126,30 @@ if [ $rc = 0 ] && [ $rcd = 0 ] && [ "$pre" = '{"ok":20,"failed":5,"n":20,"fast":
 	ok "connects attached as preloaded: $att (p99 preloaded $(jqn "$T/cpre.jsonl" '[.[] | select(.event=="summary")][0].connect_ms.p99') ms, attached $(jqn "$T/catt.jsonl" '[.[] | select(.event=="summary")][0].connect_ms.p99') ms)"
 else fail "connects attached as preloaded" "rc $rc/$rcd preloaded $pre attached $att"; fi
 
+# ---- 2c. The thread the call runs on has room on its stack ---------------
+# attach_stack: a thread accepts; the main thread sleeps on its own stack
+# ("main"), or on a 60 KiB stack of its own mapping, as a coroutine would
+# ("small"). The library's first line (init) is written by the thread the
+# call ran on: the main thread when its stack is the process's, else the
+# acceptor (tests/progs/attach_stack.c prints its tid).
+for m in main small; do
+	"$PROGS/attach_stack" $m >"$T/as-$m.out" 2>&1 & AS=$!
+	on_exit "kill -9 $AS 2>/dev/null"
+	for i in $(seq 50); do grep -q '^PORT' "$T/as-$m.out" && break; sleep 0.1; done
+	"$SA" attach -o "$T/as-$m.jsonl" "$AS" >/dev/null 2>&1; rc=$?
+	python3 -c 'import socket,sys
+for i in range(5): socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3).close()' \
+		"$(awk '/^PORT/ {print $2}' "$T/as-$m.out")"
+	"$SA" detach "$AS" >/dev/null 2>&1
+	kill "$AS"; wait "$AS" 2>/dev/null
+	tid=$(jqn "$T/as-$m.jsonl" '[.[] | select(.event=="init")][0].tid')
+	acc=$(jqn "$T/as-$m.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
+	want=$AS; [ $m = small ] && want=$(awk '/^PORT/ {print $4}' "$T/as-$m.out")
+	if [ $rc = 0 ] && [ "$tid" = "$want" ] && [ "$acc" -ge 4 ]; then
+		ok "main thread on $m stack: the call ran on tid $tid ($([ $m = small ] && echo "the acceptor, not the 60 KiB stack" || echo "the main thread")), $acc accepts"
+	else fail "the call's thread with the main thread on a $m stack" "rc $rc, init tid $tid, wanted $want, accepts $acc"; fi
+done
+
 # ---- 3. Refusals: the process as it was -----------------------------------
 "$SA" attach 999999 >"$T/r1.out" 2>&1; rc=$?
 check "no such process: rc 1, said" test $rc = 1 -a -n "$(grep 'no such process' "$T/r1.out")"
