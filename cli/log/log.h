@@ -5,8 +5,9 @@
  * building a jansson tree, and declines anything it is not sure of, so the
  * caller parses that line with jansson instead and both paths give the same
  * fields. The typed getters (get.c) read a jansson tree the same tolerant
- * way, journal.c finds our line inside a journal export, and util.c
- * holds the allocation helpers that exit on out of memory (a report of a
+ * way, journal.c finds our line inside a journal export, args.c holds
+ * the verbs' one check of an option as typed, and util.c holds the
+ * allocation helpers that exit on out of memory (a report of a
  * huge log is not worth half an answer).
  *
  * This floor knows no verb: it never includes a verb's header, and nothing
@@ -71,6 +72,12 @@ struct log_inner {
 };
 int log_journal_inner(struct log_inner *in, const char **line, size_t *len);
 void log_inner_free(struct log_inner *in);
+
+/* args.c: 1 when ELEM, the argument getopt_long read an option from,
+ * spells it whole: "-LETTER" (LETTER not 0), "--NAME", or "--NAME=VALUE";
+ * EQ says which of the last two a value may take. */
+enum log_arg_eq { LOG_ARG_EITHER, LOG_ARG_SPLIT_ONLY, LOG_ARG_EQ_ONLY };
+int log_arg_whole(const char *elem, char letter, const char *name, enum log_arg_eq eq);
 
 /* util.c: growable arrays, strings and counts (exit on out of memory). */
 void *log_grow(void *arr, size_t *cap, size_t n, size_t size);

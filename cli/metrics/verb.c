@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <glob.h>
 #include <poll.h>
 #include <signal.h>
@@ -328,151 +329,189 @@ static int parse_num(const char *opt, const char *v, double lo, double hi, doubl
 	return 0;
 }
 
-int cli_metrics(int argc, char **argv)
+/* What the command line asked for, parsed before anything is read. */
+struct mx_opts {
+	const char *textfile, *listen_at;
+	double interval, top;
+	int follow;
+	struct mx_src *src;       /* what the user named, in order */
+	size_t nsrc;
+};
+
+enum { MX_OPT_TEXTFILE = 't', MX_OPT_INTERVAL = 'i', MX_OPT_LISTEN = 'l', MX_OPT_TOP = 'p',
+       MX_OPT_FOLLOW = 'f' };
+
+static const struct option mx_longopts[] = {
+	{ "textfile", required_argument, NULL, MX_OPT_TEXTFILE },
+	{ "interval", required_argument, NULL, MX_OPT_INTERVAL },
+	{ "listen", required_argument, NULL, MX_OPT_LISTEN },
+	{ "top-peers", required_argument, NULL, MX_OPT_TOP },
+	{ "follow", no_argument, NULL, MX_OPT_FOLLOW },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The long name of an option's code, for its messages. */
+static const char *opt_name(int code)
 {
-	const char *textfile = NULL, *listen_at = NULL;
-	double interval = 15, top = MX_TOP_PEERS, next;
-	struct mx_src *src = calloc((size_t)argc + 1, sizeof *src);
-	size_t nsrc = 0, i;
-	int follow = 0, opts_done = 0, status = 0, lfd = -1, a;
-	struct mx_state st;
-	char *text;
-	size_t len;
+	const struct option *o;
 
-	if (!src)
-		return 1;
-	for (a = 1; a < argc; a++) {
-		const char *o = argv[a], *v = NULL;
+	for (o = mx_longopts; o->name; o++)
+		if (o->val == code)
+			return o->name;
+	return NULL;
+}
 
-		if (opts_done || o[0] != '-' || strcmp(o, "-") == 0) {
-			struct stat sb;
+static void add_src(struct mx_opts *o, const char *arg)
+{
+	struct stat sb;
 
-			src[nsrc].arg = o;
-			src[nsrc].kind = strcmp(o, "-") == 0 ? 3 : strpbrk(o, "*?[") ? 1
-					 : stat(o, &sb) == 0 && S_ISDIR(sb.st_mode) ? 2 : 0;
-			nsrc++;
+	o->src[o->nsrc].arg = arg;
+	o->src[o->nsrc].kind = strcmp(arg, "-") == 0 ? 3 : strpbrk(arg, "*?[") ? 1
+			       : stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode) ? 2 : 0;
+	o->nsrc++;
+}
+
+/* One option's value into o; 0, or 2 after its message. */
+static int take_value(struct mx_opts *o, int code, const char *v)
+{
+	switch (code) {
+	case MX_OPT_INTERVAL:
+		return parse_num("--interval", v, 0.05, 86400, &o->interval) ? 2 : 0;
+	case MX_OPT_TOP:
+		return parse_num("--top-peers", v, 0, 10000, &o->top) ? 2 : 0;
+	case MX_OPT_TEXTFILE:
+		o->textfile = v;
+		return 0;
+	case MX_OPT_LISTEN:
+		o->listen_at = v;
+		return 0;
+	default:
+		o->follow = 1;
+		return 0;
+	}
+}
+
+/* The options, in the order given (each checked as typed, so "--js" or
+ * "-hx" is an unknown option), and the logs among them; after "--" every
+ * argument is a log. Returns -1 to run, else the exit status. */
+static int parse_args(struct mx_opts *o, int argc, char **argv)
+{
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		const char *elem = optind < argc ? argv[optind] : "";
+		const char *name;
+
+		c = getopt_long(argc, argv, "-:h", mx_longopts, NULL);
+		if (c == -1)
+			break;
+		if (c == 1) {
+			add_src(o, optarg);
 			continue;
 		}
-		if (strcmp(o, "--") == 0) {
-			opts_done = 1;
-			continue;
+		name = c == ':' ? opt_name(optopt) : c == '?' ? NULL : opt_name(c);
+		if (!log_arg_whole(elem, c == 'h' ? 'h' : 0, name,
+				   c == MX_OPT_FOLLOW ? LOG_ARG_SPLIT_ONLY : LOG_ARG_EITHER)) {
+			fprintf(stderr, "sockaudit metrics: unknown option '%s'\n", elem);
+			usage(stderr);
+			return 2;
 		}
-		if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
+		if (c == 'h') {
 			usage(stdout);
-			free(src);
 			return 0;
 		}
-		if (strcmp(o, "--follow") == 0) {
-			follow = 1;
-			continue;
+		if (c == ':') {
+			fprintf(stderr, "sockaudit metrics: --%s needs a value\n", name);
+			return 2;
 		}
-		/* Options with a value: --opt V or --opt=V. */
-		{
-			static const char *const with[] = { "--textfile", "--interval", "--listen", "--top-peers" };
-			size_t k, n = 0;
+		if (take_value(o, c, optarg) != 0)
+			return 2;
+	}
+	while (optind < argc)
+		add_src(o, argv[optind++]);
+	if (!o->nsrc)
+		add_src(o, "-");
+	return -1;
+}
 
-			for (k = 0; k < sizeof with / sizeof *with; k++) {
-				n = strlen(with[k]);
-				if (strncmp(o, with[k], n) == 0 && (o[n] == '\0' || o[n] == '='))
-					break;
-			}
-			if (k == sizeof with / sizeof *with) {
-				fprintf(stderr, "sockaudit metrics: unknown option '%s'\n", o);
-				usage(stderr);
-				free(src);
-				return 2;
-			}
-			if (o[n] == '=')
-				v = o + n + 1;
-			else if (a + 1 < argc)
-				v = argv[++a];
-			else {
-				fprintf(stderr, "sockaudit metrics: %s needs a value\n", with[k]);
-				free(src);
-				return 2;
-			}
-			if ((k == 1 && parse_num("--interval", v, 0.05, 86400, &interval)) ||
-			    (k == 3 && parse_num("--top-peers", v, 0, 10000, &top))) {
-				free(src);
-				return 2;
-			}
-			if (k == 0)
-				textfile = v;
-			if (k == 2)
-				listen_at = v;
-		}
-	}
-	if (!nsrc) {
-		src[0].arg = "-";
-		src[0].kind = 3;
-		nsrc = 1;
-	}
-	if (listen_at) {
-		follow = 1;
-		lfd = mx_http_listen(listen_at);
-		if (lfd < 0) {
-			free(src);
-			return 1;
-		}
-	}
-	for (i = 0; i < nsrc; i++)
-		if (src[i].kind == 0 || src[i].kind == 3)
-			add_file(src[i].arg, src[i].kind == 3);
-	discover(src, nsrc);
-	mx_init(&st, (int)top);
+/* Not following: read every file once, print or write the text once. */
+static int run_once(struct mx_state *st, const struct mx_opts *o)
+{
+	int status = 0;
+	size_t i, len;
+	char *text;
+
 	for (i = 0; i < nfiles; i++)
-		if (read_file(&st, &files[i], 0) != 0 && !follow)
+		if (read_file(st, &files[i], 0) != 0)
 			status = 1;
-	if (!follow) {
-		text = render(&st, &len);
-		if (textfile ? write_textfile(textfile, text, len) != 0
-			     : fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
-			status = 1;
-		free(text);
-		mx_free(&st);
-		free(src);
-		return status;
-	}
+	text = render(st, &len);
+	if (o->textfile ? write_textfile(o->textfile, text, len) != 0
+			: fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
+		status = 1;
+	free(text);
+	return status;
+}
+
+/* Everything new in every file, then the text for it. */
+static char *read_all_and_render(struct mx_state *st, char *old, size_t *len)
+{
+	size_t i;
+
+	for (i = 0; i < nfiles; i++)
+		read_file(st, &files[i], 1);
+	free(old);
+	return render(st, len);
+}
+
+/* --follow (and --listen): rewrite every interval, serve scrapes between,
+ * until SIGINT or SIGTERM. */
+static void run_follow(struct mx_state *st, const struct mx_opts *o, int lfd)
+{
+	char *text = NULL;
+	size_t len = 0, i;
+	double next;
+
+	for (i = 0; i < nfiles; i++)
+		read_file(st, &files[i], 0);
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	signal(SIGPIPE, SIG_IGN);
-	text = NULL;
-	len = 0;
 	next = now_s();
 	while (!stop) {
 		double t = now_s();
 		struct pollfd pf = { .fd = lfd, .events = POLLIN };
 
 		if (t >= next) {
-			discover(src, nsrc);
-			for (i = 0; i < nfiles; i++)
-				read_file(&st, &files[i], 1);
-			free(text);
-			text = render(&st, &len);
-			if (textfile)
-				write_textfile(textfile, text, len);
+			discover(o->src, o->nsrc);
+			text = read_all_and_render(st, text, &len);
+			if (o->textfile)
+				write_textfile(o->textfile, text, len);
 			else if (lfd < 0) {
 				fwrite(text, 1, len, stdout);
 				fputs("\n", stdout);      /* a blank line between rewrites */
 				fflush(stdout);
 			}
-			next += interval;
+			next += o->interval;
 			if (next < t)
-				next = t + interval;
+				next = t + o->interval;
 			continue;
 		}
 		if (poll(&pf, lfd >= 0 ? 1 : 0, (int)((next - t) * 1000) + 1) > 0 && (pf.revents & POLLIN)) {
 			/* A scrape gets what the logs hold now. */
-			for (i = 0; i < nfiles; i++)
-				read_file(&st, &files[i], 1);
-			free(text);
-			text = render(&st, &len);
+			text = read_all_and_render(st, text, &len);
 			mx_http_serve(lfd, text, len);
 		}
 	}
 	free(text);
-	mx_free(&st);
-	free(src);
+}
+
+static void close_files(void)
+{
+	size_t i;
+
 	for (i = 0; i < nfiles; i++) {
 		if (files[i].fd > STDIN_FILENO)
 			close(files[i].fd);
@@ -480,7 +519,46 @@ int cli_metrics(int argc, char **argv)
 		free(files[i].part);
 	}
 	free(files);
+}
+
+int cli_metrics(int argc, char **argv)
+{
+	struct mx_opts o = { .interval = 15, .top = MX_TOP_PEERS };
+	struct mx_state st;
+	int status, lfd = -1;
+	size_t i;
+
+	o.src = calloc((size_t)argc + 1, sizeof *o.src);
+	if (!o.src)
+		return 1;
+	status = parse_args(&o, argc, argv);
+	if (status >= 0) {
+		free(o.src);
+		return status;
+	}
+	if (o.listen_at) {
+		o.follow = 1;
+		lfd = mx_http_listen(o.listen_at);
+		if (lfd < 0) {
+			free(o.src);
+			return 1;
+		}
+	}
+	for (i = 0; i < o.nsrc; i++)
+		if (o.src[i].kind == 0 || o.src[i].kind == 3)
+			add_file(o.src[i].arg, o.src[i].kind == 3);
+	discover(o.src, o.nsrc);
+	mx_init(&st, (int)o.top);
+	if (o.follow) {
+		run_follow(&st, &o, lfd);
+		status = 0;
+		close_files();
+	} else {
+		status = run_once(&st, &o);
+	}
+	mx_free(&st);
+	free(o.src);
 	if (lfd >= 0)
 		close(lfd);
-	return 0;
+	return status;
 }
