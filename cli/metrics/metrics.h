@@ -13,11 +13,12 @@
 #include <jansson.h>
 
 #include "connect_buckets.h"
+#include "connect_outcomes.h"
 #include "log/log.h"
 
 #define MX_TOP_PEERS 10          /* --top-peers default */
 #define MX_LISTENERS_MAX 100     /* per comm; the rest are "other" */
-#define MX_OUTCOMES 4            /* ok, failed, abandoned, interrupted */
+#define MX_OUTCOMES SA_OUTCOMES_COUNTED /* sa_outcome_words: ok, failed, abandoned, interrupted */
 #define MX_LINE_MAX (1 << 20)    /* longer lines are counted unreadable, as the report does */
 
 /* One listener as one process saw it. */
@@ -114,7 +115,7 @@ struct mx_plst *mx_plst_get(struct mx_proc *p, const char *local);
 /* retire.c: P (its summary read) added to its program's
  * accumulator and freed. */
 void mx_retire(struct mx_state *st, struct mx_proc *p);
-/* "ok" -> 0 ... "interrupted" -> 3, else -1; and back. */
+/* An outcome word's index in sa_outcome_words ("ok" -> 0), else -1; and back. */
 int mx_outcome(const char *o);
 const char *mx_outcome_name(int i);
 

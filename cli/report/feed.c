@@ -276,14 +276,14 @@ static void on_connect(struct rp_state *st, const struct log_ev *ev)
 
 	c->logged++;
 	ev_long(ev->have_ret, ev->ret, &ret);
-	if (outcome && strcmp(outcome, "abandoned") == 0) {
+	if (outcome && strcmp(outcome, SA_OUTCOME_ABANDONED) == 0) {
 		/* Closed before the handshake finished. */
 		c->abandoned++;
-	} else if (outcome && strcmp(outcome, "interrupted") == 0) {
+	} else if (outcome && strcmp(outcome, SA_OUTCOME_INTERRUPTED) == 0) {
 		/* A blocking connect a signal interrupted (EINTR); its end, if the
 		 * program waited on, is a later line with after_interrupt. */
 		c->interrupted++;
-	} else if (outcome && strcmp(outcome, "pending") == 0) {
+	} else if (outcome && strcmp(outcome, SA_OUTCOME_PENDING) == 0) {
 		c->pending++;
 	} else if (ret == 0 && !err) {
 		c->ok++;
@@ -292,7 +292,7 @@ static void on_connect(struct rp_state *st, const struct log_ev *ev)
 		c->pending++;
 	} else {
 		c->failed++;
-		log_obj_add(c->by_errno, err ? err : "failed", 1);
+		log_obj_add(c->by_errno, err ? err : SA_OUTCOME_FAILED, 1);
 	}
 	if (ev->have_connect_ms && ms >= 0) {
 		c->hist[sa_conn_bucket(ms)]++;

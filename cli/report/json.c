@@ -174,11 +174,11 @@ static json_t *connects_json(const struct rp_state *st)
 	int b;
 
 	SET(o, "logged", json_integer(c->logged));
-	SET(o, "ok", json_integer(c->ok));
-	SET(o, "failed", json_integer(c->failed));
-	SET(o, "pending", json_integer(c->pending));
-	SET(o, "abandoned", json_integer(c->abandoned));
-	SET(o, "interrupted", json_integer(c->interrupted));
+	SET(o, SA_OUTCOME_OK, json_integer(c->ok));
+	SET(o, SA_OUTCOME_FAILED, json_integer(c->failed));
+	SET(o, SA_OUTCOME_PENDING, json_integer(c->pending));
+	SET(o, SA_OUTCOME_ABANDONED, json_integer(c->abandoned));
+	SET(o, SA_OUTCOME_INTERRUPTED, json_integer(c->interrupted));
 	SET(o, "by_errno", json_incref(c->by_errno));
 	for (b = 0; b < SA_CONN_NBUCKETS; b++)
 		SET(hist, sa_conn_bucket_names[b],
@@ -191,8 +191,8 @@ static json_t *connects_json(const struct rp_state *st)
 
 		SET(p, "peer", json_string(st->peers[i].peer));
 		SET(p, "connects", json_integer(st->peers[i].n));
-		SET(p, "ok", json_integer(st->peers[i].ok));
-		SET(p, "failed", json_integer(st->peers[i].failed));
+		SET(p, SA_OUTCOME_OK, json_integer(st->peers[i].ok));
+		SET(p, SA_OUTCOME_FAILED, json_integer(st->peers[i].failed));
 		SET(p, "seconds", json_real(st->peers[i].secs));
 		json_array_append_new(peers, p);
 	}

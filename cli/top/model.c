@@ -178,7 +178,7 @@ static void on_connect(struct tp_model *m, const json_t *o, double ts)
 		}
 		p->cnt[b]++;
 	}
-	if (outcome && strcmp(outcome, "ok") != 0 && strcmp(outcome, "interrupted") != 0)
+	if (outcome && strcmp(outcome, SA_OUTCOME_OK) != 0 && strcmp(outcome, SA_OUTCOME_INTERRUPTED) != 0)
 		p->failed++;
 	if (log_num(o, "connect_ms", &ms))
 		p->hist[sa_conn_bucket(ms)]++;

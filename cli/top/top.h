@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "connect_buckets.h"
+#include "connect_outcomes.h"
 #include "log/log.h"
 
 /* ui.c: `sockaudit top [--interval S] LOG...`; returns the exit status. */
