@@ -77,14 +77,9 @@ static void series_chart(FILE *out, const char *title, const struct rp_listener 
 	fputs("</svg>\n", out);
 }
 
-static void listener_panel(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
+/* The panel's opening and its title: program, pid, fd, address, place. */
+static void listener_title(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
 {
-	const json_t *st = l->stats;
-	double y[RP_SERIES_MAX], cap = (double)l->queue_capacity;
-	struct log_pct pct;
-	long n, e1 = l->empty_defer_expired, e2 = l->empty_syncookie, empty = -1;
-	size_t i;
-
 	fprintf(out, "<article class=\"panel listener\" data-pid=%ld data-fd=%ld data-local=\"", l->pid,
 		l->fd);
 	h_esc(out, l->local ? l->local : "");
@@ -101,7 +96,18 @@ static void listener_panel(const struct rp_state *rs, const struct rp_listener *
 			fputs("</span>", out);
 		}
 	}
-	fputs("</h3>\n<table><tr><th>backlog requested</th><th>effective</th><th>somaxconn</th>"
+	fputs("</h3>\n", out);
+}
+
+/* Backlog and deferral, requested against effective; returns how many
+ * connections the queue holds (the y limit of the queue chart). */
+static double settings_table(const struct rp_listener *l, FILE *out)
+{
+	const json_t *st = l->stats;
+	double cap = (double)l->queue_capacity;
+	long n;
+
+	fputs("<table><tr><th>backlog requested</th><th>effective</th><th>somaxconn</th>"
 	      "<th>queue holds</th><th>deferral requested</th><th>effective</th></tr><tr>", out);
 	if (!cap && log_long(st, "backlog", &n))
 		cap = (double)n + 1;
@@ -140,6 +146,16 @@ static void listener_panel(const struct rp_state *rs, const struct rp_listener *
 	} else
 		fputs("-", out);
 	fputs("</td></tr></table>\n", out);
+	return cap;
+}
+
+/* The listener_stats intervals: two charts when there are two or more,
+ * and the intervals as a table. */
+static void series_part(const struct rp_listener *l, double cap, FILE *out)
+{
+	double y[RP_SERIES_MAX];
+	size_t i;
+
 	/* One interval is a point, not a picture: then only the table. */
 	if (l->nseries >= 2) {
 		for (i = 0; i < l->nseries; i++)
@@ -175,6 +191,16 @@ static void listener_panel(const struct rp_state *rs, const struct rp_listener *
 		}
 		fputs("</tbody></table></details>\n", out);
 	}
+}
+
+/* The latest percentiles of queue age and accept wait, and the empty
+ * accepts by cause. */
+static void percentiles_part(const struct rp_listener *l, FILE *out)
+{
+	const json_t *st = l->stats;
+	struct log_pct pct;
+	long e1 = l->empty_defer_expired, e2 = l->empty_syncookie, empty = -1;
+
 	if (st) {
 		static const char *const keys[2] = { "queue_ms", "wait_ms" };
 		static const char *const what[2] = { "queue age: established, waiting in the queue",
@@ -208,6 +234,16 @@ static void listener_panel(const struct rp_state *rs, const struct rp_listener *
 		fprintf(out, "<tr><td>after the deferral expired</td><td class=n>%ld</td></tr>"
 			"<tr><td>through SYN cookies</td><td class=n>%ld</td></tr></table>\n", e1, e2);
 	}
+}
+
+static void listener_panel(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
+{
+	double cap;
+
+	listener_title(rs, l, out);
+	cap = settings_table(l, out);
+	series_part(l, cap, out);
+	percentiles_part(l, out);
 	fputs("</article>\n", out);
 }
 
