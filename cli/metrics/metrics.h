@@ -107,6 +107,19 @@ int mx_http_listen(const char *hostport);
  * 404; never blocks more than a second on a slow client. */
 void mx_http_serve(int lfd, const char *body, size_t len);
 
+/* files.c: the set of logs, each read on from where the last pass stopped. */
+struct mx_src {                   /* what the user named: a file, a glob or a directory */
+	const char *arg;
+	int kind;                 /* 0 file, 1 glob, 2 directory, 3 stdin */
+};
+void mx_files_add(const char *path, int is_stdin);
+/* New files: the globs' matches, the directories' regular files. */
+void mx_files_discover(const struct mx_src *src, size_t nsrc);
+/* Everything new in every file fed to st: 0, or 1 when a file could not
+ * be read (said on stderr unless quiet). */
+int mx_files_read(struct mx_state *st, int quiet);
+void mx_files_close(void);
+
 /* verb.c: `sockaudit metrics [options] [LOG...|-]`; returns the exit status. */
 int cli_metrics(int argc, char **argv);
 /* proc.c: a process's record, which model.c and retire.c both use. */
