@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -126,51 +127,91 @@ static int read_side(struct df_side *s, const char *name)
 	return 0;
 }
 
-int cli_diff(int argc, char **argv)
+/* What the command line asked for. */
+struct df_opts {
+	const char *names[2];   /* BEFORE and AFTER */
+	int n, json;
+};
+
+static int add_side(struct df_opts *o, const char *name)
 {
-	const char *names[2] = { NULL, NULL };
-	struct df_side a, b;
-	struct df_diff d;
-	int i, n = 0, json = 0, opts_done = 0, status = 0;
+	if (o->n >= 2) {
+		fputs("sockaudit diff: give two sides, BEFORE and AFTER\n", stderr);
+		return 2;
+	}
+	o->names[o->n++] = name;
+	return 0;
+}
 
-	for (i = 1; i < argc; i++) {
-		const char *arg = argv[i];
+/* The options and the two sides, in the order given (after "--", every
+ * argument is a side). Returns -1 to run, else the exit status. */
+static int parse_args(struct df_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
 
-		if (!opts_done && strcmp(arg, "--json") == 0) {
-			json = 1;
-		} else if (!opts_done && (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)) {
-			diff_usage(stdout);
-			return 0;
-		} else if (!opts_done && strcmp(arg, "--") == 0) {
-			opts_done = 1;
-		} else if (!opts_done && arg[0] == '-' && arg[1]) {
-			fprintf(stderr, "sockaudit diff: unknown option '%s'\n", arg);
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		const char *elem = optind < argc ? argv[optind] : "";
+
+		c = getopt_long(argc, argv, "-h", longopts, NULL);
+		if (c == -1)
+			break;
+		if (c == 1) {
+			if (add_side(o, optarg) != 0)
+				return 2;
+			continue;
+		}
+		if (c == '?' || !log_arg_whole(elem, c == 'h' ? 'h' : 0, c == 'h' ? "help" : "json",
+					       LOG_ARG_SPLIT_ONLY)) {
+			fprintf(stderr, "sockaudit diff: unknown option '%s'\n", elem);
 			diff_usage(stderr);
 			return 2;
-		} else if (n < 2) {
-			names[n++] = arg;
-		} else {
-			fputs("sockaudit diff: give two sides, BEFORE and AFTER\n", stderr);
-			return 2;
 		}
+		if (c == 'h') {
+			diff_usage(stdout);
+			return 0;
+		}
+		o->json = 1;
 	}
-	if (n != 2) {
+	while (optind < argc)
+		if (add_side(o, argv[optind++]) != 0)
+			return 2;
+	if (o->n != 2) {
 		fputs("sockaudit diff: give two sides, BEFORE and AFTER (sockaudit diff --help)\n", stderr);
 		return 2;
 	}
-	if (strcmp(names[0], "-") == 0 && strcmp(names[1], "-") == 0) {
+	return -1;
+}
+
+int cli_diff(int argc, char **argv)
+{
+	struct df_opts o = { { NULL, NULL }, 0, 0 };
+	struct df_side a, b;
+	struct df_diff d;
+	int status = parse_args(&o, argc, argv);
+
+	if (status >= 0)
+		return status;
+	status = 0;
+	if (strcmp(o.names[0], "-") == 0 && strcmp(o.names[1], "-") == 0) {
 		fputs("sockaudit diff: standard input can be one side only\n", stderr);
 		return 2;
 	}
 	memset(&a, 0, sizeof a);
 	memset(&b, 0, sizeof b);
-	if (read_side(&a, names[0]) != 0 || read_side(&b, names[1]) != 0) {
+	if (read_side(&a, o.names[0]) != 0 || read_side(&b, o.names[1]) != 0) {
 		rp_state_free(&a.st);
 		rp_state_free(&b.st);
 		return 1;
 	}
 	df_compare(&d, &a, &b);
-	if (json)
+	if (o.json)
 		df_json(&d, stdout);
 	else
 		df_print(&d, stdout);

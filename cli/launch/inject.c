@@ -281,19 +281,15 @@ static void release_others(struct inj *j, struct inj_thread *keep)
 	}
 }
 
-int inj_call(struct inj *j, uintptr_t fn, const long *args, int nargs, const void *data, size_t len,
-	     uintptr_t *data_at, long *ret, char *err, size_t cap)
-{
 #if defined(__x86_64__)
-	struct inj_thread *t = caller(j);
-	struct user_regs_struct r;
+/* Writes the data and a frame whose return address is 0 below the
+ * thread's stack, points its registers at fn(args) and lets it run. */
+static int start_call(struct inj *j, struct inj_thread *t, uintptr_t fn, const long *args, int nargs,
+		      const void *data, size_t len, uintptr_t *data_at, char *err, size_t cap)
+{
+	struct user_regs_struct r = j->regs;
 	uintptr_t sp, ra = 0, at;
-	double t0 = now_s();
-	int st, released = 0;
 
-	if (inj_prepare(j, err, cap) != 0)
-		return -EIO;
-	r = j->regs;
 	/* The data, then the frame. */
 	sp = inj_data_at(j, len);
 	at = sp;
@@ -321,6 +317,17 @@ int inj_call(struct inj *j, uintptr_t fn, const long *args, int nargs, const voi
 		restore(j, t);
 		return -EIO;
 	}
+	return 0;
+}
+
+/* Waits for the call to return into the 0 return address (a SIGSEGV at
+ * rip 0) and takes its return value; other signals are kept for the
+ * thread, and the other threads let go after a second. */
+static int wait_return(struct inj *j, struct inj_thread *t, double t0, long *ret, char *err, size_t cap)
+{
+	int st, released = 0;
+
+
 	for (;;) {
 		pid_t w = waitpid(t->tid, &st, __WALL | WNOHANG);
 
@@ -363,6 +370,25 @@ int inj_call(struct inj *j, uintptr_t fn, const long *args, int nargs, const voi
 		t->pending |= 1ull << (WSTOPSIG(st) - 1);   /* delivered at the end */
 		ptrace(PTRACE_CONT, t->tid, 0, 0);
 	}
+	return 0;
+}
+#endif
+
+int inj_call(struct inj *j, uintptr_t fn, const long *args, int nargs, const void *data, size_t len,
+	     uintptr_t *data_at, long *ret, char *err, size_t cap)
+{
+#if defined(__x86_64__)
+	struct inj_thread *t = caller(j);
+	double t0 = now_s();
+	int rc;
+
+	if (inj_prepare(j, err, cap) != 0)
+		return -EIO;
+	rc = start_call(j, t, fn, args, nargs, data, len, data_at, err, cap);
+	if (rc == 0)
+		rc = wait_return(j, t, t0, ret, err, cap);
+	if (rc != 0)
+		return rc;
 	j->call_ms += (now_s() - t0) * 1000;
 	if (restore(j, t) != 0) {
 		snprintf(err, cap, "cannot put thread %d's registers back: %s", (int)t->tid, strerror(errno));

@@ -5,8 +5,9 @@
  * building a jansson tree, and declines anything it is not sure of, so the
  * caller parses that line with jansson instead and both paths give the same
  * fields. The typed getters (get.c) read a jansson tree the same tolerant
- * way, journal.c finds our line inside a journal export, and util.c
- * holds the allocation helpers that exit on out of memory (a report of a
+ * way, journal.c finds our line inside a journal export, args.c holds
+ * the verbs' one check of an option as typed, and util.c holds the
+ * allocation helpers that exit on out of memory (a report of a
  * huge log is not worth half an answer).
  *
  * This floor knows no verb: it never includes a verb's header, and nothing
@@ -38,6 +39,7 @@ struct log_ev {
 	int have_pid, have_ts, have_listen_fd, have_ret, have_connect_ms, have_syn_retrans;
 	int have_queue_ms, have_queue_len, have_queue_capacity;
 	int have_schema;
+	int after_interrupt;     /* "after_interrupt": true (a connect that went on after EINTR) */
 	int have_findings;       /* "findings" is an array */
 	size_t nfindings_all;    /* its elements, strings or not */
 	size_t nfindings;        /* its strings, in findings[] */
@@ -50,11 +52,17 @@ struct log_ev {
  * *ev; 0 to parse it with jansson. */
 int log_scan(char *line, size_t len, struct log_ev *ev);
 
-/* get.c: typed field access that tolerates missing fields and wrong types. */
+/* get.c: typed field access that tolerates missing fields and wrong types;
+ * log_ev_from_tree() fills a log_ev from a jansson tree with the fields
+ * log_scan() reads (log_ev_free() after), and log_ev_long() takes one of
+ * its numbers as a long when it is there and fits. */
 int log_num(const json_t *o, const char *key, double *out);
 int log_long(const json_t *o, const char *key, long *out);
 const char *log_str(const json_t *o, const char *key);
 int log_pct_get(const json_t *o, const char *key, struct log_pct *p);
+void log_ev_from_tree(const json_t *o, struct log_ev *ev);
+void log_ev_free(struct log_ev *ev);
+int log_ev_long(int have, double d, long *out);
 
 /* alive.c: whether the process of a log still runs, judged only on the
  * machine and boot its init line names (else UNKNOWN). */
@@ -71,6 +79,12 @@ struct log_inner {
 };
 int log_journal_inner(struct log_inner *in, const char **line, size_t *len);
 void log_inner_free(struct log_inner *in);
+
+/* args.c: 1 when ELEM, the argument getopt_long read an option from,
+ * spells it whole: "-LETTER" (LETTER not 0), "--NAME", or "--NAME=VALUE";
+ * EQ says which of the last two a value may take. */
+enum log_arg_eq { LOG_ARG_EITHER, LOG_ARG_SPLIT_ONLY, LOG_ARG_EQ_ONLY };
+int log_arg_whole(const char *elem, char letter, const char *name, enum log_arg_eq eq);
 
 /* util.c: growable arrays, strings and counts (exit on out of memory). */
 void *log_grow(void *arr, size_t *cap, size_t n, size_t size);

@@ -13,11 +13,12 @@
 #include <jansson.h>
 
 #include "connect_buckets.h"
+#include "connect_outcomes.h"
 #include "log/log.h"
 
 #define MX_TOP_PEERS 10          /* --top-peers default */
 #define MX_LISTENERS_MAX 100     /* per comm; the rest are "other" */
-#define MX_OUTCOMES 4            /* ok, failed, abandoned, interrupted */
+#define MX_OUTCOMES SA_OUTCOMES_COUNTED /* sa_outcome_words: ok, failed, abandoned, interrupted */
 #define MX_LINE_MAX (1 << 20)    /* longer lines are counted unreadable, as the report does */
 
 /* One listener as one process saw it. */
@@ -106,6 +107,19 @@ int mx_http_listen(const char *hostport);
  * 404; never blocks more than a second on a slow client. */
 void mx_http_serve(int lfd, const char *body, size_t len);
 
+/* files.c: the set of logs, each read on from where the last pass stopped. */
+struct mx_src {                   /* what the user named: a file, a glob or a directory */
+	const char *arg;
+	int kind;                 /* 0 file, 1 glob, 2 directory, 3 stdin */
+};
+void mx_files_add(const char *path, int is_stdin);
+/* New files: the globs' matches, the directories' regular files. */
+void mx_files_discover(const struct mx_src *src, size_t nsrc);
+/* Everything new in every file fed to st: 0, or 1 when a file could not
+ * be read (said on stderr unless quiet). */
+int mx_files_read(struct mx_state *st, int quiet);
+void mx_files_close(void);
+
 /* verb.c: `sockaudit metrics [options] [LOG...|-]`; returns the exit status. */
 int cli_metrics(int argc, char **argv);
 /* proc.c: a process's record, which model.c and retire.c both use. */
@@ -114,7 +128,7 @@ struct mx_plst *mx_plst_get(struct mx_proc *p, const char *local);
 /* retire.c: P (its summary read) added to its program's
  * accumulator and freed. */
 void mx_retire(struct mx_state *st, struct mx_proc *p);
-/* "ok" -> 0 ... "interrupted" -> 3, else -1; and back. */
+/* An outcome word's index in sa_outcome_words ("ok" -> 0), else -1; and back. */
 int mx_outcome(const char *o);
 const char *mx_outcome_name(int i);
 

@@ -16,8 +16,6 @@
 
 #include "metrics/metrics.h"
 
-static const char *const outcomes[MX_OUTCOMES] = { "ok", "failed", "abandoned", "interrupted" };
-
 void mx_init(struct mx_state *st, int top_peers)
 {
 	memset(st, 0, sizeof *st);
@@ -60,14 +58,14 @@ int mx_outcome(const char *o)
 	int i;
 
 	for (i = 0; o && i < MX_OUTCOMES; i++)
-		if (strcmp(o, outcomes[i]) == 0)
+		if (strcmp(o, sa_outcome_words[i]) == 0)
 			return i;
 	return -1;
 }
 
 const char *mx_outcome_name(int i)
 {
-	return outcomes[i];
+	return sa_outcome_words[i];
 }
 
 /* ---- processes ----------------------------------------------------------- */
@@ -259,7 +257,7 @@ static void on_figures(struct mx_proc *p, const json_t *o)
 	int k;
 
 	for (k = 0; k < MX_OUTCOMES; k++)
-		p->sum_conn[k] = num_or0(c, outcomes[k]);
+		p->sum_conn[k] = num_or0(c, sa_outcome_words[k]);
 	if (json_is_object(h)) {
 		p->have_sum_hist = 1;
 		for (k = 0; k < SA_CONN_NBUCKETS; k++)

@@ -161,12 +161,99 @@ static void agg_print(FILE *out, struct agg *a, const char *metric, const char *
 
 /* ---- the metrics ------------------------------------------------------------- */
 
+/* One program's connect-time histogram: the processes of that comm summed. */
+struct conn_hist {
+	char *comm;
+	double b[SA_CONN_NBUCKETS];
+	double sum;
+};
+
+/* Each process's histogram (its summary's when that has at least what its
+ * lines had) added to its comm's, the comms in name order. */
+static struct conn_hist *hist_by_comm(const struct mx_state *st, size_t *nhp)
+{
+	struct conn_hist *h = NULL;
+	size_t nh = 0, caph = 0, i, j;
+	int k;
+
+	for (i = 0; i < st->nprocs; i++) {
+		const struct mx_proc *p = st->procs[i];
+		const long *b;
+		double sum;
+		long nsum = 0, nev = p->ev_timed;
+
+		for (k = 0; k < SA_CONN_NBUCKETS; k++)
+			nsum += p->sum_hist[k];
+		/* The summary when it has at least what the lines had. */
+		if (p->have_sum_hist && nsum >= nev) {
+			b = p->sum_hist;
+			sum = p->have_sum_sum ? p->sum_sum_ms : p->ev_sum_ms;
+		} else {
+			b = p->ev_hist;
+			sum = p->ev_sum_ms;
+		}
+		for (j = 0; j < nh; j++)
+			if (strcmp(h[j].comm, p->comm) == 0)
+				break;
+		if (j == nh) {
+			h = log_grow(h, &caph, nh + 1, sizeof *h);
+			memset(&h[j], 0, sizeof h[j]);
+			h[j].comm = p->comm;
+			nh++;
+		}
+		for (k = 0; k < SA_CONN_NBUCKETS; k++)
+			h[j].b[k] += (double)b[k];
+		h[j].sum += sum / 1000.0;
+	}
+	for (j = 1; j < nh; j++)      /* by comm, as the other metrics */
+		for (i = j; i > 0 && strcmp(h[i - 1].comm, h[i].comm) > 0; i--) {
+			struct conn_hist t = h[i];
+			h[i] = h[i - 1];
+			h[i - 1] = t;
+		}
+	*nhp = nh;
+	return h;
+}
+
+/* The histogram lines: cumulative buckets, then _sum and _count. */
+static void hist_print(FILE *out, const struct conn_hist *h, size_t nh)
+{
+	static const double le[SA_CONN_NBUCKETS - 1] = { 0.01, 0.1, 0.5, 1, 1.5, 2.5, 3.5 };
+	size_t j;
+	int k;
+
+	for (j = 0; j < nh; j++) {
+		double cum = 0;
+
+		for (k = 0; k < SA_CONN_NBUCKETS; k++) {
+			cum += h[j].b[k];
+			fputs("sockaudit_connect_duration_seconds_bucket{", out);
+			label(out, "comm", h[j].comm, 1);
+			if (k < SA_CONN_NBUCKETS - 1)
+				fprintf(out, ",le=\"%g\"} ", le[k]);
+			else
+				fputs(",le=\"+Inf\"} ", out);
+			put_num(out, cum);
+			fputc('\n', out);
+		}
+		fputs("sockaudit_connect_duration_seconds_sum{", out);
+		label(out, "comm", h[j].comm, 1);
+		fputs("} ", out);
+		put_num(out, h[j].sum);
+		fputs("\nsockaudit_connect_duration_seconds_count{", out);
+		label(out, "comm", h[j].comm, 1);
+		fputs("} ", out);
+		put_num(out, cum);
+		fputc('\n', out);
+	}
+}
+
 static void print_connects(const struct mx_state *st, FILE *out)
 {
 	static const char *const lc[3] = { "comm", "outcome", NULL }, *const lcomm[3] = { "comm", NULL, NULL };
-	static const double le[SA_CONN_NBUCKETS - 1] = { 0.01, 0.1, 0.5, 1, 1.5, 2.5, 3.5 };
 	struct agg a = { 0 }, r = { 0 };
-	size_t i;
+	struct conn_hist *h;
+	size_t i, nh;
 	int k;
 
 	head(out, "sockaudit_connects_total", "counter",
@@ -180,71 +267,9 @@ static void print_connects(const struct mx_state *st, FILE *out)
 	/* Histogram: per comm, cumulative buckets. */
 	head(out, "sockaudit_connect_duration_seconds", "histogram",
 	     "Time of TCP connects that succeeded, from connect() to established; 1-1.5, 1.5-2.5 and 2.5-3.5 s hold the connects that waited for 1, 2, 3 SYN resends.");
-	{
-		struct { char *comm; double b[SA_CONN_NBUCKETS]; double sum; } *h = NULL;
-		size_t nh = 0, caph = 0, j;
-
-		for (i = 0; i < st->nprocs; i++) {
-			const struct mx_proc *p = st->procs[i];
-			const long *b;
-			double sum;
-			long nsum = 0, nev = p->ev_timed;
-
-			for (k = 0; k < SA_CONN_NBUCKETS; k++)
-				nsum += p->sum_hist[k];
-			/* The summary when it has at least what the lines had. */
-			if (p->have_sum_hist && nsum >= nev) {
-				b = p->sum_hist;
-				sum = p->have_sum_sum ? p->sum_sum_ms : p->ev_sum_ms;
-			} else {
-				b = p->ev_hist;
-				sum = p->ev_sum_ms;
-			}
-			for (j = 0; j < nh; j++)
-				if (strcmp(h[j].comm, p->comm) == 0)
-					break;
-			if (j == nh) {
-				h = log_grow(h, &caph, nh + 1, sizeof *h);
-				memset(&h[j], 0, sizeof h[j]);
-				h[j].comm = p->comm;
-				nh++;
-			}
-			for (k = 0; k < SA_CONN_NBUCKETS; k++)
-				h[j].b[k] += (double)b[k];
-			h[j].sum += sum / 1000.0;
-		}
-		for (j = 1; j < nh; j++)      /* by comm, as the other metrics */
-			for (i = j; i > 0 && strcmp(h[i - 1].comm, h[i].comm) > 0; i--) {
-				__typeof__(*h) t = h[i];
-				h[i] = h[i - 1];
-				h[i - 1] = t;
-			}
-		for (j = 0; j < nh; j++) {
-			double cum = 0;
-
-			for (k = 0; k < SA_CONN_NBUCKETS; k++) {
-				cum += h[j].b[k];
-				fputs("sockaudit_connect_duration_seconds_bucket{", out);
-				label(out, "comm", h[j].comm, 1);
-				if (k < SA_CONN_NBUCKETS - 1)
-					fprintf(out, ",le=\"%g\"} ", le[k]);
-				else
-					fputs(",le=\"+Inf\"} ", out);
-				put_num(out, cum);
-				fputc('\n', out);
-			}
-			fputs("sockaudit_connect_duration_seconds_sum{", out);
-			label(out, "comm", h[j].comm, 1);
-			fputs("} ", out);
-			put_num(out, h[j].sum);
-			fputs("\nsockaudit_connect_duration_seconds_count{", out);
-			label(out, "comm", h[j].comm, 1);
-			fputs("} ", out);
-			put_num(out, cum);
-			fputc('\n', out);
-		}
-		free(h);
-	}
+	h = hist_by_comm(st, &nh);
+	hist_print(out, h, nh);
+	free(h);
 
 	head(out, "sockaudit_syn_retransmits_total", "counter",
 	     "SYNs the kernel resent for this program's TCP connects (a full accept queue or lost SYNs on the way).");

@@ -5,16 +5,10 @@
  * served on GET /metrics; with --follow, the logs are read as they grow
  * (and new files matching a glob or in a directory are picked up) and
  * the output is rewritten every --interval seconds.
- *
- * Reading is by offset: each file is read from where the last pass
- * stopped, a partial last line kept for the next pass. A file replaced
- * at its name (rotated by rename) is read to its end, then the new one
- * from its start; a file cut shorter is read again from its start.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
+#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,33 +20,6 @@
 
 #include "metrics/metrics.h"
 
-struct mx_file {
-	char *path;
-	int fd;
-	dev_t dev;
-	ino_t ino;
-	off_t off;
-	char *part;               /* a line not yet ended by its newline */
-	size_t npart, cappart;
-	int overlong;             /* the partial line passed MX_LINE_MAX: skipped to its end */
-	int is_stdin;
-	int opened;               /* dev, ino and off describe a file read before */
-	int idle;                 /* passes in a row that found nothing new */
-};
-
-/* A file that gave nothing for this many passes is closed (offset kept)
- * and looked at with stat() alone until its name shows more: a follower
- * of a fork-per-connection server's %p files holds an fd per active
- * file, not one per file ever seen. */
-#define MX_IDLE_CLOSE 4
-
-struct mx_src {                   /* what the user named: a file, a glob or a directory */
-	const char *arg;
-	int kind;                 /* 0 file, 1 glob, 2 directory, 3 stdin */
-};
-
-static struct mx_file *files;
-static size_t nfiles, capfiles;
 static volatile sig_atomic_t stop;
 
 static void on_stop(int sig)
@@ -89,160 +56,6 @@ static void usage(FILE *out)
 "                    and the rest as peer=\"other\" (default 10; 0: all other).\n"
 "  -h, --help        this text.\n",
 	      out);
-}
-
-/* ---- the set of files -------------------------------------------------------- */
-
-static void add_file(const char *path, int is_stdin)
-{
-	size_t i;
-
-	for (i = 0; i < nfiles; i++)
-		if (!is_stdin && !files[i].is_stdin && strcmp(files[i].path, path) == 0)
-			return;
-	files = log_grow(files, &capfiles, nfiles + 1, sizeof *files);
-	memset(&files[nfiles], 0, sizeof files[nfiles]);
-	files[nfiles].path = log_strdup(path);
-	files[nfiles].fd = is_stdin ? STDIN_FILENO : -1;
-	files[nfiles].is_stdin = is_stdin;
-	nfiles++;
-}
-
-/* New files: the glob's matches, the directory's regular files (not
- * dot files: a textfile's temporary, an editor's). */
-static void discover(const struct mx_src *src, size_t nsrc)
-{
-	size_t i, j;
-
-	for (i = 0; i < nsrc; i++) {
-		if (src[i].kind == 1) {
-			glob_t g;
-
-			if (glob(src[i].arg, 0, NULL, &g) == 0)
-				for (j = 0; j < g.gl_pathc; j++)
-					add_file(g.gl_pathv[j], 0);
-			globfree(&g);
-		} else if (src[i].kind == 2) {
-			DIR *d = opendir(src[i].arg);
-			struct dirent *e;
-			char p[4096];
-			struct stat sb;
-
-			while (d && (e = readdir(d)) != NULL) {
-				if (e->d_name[0] == '.')
-					continue;
-				snprintf(p, sizeof p, "%s/%s", src[i].arg, e->d_name);
-				if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode))
-					add_file(p, 0);
-			}
-			if (d)
-				closedir(d);
-		}
-	}
-}
-
-static void feed_block(struct mx_state *st, struct mx_file *f, const char *p, size_t n)
-{
-	const char *end = p + n;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t take = (size_t)((nl ? nl : end) - p);
-
-		if (!f->overlong && !f->npart && nl) {
-			mx_feed(st, p, take);     /* the whole line in the block: no copy */
-			p = nl + 1;
-			continue;
-		}
-		if (!f->overlong && f->npart + take > MX_LINE_MAX) {
-			f->overlong = 1;
-			f->npart = 0;
-		}
-		if (!f->overlong) {
-			while (f->npart + take >= f->cappart)   /* log_grow doubles once a call */
-				f->part = log_grow(f->part, &f->cappart, f->cappart, 1);
-			memcpy(f->part + f->npart, p, take);
-			f->npart += take;
-		}
-		if (!nl)
-			break;
-		if (f->overlong) {
-			st->lines++;
-			st->unreadable++;
-		} else {
-			mx_feed(st, f->part, f->npart);
-		}
-		f->npart = 0;
-		f->overlong = 0;
-		p = nl + 1;
-	}
-}
-
-/* Everything new in f. Returns 0, or -1 when the file could not be read. */
-static int read_file(struct mx_state *st, struct mx_file *f, int quiet)
-{
-	static char buf[1 << 16];
-	struct stat sb;
-	ssize_t r;
-
-	if (f->fd < 0) {
-		/* Closed while idle: nothing to do while the name is the same
-		 * file, no longer than what was read. */
-		if (f->opened && stat(f->path, &sb) == 0 && sb.st_dev == f->dev && sb.st_ino == f->ino &&
-		    sb.st_size == f->off)
-			return 0;
-		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
-		if (f->fd < 0) {
-			if (!quiet)
-				fprintf(stderr, "sockaudit metrics: %s: %s\n", f->path, strerror(errno));
-			return -1;
-		}
-		if (fstat(f->fd, &sb) == 0 && (!f->opened || sb.st_dev != f->dev || sb.st_ino != f->ino)) {
-			f->dev = sb.st_dev;      /* a new file at the name: from its start */
-			f->ino = sb.st_ino;
-			f->off = 0;
-			f->npart = 0;
-		}
-		f->opened = 1;
-		f->idle = 0;
-	}
-	if (!f->is_stdin && fstat(f->fd, &sb) == 0 && sb.st_size < f->off) {
-		f->off = 0;              /* cut shorter (copytruncate): from the start */
-		f->npart = 0;
-	}
-	for (;;) {
-		struct pollfd pf = { .fd = f->fd, .events = POLLIN };
-
-		/* A pipe on stdin is read only as far as it has data: a follower
-		 * never waits there past its interval (its mode is not ours to
-		 * make non-blocking). A file or EOF polls readable. */
-		if (f->is_stdin && poll(&pf, 1, 0) <= 0)
-			break;
-		r = f->is_stdin ? read(f->fd, buf, sizeof buf) : pread(f->fd, buf, sizeof buf, f->off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		f->idle = -1;
-		f->off += r;
-		feed_block(st, f, buf, (size_t)r);
-	}
-	/* Renamed away and a new file at the name: the old one is read to
-	 * its end (above), then the new one from its start. */
-	if (!f->is_stdin && stat(f->path, &sb) == 0 && (sb.st_dev != f->dev || sb.st_ino != f->ino)) {
-		if (f->npart && !f->overlong)
-			mx_feed(st, f->part, f->npart);
-		f->npart = 0;
-		close(f->fd);
-		f->fd = -1;
-		f->opened = 0;
-		return read_file(st, f, quiet);
-	}
-	if (!f->is_stdin && ++f->idle >= MX_IDLE_CLOSE) {
-		close(f->fd);
-		f->fd = -1;
-	}
-	return 0;
 }
 
 /* ---- output ------------------------------------------------------------------ */
@@ -328,159 +141,216 @@ static int parse_num(const char *opt, const char *v, double lo, double hi, doubl
 	return 0;
 }
 
-int cli_metrics(int argc, char **argv)
+/* What the command line asked for, parsed before anything is read. */
+struct mx_opts {
+	const char *textfile, *listen_at;
+	double interval, top;
+	int follow;
+	struct mx_src *src;       /* what the user named, in order */
+	size_t nsrc;
+};
+
+enum { MX_OPT_TEXTFILE = 't', MX_OPT_INTERVAL = 'i', MX_OPT_LISTEN = 'l', MX_OPT_TOP = 'p',
+       MX_OPT_FOLLOW = 'f' };
+
+static const struct option mx_longopts[] = {
+	{ "textfile", required_argument, NULL, MX_OPT_TEXTFILE },
+	{ "interval", required_argument, NULL, MX_OPT_INTERVAL },
+	{ "listen", required_argument, NULL, MX_OPT_LISTEN },
+	{ "top-peers", required_argument, NULL, MX_OPT_TOP },
+	{ "follow", no_argument, NULL, MX_OPT_FOLLOW },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The long name of an option's code, for its messages. */
+static const char *opt_name(int code)
 {
-	const char *textfile = NULL, *listen_at = NULL;
-	double interval = 15, top = MX_TOP_PEERS, next;
-	struct mx_src *src = calloc((size_t)argc + 1, sizeof *src);
-	size_t nsrc = 0, i;
-	int follow = 0, opts_done = 0, status = 0, lfd = -1, a;
-	struct mx_state st;
-	char *text;
-	size_t len;
+	const struct option *o;
 
-	if (!src)
-		return 1;
-	for (a = 1; a < argc; a++) {
-		const char *o = argv[a], *v = NULL;
+	for (o = mx_longopts; o->name; o++)
+		if (o->val == code)
+			return o->name;
+	return NULL;
+}
 
-		if (opts_done || o[0] != '-' || strcmp(o, "-") == 0) {
-			struct stat sb;
+static void add_src(struct mx_opts *o, const char *arg)
+{
+	struct stat sb;
 
-			src[nsrc].arg = o;
-			src[nsrc].kind = strcmp(o, "-") == 0 ? 3 : strpbrk(o, "*?[") ? 1
-					 : stat(o, &sb) == 0 && S_ISDIR(sb.st_mode) ? 2 : 0;
-			nsrc++;
+	o->src[o->nsrc].arg = arg;
+	o->src[o->nsrc].kind = strcmp(arg, "-") == 0 ? 3 : strpbrk(arg, "*?[") ? 1
+			       : stat(arg, &sb) == 0 && S_ISDIR(sb.st_mode) ? 2 : 0;
+	o->nsrc++;
+}
+
+/* One option's value into o; 0, or 2 after its message. */
+static int take_value(struct mx_opts *o, int code, const char *v)
+{
+	switch (code) {
+	case MX_OPT_INTERVAL:
+		return parse_num("--interval", v, 0.05, 86400, &o->interval) ? 2 : 0;
+	case MX_OPT_TOP:
+		return parse_num("--top-peers", v, 0, 10000, &o->top) ? 2 : 0;
+	case MX_OPT_TEXTFILE:
+		o->textfile = v;
+		return 0;
+	case MX_OPT_LISTEN:
+		o->listen_at = v;
+		return 0;
+	default:
+		o->follow = 1;
+		return 0;
+	}
+}
+
+/* The options, in the order given (each checked as typed, so "--js" or
+ * "-hx" is an unknown option), and the logs among them; after "--" every
+ * argument is a log. Returns -1 to run, else the exit status. */
+static int parse_args(struct mx_opts *o, int argc, char **argv)
+{
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		const char *elem = optind < argc ? argv[optind] : "";
+		const char *name;
+
+		c = getopt_long(argc, argv, "-:h", mx_longopts, NULL);
+		if (c == -1)
+			break;
+		if (c == 1) {
+			add_src(o, optarg);
 			continue;
 		}
-		if (strcmp(o, "--") == 0) {
-			opts_done = 1;
-			continue;
+		name = c == ':' ? opt_name(optopt) : c == '?' ? NULL : opt_name(c);
+		if (!log_arg_whole(elem, c == 'h' ? 'h' : 0, name,
+				   c == MX_OPT_FOLLOW ? LOG_ARG_SPLIT_ONLY : LOG_ARG_EITHER)) {
+			fprintf(stderr, "sockaudit metrics: unknown option '%s'\n", elem);
+			usage(stderr);
+			return 2;
 		}
-		if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
+		if (c == 'h') {
 			usage(stdout);
-			free(src);
 			return 0;
 		}
-		if (strcmp(o, "--follow") == 0) {
-			follow = 1;
-			continue;
+		if (c == ':') {
+			fprintf(stderr, "sockaudit metrics: --%s needs a value\n", name);
+			return 2;
 		}
-		/* Options with a value: --opt V or --opt=V. */
-		{
-			static const char *const with[] = { "--textfile", "--interval", "--listen", "--top-peers" };
-			size_t k, n = 0;
+		if (take_value(o, c, optarg) != 0)
+			return 2;
+	}
+	while (optind < argc)
+		add_src(o, argv[optind++]);
+	if (!o->nsrc)
+		add_src(o, "-");
+	return -1;
+}
 
-			for (k = 0; k < sizeof with / sizeof *with; k++) {
-				n = strlen(with[k]);
-				if (strncmp(o, with[k], n) == 0 && (o[n] == '\0' || o[n] == '='))
-					break;
-			}
-			if (k == sizeof with / sizeof *with) {
-				fprintf(stderr, "sockaudit metrics: unknown option '%s'\n", o);
-				usage(stderr);
-				free(src);
-				return 2;
-			}
-			if (o[n] == '=')
-				v = o + n + 1;
-			else if (a + 1 < argc)
-				v = argv[++a];
-			else {
-				fprintf(stderr, "sockaudit metrics: %s needs a value\n", with[k]);
-				free(src);
-				return 2;
-			}
-			if ((k == 1 && parse_num("--interval", v, 0.05, 86400, &interval)) ||
-			    (k == 3 && parse_num("--top-peers", v, 0, 10000, &top))) {
-				free(src);
-				return 2;
-			}
-			if (k == 0)
-				textfile = v;
-			if (k == 2)
-				listen_at = v;
-		}
-	}
-	if (!nsrc) {
-		src[0].arg = "-";
-		src[0].kind = 3;
-		nsrc = 1;
-	}
-	if (listen_at) {
-		follow = 1;
-		lfd = mx_http_listen(listen_at);
-		if (lfd < 0) {
-			free(src);
-			return 1;
-		}
-	}
-	for (i = 0; i < nsrc; i++)
-		if (src[i].kind == 0 || src[i].kind == 3)
-			add_file(src[i].arg, src[i].kind == 3);
-	discover(src, nsrc);
-	mx_init(&st, (int)top);
-	for (i = 0; i < nfiles; i++)
-		if (read_file(&st, &files[i], 0) != 0 && !follow)
-			status = 1;
-	if (!follow) {
-		text = render(&st, &len);
-		if (textfile ? write_textfile(textfile, text, len) != 0
-			     : fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
-			status = 1;
-		free(text);
-		mx_free(&st);
-		free(src);
-		return status;
-	}
+/* Not following: read every file once, print or write the text once. */
+static int run_once(struct mx_state *st, const struct mx_opts *o)
+{
+	int status = mx_files_read(st, 0);
+	size_t len;
+	char *text;
+
+	text = render(st, &len);
+	if (o->textfile ? write_textfile(o->textfile, text, len) != 0
+			: fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
+		status = 1;
+	free(text);
+	return status;
+}
+
+/* Everything new in every file, then the text for it. */
+static char *read_all_and_render(struct mx_state *st, char *old, size_t *len)
+{
+	mx_files_read(st, 1);
+	free(old);
+	return render(st, len);
+}
+
+/* --follow (and --listen): rewrite every interval, serve scrapes between,
+ * until SIGINT or SIGTERM. */
+static void run_follow(struct mx_state *st, const struct mx_opts *o, int lfd)
+{
+	char *text = NULL;
+	size_t len = 0;
+	double next;
+
+	mx_files_read(st, 0);
 	signal(SIGINT, on_stop);
 	signal(SIGTERM, on_stop);
 	signal(SIGPIPE, SIG_IGN);
-	text = NULL;
-	len = 0;
 	next = now_s();
 	while (!stop) {
 		double t = now_s();
 		struct pollfd pf = { .fd = lfd, .events = POLLIN };
 
 		if (t >= next) {
-			discover(src, nsrc);
-			for (i = 0; i < nfiles; i++)
-				read_file(&st, &files[i], 1);
-			free(text);
-			text = render(&st, &len);
-			if (textfile)
-				write_textfile(textfile, text, len);
+			mx_files_discover(o->src, o->nsrc);
+			text = read_all_and_render(st, text, &len);
+			if (o->textfile)
+				write_textfile(o->textfile, text, len);
 			else if (lfd < 0) {
 				fwrite(text, 1, len, stdout);
 				fputs("\n", stdout);      /* a blank line between rewrites */
 				fflush(stdout);
 			}
-			next += interval;
+			next += o->interval;
 			if (next < t)
-				next = t + interval;
+				next = t + o->interval;
 			continue;
 		}
 		if (poll(&pf, lfd >= 0 ? 1 : 0, (int)((next - t) * 1000) + 1) > 0 && (pf.revents & POLLIN)) {
 			/* A scrape gets what the logs hold now. */
-			for (i = 0; i < nfiles; i++)
-				read_file(&st, &files[i], 1);
-			free(text);
-			text = render(&st, &len);
+			text = read_all_and_render(st, text, &len);
 			mx_http_serve(lfd, text, len);
 		}
 	}
 	free(text);
-	mx_free(&st);
-	free(src);
-	for (i = 0; i < nfiles; i++) {
-		if (files[i].fd > STDIN_FILENO)
-			close(files[i].fd);
-		free(files[i].path);
-		free(files[i].part);
+}
+
+int cli_metrics(int argc, char **argv)
+{
+	struct mx_opts o = { .interval = 15, .top = MX_TOP_PEERS };
+	struct mx_state st;
+	int status, lfd = -1;
+	size_t i;
+
+	o.src = calloc((size_t)argc + 1, sizeof *o.src);
+	if (!o.src)
+		return 1;
+	status = parse_args(&o, argc, argv);
+	if (status >= 0) {
+		free(o.src);
+		return status;
 	}
-	free(files);
+	if (o.listen_at) {
+		o.follow = 1;
+		lfd = mx_http_listen(o.listen_at);
+		if (lfd < 0) {
+			free(o.src);
+			return 1;
+		}
+	}
+	for (i = 0; i < o.nsrc; i++)
+		if (o.src[i].kind == 0 || o.src[i].kind == 3)
+			mx_files_add(o.src[i].arg, o.src[i].kind == 3);
+	mx_files_discover(o.src, o.nsrc);
+	mx_init(&st, (int)o.top);
+	if (o.follow) {
+		run_follow(&st, &o, lfd);
+		status = 0;
+		mx_files_close();
+	} else {
+		status = run_once(&st, &o);
+	}
+	mx_free(&st);
+	free(o.src);
 	if (lfd >= 0)
 		close(lfd);
-	return 0;
+	return status;
 }

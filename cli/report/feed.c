@@ -86,14 +86,6 @@ static struct rp_listener *lst_get(struct rp_state *st, long pid, long fd, const
 
 /* ---- per event ---------------------------------------------------------------- */
 
-static int ev_long(int have, double d, long *out)
-{
-	if (!have || !isfinite(d) || d > 9.0e18 || d < -9.0e18)
-		return 0;
-	*out = (long)d;
-	return 1;
-}
-
 static void on_findings(struct rp_state *st, struct rp_proc *p, const struct log_ev *ev, double ts)
 {
 	const char *msg = ev->msg;
@@ -226,7 +218,7 @@ static void on_accept(struct rp_state *st, const struct log_ev *ev, const struct
 	long lfd = -1;
 	struct rp_listener *l;
 
-	if (!ev_long(ev->have_listen_fd, ev->listen_fd, &lfd))
+	if (!log_ev_long(ev->have_listen_fd, ev->listen_fd, &lfd))
 		return;
 	l = lst_get(st, pid, lfd, comm, NULL);
 	l->accepts_logged++;
@@ -275,15 +267,15 @@ static void on_connect(struct rp_state *st, const struct log_ev *ev)
 	double ms = ev->connect_ms;
 
 	c->logged++;
-	ev_long(ev->have_ret, ev->ret, &ret);
-	if (outcome && strcmp(outcome, "abandoned") == 0) {
+	log_ev_long(ev->have_ret, ev->ret, &ret);
+	if (outcome && strcmp(outcome, SA_OUTCOME_ABANDONED) == 0) {
 		/* Closed before the handshake finished. */
 		c->abandoned++;
-	} else if (outcome && strcmp(outcome, "interrupted") == 0) {
+	} else if (outcome && strcmp(outcome, SA_OUTCOME_INTERRUPTED) == 0) {
 		/* A blocking connect a signal interrupted (EINTR); its end, if the
 		 * program waited on, is a later line with after_interrupt. */
 		c->interrupted++;
-	} else if (outcome && strcmp(outcome, "pending") == 0) {
+	} else if (outcome && strcmp(outcome, SA_OUTCOME_PENDING) == 0) {
 		c->pending++;
 	} else if (ret == 0 && !err) {
 		c->ok++;
@@ -292,14 +284,14 @@ static void on_connect(struct rp_state *st, const struct log_ev *ev)
 		c->pending++;
 	} else {
 		c->failed++;
-		log_obj_add(c->by_errno, err ? err : "failed", 1);
+		log_obj_add(c->by_errno, err ? err : SA_OUTCOME_FAILED, 1);
 	}
 	if (ev->have_connect_ms && ms >= 0) {
 		c->hist[sa_conn_bucket(ms)]++;
 		if (ms > c->max_ms)
 			c->max_ms = ms;
 	}
-	if (ev_long(ev->have_syn_retrans, ev->syn_retrans, &retr) && retr >= 0)
+	if (log_ev_long(ev->have_syn_retrans, ev->syn_retrans, &retr) && retr >= 0)
 		c->syn_retrans[retr > 4 ? 4 : retr]++;
 	rp_model_connect(st, ev);
 }
@@ -342,7 +334,7 @@ static struct rp_proc *on_common(struct rp_state *st, const struct log_ev *ev, l
 	double ts = ev->ts;
 	struct rp_proc *p;
 
-	ev_long(ev->have_pid, ev->pid, &pid);
+	log_ev_long(ev->have_pid, ev->pid, &pid);
 	/* Only plausible Unix times (2001 to 5000) count for spans. */
 	if (!ev->have_ts || !isfinite(ts) || ts < 1e9 || ts > 95617584000.0)
 		ts = 0;
@@ -360,47 +352,6 @@ static struct rp_proc *on_common(struct rp_state *st, const struct log_ev *ev, l
 	return p;
 }
 
-/* The same fields from a jansson tree. */
-static void ev_from_json(json_t *o, struct log_ev *ev)
-{
-	json_t *arr = json_object_get(o, "findings"), *v;
-	size_t i;
-
-	memset(ev, 0, sizeof(*ev));
-	ev->findings = ev->fbuf;
-	ev->name = log_str(o, "event");
-	ev->comm = log_str(o, "comm");
-	ev->msg = log_str(o, "msg");
-	ev->err = log_str(o, "errno");
-	ev->outcome = log_str(o, "outcome");
-	ev->peer = log_str(o, "peer");
-	ev->local = log_str(o, "local");
-	ev->have_queue_ms = log_num(o, "queue_ms", &ev->queue_ms);
-	ev->have_queue_len = log_num(o, "queue_len", &ev->queue_len);
-	ev->have_queue_capacity = log_num(o, "queue_capacity", &ev->queue_capacity);
-	ev->have_schema = log_num(o, "schema", &ev->schema);
-	ev->have_pid = log_num(o, "pid", &ev->pid);
-	ev->have_ts = log_num(o, "ts", &ev->ts);
-	ev->have_listen_fd = log_num(o, "listen_fd", &ev->listen_fd);
-	ev->have_ret = log_num(o, "ret", &ev->ret);
-	ev->have_connect_ms = log_num(o, "connect_ms", &ev->connect_ms);
-	ev->have_syn_retrans = log_num(o, "syn_retrans", &ev->syn_retrans);
-	if (!json_is_array(arr))
-		return;
-	ev->have_findings = 1;
-	ev->nfindings_all = json_array_size(arr);
-	if (ev->nfindings_all > LOG_EV_FINDINGS) {
-		ev->findings = malloc(ev->nfindings_all * sizeof(*ev->findings));
-		if (!ev->findings) {
-			fputs("sockaudit report: out of memory\n", stderr);
-			exit(1);
-		}
-	}
-	LOG_ARRAY_EACH(arr, i, v)
-		if (json_is_string(v))
-			ev->findings[ev->nfindings++] = json_string_value(v);
-}
-
 static void on_event(struct rp_state *st, json_t *o)
 {
 	struct log_ev ev;
@@ -409,7 +360,7 @@ static void on_event(struct rp_state *st, json_t *o)
 	struct rp_proc *p;
 	double ts = 0;
 
-	ev_from_json(o, &ev);
+	log_ev_from_tree(o, &ev);
 	name = ev.name ? ev.name : "";   /* no event name: nothing more */
 	p = on_common(st, &ev, &pid);
 	comm = p->comm;
@@ -451,8 +402,7 @@ static void on_event(struct rp_state *st, json_t *o)
 	} else if (strcmp(name, "listener_stats") == 0) {
 		on_listener_stats(st, o, pid, comm, ts, 0);
 	}
-	if (ev.findings != ev.fbuf)
-		free(ev.findings);
+	log_ev_free(&ev);
 }
 
 /* The fast path: accept and connect lines the scanner could read. */

@@ -257,9 +257,9 @@ static void procs_section(const struct rp_state *st, FILE *out)
 			events += q->events;
 			if (rp_figures(q)) {
 				sums++;
-				if (log_long(json_object_get(rp_figures(q), "connects"), "ok", &n))
+				if (log_long(json_object_get(rp_figures(q), "connects"), SA_OUTCOME_OK, &n))
 					ok += n;
-				if (log_long(json_object_get(rp_figures(q), "connects"), "failed", &n))
+				if (log_long(json_object_get(rp_figures(q), "connects"), SA_OUTCOME_FAILED, &n))
 					failed += n;
 				if (log_long(rp_figures(q), "syn_retrans_total", &n))
 					retr += n;

@@ -317,17 +317,81 @@ static void copy_listeners(struct rp_cause *to, const struct rp_cause *from)
 	to->lst_no_identity = from->lst_no_identity;
 }
 
+/* The group's slow connects that its listeners explain (hit[]) as one
+ * joined cause; returns its index, or -1. */
+static int joined_cause(struct rp_state *st, const struct group *g, const struct rp_cause *probe,
+			const unsigned char *hit, unsigned char *used, double first_drop)
+{
+	struct rp_join *j = &st->join;
+	struct rp_cause *cz = cause_new(st, g);
+	size_t i;
+	long quoted = 0;
+
+	if (!cz)
+		return -1;
+	copy_listeners(cz, probe);
+	cz->joined = 1;
+	for (i = 0; i < j->nconns; i++)
+		if (hit[i]) {
+			rp_cause_add_conn(cz, &j->conns[i]);
+			j->conns[i].cause = (int)(cz - j->causes);
+			j->conns[i].counted = 1;
+			if (!cz->comm)
+				cz->comm = log_strdup(rp_proc_find(st, j->conns[i].pid) ?
+						      rp_proc_find(st, j->conns[i].pid)->comm : "?");
+		}
+	cz->at_once = most_at_once(j, hit);
+	rp_cause_listener_side(st, cz, used, first_drop);
+	for (i = 0; i < j->nconns && quoted < 3; i++)
+		if (hit[i]) {
+			rp_cause_conn_evidence(st, cz, (int)i, 3);
+			quoted++;
+		}
+	rp_cause_sentence_joined(st, cz);
+	return (int)(cz - j->causes);
+}
+
+/* The group's slow connects that no listener explains, as one cause
+ * without a join; returns its index, or -1. */
+static int unjoined_cause(struct rp_state *st, const struct group *g, const struct rp_cause *probe,
+			  const unsigned char *hit, const int *cplace)
+{
+	struct rp_join *j = &st->join;
+	struct rp_cause *un = cause_new(st, g);
+	size_t i;
+	long quoted = 0;
+
+	if (!un)
+		return -1;
+	copy_listeners(un, probe);
+	for (i = 0; i < j->nconns; i++) {
+		struct rp_conn *c = &j->conns[i];
+
+		if (!c->slow || c->addr != g->addr || cplace[i] != g->place || hit[i])
+			continue;
+		rp_cause_add_conn(un, c);
+		c->cause = (int)(un - j->causes);
+		c->counted = 1;
+		if (!un->comm)
+			un->comm = log_strdup(rp_proc_find(st, c->pid) ? rp_proc_find(st, c->pid)->comm : "?");
+		if (quoted++ < 4)
+			rp_cause_conn_evidence(st, un, (int)i, 4);
+	}
+	rp_cause_sentence_unjoined(st, un);
+	return (int)(un - j->causes);
+}
+
 static void one_group(struct rp_state *st, const struct rp_places *pl, const struct group *g,
 		      const double *sched, int nsched, int *cplace)
 {
 	struct rp_join *j = &st->join;
-	struct rp_cause probe, *cz, *un = NULL;
+	struct rp_cause probe;
 	int jidx = -1, uidx = -1;
 	unsigned char *used = calloc(j->nbusy + 1, 1), *hit = calloc(j->nconns + 1, 1);
 	unsigned char *mine = calloc(j->nbusy + 1, 1);
 	double first_drop = 0;
 	size_t i;
-	long nhit = 0, nmiss = 0, quoted = 0;
+	long nhit = 0, nmiss = 0;
 
 	if (!used || !hit || !mine) {
 		fputs("sockaudit report: out of memory\n", stderr);
@@ -350,47 +414,10 @@ static void one_group(struct rp_state *st, const struct rp_places *pl, const str
 		else
 			nmiss++;
 	}
-	if (nhit && (cz = cause_new(st, g)) != NULL) {
-		copy_listeners(cz, &probe);
-		cz->joined = 1;
-		jidx = (int)(cz - j->causes);
-		for (i = 0; i < j->nconns; i++)
-			if (hit[i]) {
-				rp_cause_add_conn(cz, &j->conns[i]);
-				j->conns[i].cause = (int)(cz - j->causes);
-				j->conns[i].counted = 1;
-				if (!cz->comm)
-					cz->comm = log_strdup(rp_proc_find(st, j->conns[i].pid) ?
-							      rp_proc_find(st, j->conns[i].pid)->comm : "?");
-			}
-		cz->at_once = most_at_once(j, hit);
-		rp_cause_listener_side(st, cz, used, first_drop);
-		for (i = 0; i < j->nconns && quoted < 3; i++)
-			if (hit[i]) {
-				rp_cause_conn_evidence(st, cz, (int)i, 3);
-				quoted++;
-			}
-		rp_cause_sentence_joined(st, cz);
-	}
-	if (nmiss && (un = cause_new(st, g)) != NULL) {
-		copy_listeners(un, &probe);
-		uidx = (int)(un - j->causes);
-		quoted = 0;
-		for (i = 0; i < j->nconns; i++) {
-			struct rp_conn *c = &j->conns[i];
-
-			if (!c->slow || c->addr != g->addr || cplace[i] != g->place || hit[i])
-				continue;
-			rp_cause_add_conn(un, c);
-			c->cause = (int)(un - j->causes);
-			c->counted = 1;
-			if (!un->comm)
-				un->comm = log_strdup(rp_proc_find(st, c->pid) ? rp_proc_find(st, c->pid)->comm : "?");
-			if (quoted++ < 4)
-				rp_cause_conn_evidence(st, un, (int)i, 4);
-		}
-		rp_cause_sentence_unjoined(st, un);
-	}
+	if (nhit)
+		jidx = joined_cause(st, g, &probe, hit, used, first_drop);
+	if (nmiss)
+		uidx = unjoined_cause(st, g, &probe, hit, cplace);
 	/* The group's other connects are drawn beside its cause. */
 	for (i = 0; i < j->nconns; i++)
 		if (j->conns[i].cause < 0 && !j->conns[i].slow && j->conns[i].addr == g->addr &&

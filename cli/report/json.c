@@ -42,12 +42,75 @@ static json_t *listener_ref(const struct rp_state *st, long i)
 	return o;
 }
 
+/* The lines that show the cause: file, line, what each says. */
+static json_t *evidence_json(const struct rp_state *st, const struct rp_cause *cz)
+{
+	json_t *ev = json_array();
+	int k;
+
+	for (k = 0; k < cz->nevid; k++) {
+		json_t *e = json_object();
+
+		SET(e, "file", json_string(rp_loc_file(st, &cz->evid[k])));
+		SET(e, "line", json_integer(cz->evid[k].line));
+		SET(e, "what", json_string(cz->evid_what[k]));
+		json_array_append_new(ev, e);
+	}
+	return ev;
+}
+
+/* The timeline's connects: every connect line drawn with this cause. */
+static json_t *timeline_connects_json(const struct rp_state *st, int ci)
+{
+	json_t *conns = json_array();
+	size_t i;
+
+	for (i = 0; i < st->join.nconns; i++) {
+		const struct rp_conn *c = &st->join.conns[i];
+		json_t *e;
+
+		if (c->cause != ci)
+			continue;
+		e = json_object();
+		SET(e, "start", json_real(c->start));
+		SET(e, "connect_ms", json_real(c->ms));
+		SET(e, "syn_retrans", c->retr >= 0 ? json_integer(c->retr) : json_null());
+		SET(e, "pid", json_integer(c->pid));
+		SET(e, "counted", json_boolean(c->counted));
+		json_array_append_new(conns, e);
+	}
+	return conns;
+}
+
+/* The intervals of the cause's listeners: no accept, queue full, overflows. */
+static json_t *timeline_intervals_json(const struct rp_state *st, const struct rp_cause *cz)
+{
+	json_t *iv = json_array();
+	size_t i;
+	int k;
+
+	for (i = 0; i < st->join.nbusy && cz->joined; i++) {
+		const struct rp_busy *b = &st->join.busy[i];
+		static const char *const kind[] = { "no_accept", "queue_full", "listen_overflows" };
+		json_t *e;
+
+		for (k = 0; k < cz->nlsts && (size_t)cz->lsts[k] != b->lst; k++)
+			;
+		if (k == cz->nlsts)
+			continue;
+		e = json_object();
+		SET(e, "kind", json_string(kind[b->kind]));
+		SET(e, "from", json_real(b->t0));
+		SET(e, "to", json_real(b->t1));
+		json_array_append_new(iv, e);
+	}
+	return iv;
+}
+
 static json_t *cause_json(const struct rp_state *st, int ci)
 {
 	const struct rp_cause *cz = &st->join.causes[ci];
-	json_t *o = json_object(), *ev = json_array(), *pids = json_array(), *conns = json_array(),
-	       *iv = json_array(), *lst;
-	size_t i;
+	json_t *o = json_object(), *pids = json_array(), *lst;
 	int k;
 
 	SET(o, "kind", json_string(rp_cause_kind(cz)));
@@ -83,48 +146,9 @@ static json_t *cause_json(const struct rp_state *st, int ci)
 		SET(o, "listen_overflows", cz->have_overflow ? json_integer(cz->overflows) : json_null());
 		SET(o, "backlog_needed", cz->need > 0 ? json_integer(cz->need) : json_null());
 	}
-	for (k = 0; k < cz->nevid; k++) {
-		json_t *e = json_object();
-
-		SET(e, "file", json_string(rp_loc_file(st, &cz->evid[k])));
-		SET(e, "line", json_integer(cz->evid[k].line));
-		SET(e, "what", json_string(cz->evid_what[k]));
-		json_array_append_new(ev, e);
-	}
-	SET(o, "evidence", ev);
-	/* The timeline: every connect line drawn with this cause, and the
-	 * listener's intervals. */
-	for (i = 0; i < st->join.nconns; i++) {
-		const struct rp_conn *c = &st->join.conns[i];
-		json_t *e;
-
-		if (c->cause != ci)
-			continue;
-		e = json_object();
-		SET(e, "start", json_real(c->start));
-		SET(e, "connect_ms", json_real(c->ms));
-		SET(e, "syn_retrans", c->retr >= 0 ? json_integer(c->retr) : json_null());
-		SET(e, "pid", json_integer(c->pid));
-		SET(e, "counted", json_boolean(c->counted));
-		json_array_append_new(conns, e);
-	}
-	SET(o, "timeline_connects", conns);
-	for (i = 0; i < st->join.nbusy && cz->joined; i++) {
-		const struct rp_busy *b = &st->join.busy[i];
-		static const char *const kind[] = { "no_accept", "queue_full", "listen_overflows" };
-		json_t *e;
-
-		for (k = 0; k < cz->nlsts && (size_t)cz->lsts[k] != b->lst; k++)
-			;
-		if (k == cz->nlsts)
-			continue;
-		e = json_object();
-		SET(e, "kind", json_string(kind[b->kind]));
-		SET(e, "from", json_real(b->t0));
-		SET(e, "to", json_real(b->t1));
-		json_array_append_new(iv, e);
-	}
-	SET(o, "timeline_intervals", iv);
+	SET(o, "evidence", evidence_json(st, cz));
+	SET(o, "timeline_connects", timeline_connects_json(st, ci));
+	SET(o, "timeline_intervals", timeline_intervals_json(st, cz));
 	return o;
 }
 
@@ -174,11 +198,11 @@ static json_t *connects_json(const struct rp_state *st)
 	int b;
 
 	SET(o, "logged", json_integer(c->logged));
-	SET(o, "ok", json_integer(c->ok));
-	SET(o, "failed", json_integer(c->failed));
-	SET(o, "pending", json_integer(c->pending));
-	SET(o, "abandoned", json_integer(c->abandoned));
-	SET(o, "interrupted", json_integer(c->interrupted));
+	SET(o, SA_OUTCOME_OK, json_integer(c->ok));
+	SET(o, SA_OUTCOME_FAILED, json_integer(c->failed));
+	SET(o, SA_OUTCOME_PENDING, json_integer(c->pending));
+	SET(o, SA_OUTCOME_ABANDONED, json_integer(c->abandoned));
+	SET(o, SA_OUTCOME_INTERRUPTED, json_integer(c->interrupted));
 	SET(o, "by_errno", json_incref(c->by_errno));
 	for (b = 0; b < SA_CONN_NBUCKETS; b++)
 		SET(hist, sa_conn_bucket_names[b],
@@ -191,8 +215,8 @@ static json_t *connects_json(const struct rp_state *st)
 
 		SET(p, "peer", json_string(st->peers[i].peer));
 		SET(p, "connects", json_integer(st->peers[i].n));
-		SET(p, "ok", json_integer(st->peers[i].ok));
-		SET(p, "failed", json_integer(st->peers[i].failed));
+		SET(p, SA_OUTCOME_OK, json_integer(st->peers[i].ok));
+		SET(p, SA_OUTCOME_FAILED, json_integer(st->peers[i].failed));
 		SET(p, "seconds", json_real(st->peers[i].secs));
 		json_array_append_new(peers, p);
 	}
@@ -201,12 +225,10 @@ static json_t *connects_json(const struct rp_state *st)
 	return o;
 }
 
-void rp_json(const struct rp_state *st, FILE *out)
+/* What was read: lines, events, what was skipped and why. */
+static json_t *input_json(const struct rp_state *st)
 {
-	json_t *doc = json_object(), *top = json_array(), *causes = json_array(), *finds = json_array(),
-	       *opts = json_array(), *procs = json_array(), *input = json_object();
-	size_t i;
-	int c;
+	json_t *input = json_object();
 
 	SET(input, "lines", json_integer(st->lines));
 	SET(input, "events", json_integer(st->events));
@@ -215,9 +237,15 @@ void rp_json(const struct rp_state *st, FILE *out)
 	SET(input, "not_object", json_integer(st->not_object));
 	SET(input, "events_by_type", json_incref(st->counts));
 	SET(input, "newest_schema", st->schema_max > 0 ? json_real(st->schema_max) : json_null());
-	SET(doc, "input", input);
-	for (c = 0; c < st->join.ncauses; c++)
-		json_array_append_new(causes, cause_json(st, c));
+	return input;
+}
+
+/* "Fix first": the causes and findings in the order the report ranks them. */
+static json_t *fix_first_json(const struct rp_state *st)
+{
+	json_t *top = json_array();
+	size_t i;
+
 	for (i = 0; i < st->nitems; i++) {
 		json_t *it = json_object();
 
@@ -230,11 +258,15 @@ void rp_json(const struct rp_state *st, FILE *out)
 		}
 		json_array_append_new(top, it);
 	}
-	SET(doc, "fix_first", top);
-	SET(doc, "causes", causes);
-	SET(doc, "causes_not_shown", json_integer(st->join.causes_over));
-	SET(doc, "listeners", listeners_json(st));
-	SET(doc, "connects", connects_json(st));
+	return top;
+}
+
+/* Each option set, requested against what the kernel read back. */
+static json_t *options_json(const struct rp_state *st)
+{
+	json_t *opts = json_array();
+	size_t i;
+
 	for (i = 0; i < st->nopts; i++) {
 		json_t *o = json_object();
 
@@ -246,8 +278,14 @@ void rp_json(const struct rp_state *st, FILE *out)
 		SET(o, "differs", json_boolean(st->opts[i].differs));
 		json_array_append_new(opts, o);
 	}
-	SET(doc, "options", opts);
-	opts = json_array();
+	return opts;
+}
+
+static json_t *option_differences_json(const struct rp_state *st)
+{
+	json_t *opts = json_array();
+	size_t i;
+
 	for (i = 0; i < st->ndiffs; i++) {
 		const struct rp_optdiff *d = &st->diffs[i];
 		json_t *o = json_object();
@@ -261,10 +299,14 @@ void rp_json(const struct rp_state *st, FILE *out)
 		SET(o, "count", json_integer(d->count));
 		json_array_append_new(opts, o);
 	}
-	SET(doc, "option_differences", opts);
-	for (i = 0; i < st->nfinds; i++)
-		json_array_append_new(finds, finding_json(&st->finds[i]));
-	SET(doc, "findings", finds);
+	return opts;
+}
+
+static json_t *processes_json(const struct rp_state *st)
+{
+	json_t *procs = json_array();
+	size_t i;
+
 	for (i = 0; i < st->nprocs; i++) {
 		const struct rp_proc *p = &st->procs[i];
 		json_t *o = json_object();
@@ -281,7 +323,29 @@ void rp_json(const struct rp_state *st, FILE *out)
 		SET(o, "totals", !p->summary && p->totals ? json_incref(p->totals) : json_null());
 		json_array_append_new(procs, o);
 	}
-	SET(doc, "processes", procs);
+	return procs;
+}
+
+void rp_json(const struct rp_state *st, FILE *out)
+{
+	json_t *doc = json_object(), *causes = json_array(), *finds = json_array();
+	size_t i;
+	int c;
+
+	SET(doc, "input", input_json(st));
+	for (c = 0; c < st->join.ncauses; c++)
+		json_array_append_new(causes, cause_json(st, c));
+	SET(doc, "fix_first", fix_first_json(st));
+	SET(doc, "causes", causes);
+	SET(doc, "causes_not_shown", json_integer(st->join.causes_over));
+	SET(doc, "listeners", listeners_json(st));
+	SET(doc, "connects", connects_json(st));
+	SET(doc, "options", options_json(st));
+	SET(doc, "option_differences", option_differences_json(st));
+	for (i = 0; i < st->nfinds; i++)
+		json_array_append_new(finds, finding_json(&st->finds[i]));
+	SET(doc, "findings", finds);
+	SET(doc, "processes", processes_json(st));
 	json_dumpf(doc, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
 	fputc('\n', out);
 	json_decref(doc);

@@ -102,10 +102,8 @@ void rp_finish(struct rp_state *st)
 			if (log_long(hist, sa_conn_bucket_names[b], &n) && n > 0)
 				st->conn.sum_hist[b] += n;
 		}
-		for (b = 0; b < 4; b++) {
-			static const char *const key[4] = { "ok", "failed", "abandoned", "interrupted" };
-
-			if (log_long(json_object_get(rp_figures(p), "connects"), key[b], &n)) {
+		for (b = 0; b < SA_OUTCOMES_COUNTED; b++) {
+			if (log_long(json_object_get(rp_figures(p), "connects"), sa_outcome_words[b], &n)) {
 				st->conn.sum_outcome[b] += n;
 				st->conn.have_sum_outcome = 1;
 			}

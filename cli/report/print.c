@@ -84,10 +84,9 @@ static void print_input(const struct rp_state *st, FILE *out)
 	}
 }
 
-static void print_proc(const struct rp_proc *p, FILE *out)
+/* The process's title line: pid, comm, its time span and settings. */
+static void print_proc_title(const struct rp_proc *p, FILE *out)
 {
-	const json_t *sum = rp_figures(p), *q;
-	struct log_pct pct;
 	const char *s;
 	long n;
 
@@ -117,21 +116,15 @@ static void print_proc(const struct rp_proc *p, FILE *out)
 			fprintf(out, "  somaxconn %ld", n);
 	}
 	fputc('\n', out);
-	if (!p->summary && sum) {
-		fprintf(out, "    %sno summary line yet: figures as of its last totals line, ", tp_S.dim);
-		tp_time(out, p->totals_ts);
-		fprintf(out, " UTC%s\n", tp_S.off);
-	}
-	if (!sum) {
-		enum log_alive al = log_alive(p->pid, log_str(p->init, "nodename"), log_str(p->init, "boot_id"), p->first_ts);
+}
 
-		fprintf(out, "    %sno summary line: %s%s\n", tp_S.dim,
-			al == LOG_ALIVE_GONE ? "the process ended without one (its pid is gone: SIGKILL, a crash, or it exec'd), "
-					       "these are its last figures" :
-			al == LOG_ALIVE_YES ? "the process is still running (these figures are as of its last line)" :
-			"the process was still running, was killed, or exec'd", tp_S.off);
-		return;
-	}
+/* The process's own figures (its summary, or its last totals line). */
+static void print_proc_figures(const json_t *sum, FILE *out)
+{
+	const json_t *q;
+	struct log_pct pct;
+	long n;
+
 	/* Zeros are left out: a process that made no connect has no
 	 * connect line, one that never set TCP_QUICKACK no QUICKACK line. */
 	if (log_pct_get(sum, "connect_ms", &pct) && pct.n != 0 &&
@@ -171,6 +164,29 @@ static void print_proc(const struct rp_proc *p, FILE *out)
 		tp_counts(out, q, 1);
 		fputc('\n', out);
 	}
+}
+
+static void print_proc(const struct rp_proc *p, FILE *out)
+{
+	const json_t *sum = rp_figures(p);
+
+	print_proc_title(p, out);
+	if (!p->summary && sum) {
+		fprintf(out, "    %sno summary line yet: figures as of its last totals line, ", tp_S.dim);
+		tp_time(out, p->totals_ts);
+		fprintf(out, " UTC%s\n", tp_S.off);
+	}
+	if (!sum) {
+		enum log_alive al = log_alive(p->pid, log_str(p->init, "nodename"), log_str(p->init, "boot_id"), p->first_ts);
+
+		fprintf(out, "    %sno summary line: %s%s\n", tp_S.dim,
+			al == LOG_ALIVE_GONE ? "the process ended without one (its pid is gone: SIGKILL, a crash, or it exec'd), "
+					       "these are its last figures" :
+			al == LOG_ALIVE_YES ? "the process is still running (these figures are as of its last line)" :
+			"the process was still running, was killed, or exec'd", tp_S.off);
+		return;
+	}
+	print_proc_figures(sum, out);
 }
 
 static void print_procs(const struct rp_state *st, FILE *out)

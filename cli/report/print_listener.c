@@ -61,14 +61,9 @@ static void print_backlog_to_set(const struct rp_state *rs, const struct rp_list
 	fputs(")\n", out);
 }
 
-static void print_listener(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
+/* The listener's title line: program, pid, fd, address, place. */
+static void print_title(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
 {
-	const json_t *st = l->stats, *fs, *adv, *v;
-	struct log_pct pct;
-	double d;
-	long n;
-	size_t i;
-
 	fprintf(out, "  %s", tp_S.bold);
 	tp_safe(out, l->comm, 32);
 	fprintf(out, "[%ld] fd %ld%s  ", l->pid, l->fd, tp_S.off);
@@ -83,6 +78,14 @@ static void print_listener(const struct rp_state *rs, const struct rp_listener *
 		}
 	}
 	fputc('\n', out);
+}
+
+/* The backlog asked for, what the kernel made of it, and the queue. */
+static void print_backlog(const struct rp_listener *l, FILE *out)
+{
+	const json_t *st = l->stats;
+	long n;
+
 	if (l->have_backlog_req || l->have_backlog_eff) {
 		int clamped = l->have_backlog_req && l->have_backlog_eff &&
 			      l->backlog_effective != l->backlog_requested;
@@ -106,6 +109,10 @@ static void print_listener(const struct rp_state *rs, const struct rp_listener *
 	if (!l->have_backlog_req && !l->have_backlog_eff && log_long(st, "backlog", &n))
 		fprintf(out, "    %-14s %ld effective (listen() not in this process: inherited)\n",
 			"backlog", n);
+}
+
+static void print_deferral(const struct rp_listener *l, FILE *out)
+{
 	/* A listener without deferral has nothing to say here. */
 	if (l->have_defer_req || (l->have_defer_eff && l->defer_eff_s != 0)) {
 		fprintf(out, "    %-14s ", "deferral");
@@ -122,14 +129,14 @@ static void print_listener(const struct rp_state *rs, const struct rp_listener *
 		}
 		fputc('\n', out);
 	}
-	if (!st) {
-		if (l->accepts_logged)
-			fprintf(out, "    %-14s %ld logged (no listener_stats line)\n", "accepts",
-				l->accepts_logged);
-		if (l->empty_defer_expired || l->empty_syncookie)
-			print_empty(l, out);
-		return;
-	}
+}
+
+/* The accepts line of the latest listener_stats. */
+static void print_accepts(const json_t *st, FILE *out)
+{
+	double d;
+	long n;
+
 	fprintf(out, "    %-14s ", "accepts");
 	if (log_long(st, "accepts", &n))
 		fprintf(out, "%ld", n);
@@ -145,7 +152,14 @@ static void print_listener(const struct rp_state *rs, const struct rp_listener *
 		fputs("% arrived with data", out);
 	}
 	fputc('\n', out);
-	print_empty(l, out);
+}
+
+/* How long connections waited, and how full the queue got. */
+static void print_queue(const json_t *st, FILE *out)
+{
+	struct log_pct pct;
+	long n;
+
 	if (log_pct_get(st, "queue_ms", &pct))
 		tp_pct(out, "queue_ms", &pct, "ms (established, waiting in the accept queue)");
 	if (log_pct_get(st, "wait_ms", &pct))
@@ -161,6 +175,13 @@ static void print_listener(const struct rp_state *rs, const struct rp_listener *
 	if (log_long(st, "fd_limit", &n) && n)
 		fprintf(out, "    %-14s %s%ld accepts failed with EMFILE/ENFILE%s\n", "fd limit", tp_S.red, n,
 			tp_S.off);
+}
+
+/* Who spoke first, and the network namespace's counters meanwhile. */
+static void print_counters(const json_t *st, FILE *out)
+{
+	const json_t *fs, *v;
+
 	fs = json_object_get(st, "first_speaker");
 	if (json_is_object(fs)) {
 		fprintf(out, "    %-14s ", "first speaker");
@@ -173,7 +194,13 @@ static void print_listener(const struct rp_state *rs, const struct rp_listener *
 		tp_counts(out, v, 1);
 		fputc('\n', out);
 	}
-	print_backlog_to_set(rs, l, out);
+}
+
+static void print_advice(const json_t *st, FILE *out)
+{
+	const json_t *adv, *v;
+	size_t i;
+
 	adv = json_object_get(st, "advice");
 	if (json_is_array(adv) && json_array_size(adv)) {
 		fprintf(out, "    %sadvice%s\n", tp_S.green, tp_S.off);
@@ -185,6 +212,29 @@ static void print_listener(const struct rp_state *rs, const struct rp_listener *
 			fputc('\n', out);
 		}
 	}
+}
+
+static void print_listener(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
+{
+	const json_t *st = l->stats;
+
+	print_title(rs, l, out);
+	print_backlog(l, out);
+	print_deferral(l, out);
+	if (!st) {
+		if (l->accepts_logged)
+			fprintf(out, "    %-14s %ld logged (no listener_stats line)\n", "accepts",
+				l->accepts_logged);
+		if (l->empty_defer_expired || l->empty_syncookie)
+			print_empty(l, out);
+		return;
+	}
+	print_accepts(st, out);
+	print_empty(l, out);
+	print_queue(st, out);
+	print_counters(st, out);
+	print_backlog_to_set(rs, l, out);
+	print_advice(st, out);
 }
 
 void tp_listeners(const struct rp_state *st, FILE *out)

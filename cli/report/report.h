@@ -110,6 +110,7 @@ int cli_report(int argc, char **argv);
 
 
 #include "connect_buckets.h"   /* the library's own connect-time buckets */
+#include "connect_outcomes.h" /* the words of a connect's outcome, as the shim writes them */
 #include "finding_text.h"      /* each finding code's own explanation */
 #include "syn_schedule.h"      /* when this kernel resends a SYN (as the shim says) */
 

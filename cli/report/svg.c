@@ -77,14 +77,9 @@ static void series_chart(FILE *out, const char *title, const struct rp_listener 
 	fputs("</svg>\n", out);
 }
 
-static void listener_panel(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
+/* The panel's opening and its title: program, pid, fd, address, place. */
+static void listener_title(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
 {
-	const json_t *st = l->stats;
-	double y[RP_SERIES_MAX], cap = (double)l->queue_capacity;
-	struct log_pct pct;
-	long n, e1 = l->empty_defer_expired, e2 = l->empty_syncookie, empty = -1;
-	size_t i;
-
 	fprintf(out, "<article class=\"panel listener\" data-pid=%ld data-fd=%ld data-local=\"", l->pid,
 		l->fd);
 	h_esc(out, l->local ? l->local : "");
@@ -101,7 +96,18 @@ static void listener_panel(const struct rp_state *rs, const struct rp_listener *
 			fputs("</span>", out);
 		}
 	}
-	fputs("</h3>\n<table><tr><th>backlog requested</th><th>effective</th><th>somaxconn</th>"
+	fputs("</h3>\n", out);
+}
+
+/* Backlog and deferral, requested against effective; returns how many
+ * connections the queue holds (the y limit of the queue chart). */
+static double settings_table(const struct rp_listener *l, FILE *out)
+{
+	const json_t *st = l->stats;
+	double cap = (double)l->queue_capacity;
+	long n;
+
+	fputs("<table><tr><th>backlog requested</th><th>effective</th><th>somaxconn</th>"
 	      "<th>queue holds</th><th>deferral requested</th><th>effective</th></tr><tr>", out);
 	if (!cap && log_long(st, "backlog", &n))
 		cap = (double)n + 1;
@@ -140,6 +146,16 @@ static void listener_panel(const struct rp_state *rs, const struct rp_listener *
 	} else
 		fputs("-", out);
 	fputs("</td></tr></table>\n", out);
+	return cap;
+}
+
+/* The listener_stats intervals: two charts when there are two or more,
+ * and the intervals as a table. */
+static void series_part(const struct rp_listener *l, double cap, FILE *out)
+{
+	double y[RP_SERIES_MAX];
+	size_t i;
+
 	/* One interval is a point, not a picture: then only the table. */
 	if (l->nseries >= 2) {
 		for (i = 0; i < l->nseries; i++)
@@ -175,6 +191,16 @@ static void listener_panel(const struct rp_state *rs, const struct rp_listener *
 		}
 		fputs("</tbody></table></details>\n", out);
 	}
+}
+
+/* The latest percentiles of queue age and accept wait, and the empty
+ * accepts by cause. */
+static void percentiles_part(const struct rp_listener *l, FILE *out)
+{
+	const json_t *st = l->stats;
+	struct log_pct pct;
+	long e1 = l->empty_defer_expired, e2 = l->empty_syncookie, empty = -1;
+
 	if (st) {
 		static const char *const keys[2] = { "queue_ms", "wait_ms" };
 		static const char *const what[2] = { "queue age: established, waiting in the queue",
@@ -208,6 +234,16 @@ static void listener_panel(const struct rp_state *rs, const struct rp_listener *
 		fprintf(out, "<tr><td>after the deferral expired</td><td class=n>%ld</td></tr>"
 			"<tr><td>through SYN cookies</td><td class=n>%ld</td></tr></table>\n", e1, e2);
 	}
+}
+
+static void listener_panel(const struct rp_state *rs, const struct rp_listener *l, FILE *out)
+{
+	double cap;
+
+	listener_title(rs, l, out);
+	cap = settings_table(l, out);
+	series_part(l, cap, out);
+	percentiles_part(l, out);
 	fputs("</article>\n", out);
 }
 
@@ -242,69 +278,63 @@ static double lx(double ms)
 	return L + (W - L - 10) * (log10(ms) - lo) / (hi - lo);
 }
 
-static void peer_panel(const struct rp_peer *p, const double *sched, int nsched, long linear,
-		       FILE *out)
+/* The connect times on a log scale, with this kernel's SYN resend
+ * points and the connects that needed each. */
+static void peer_chart(const struct rp_peer *p, long max, int last_retr, const double *sched, int nsched,
+		       long linear, FILE *out)
 {
 	static const double ticks[] = { 0.1, 1, 10, 100, 1000, 10000, 100000 };
 	static const char *const tick_names[] = { "0.1 ms", "1 ms", "10 ms", "100 ms", "1 s", "10 s",
 						  "100 s" };
-	long max = 0;
-	int b, k, last_retr = 0;
+	int b, k;
 
-	for (b = 0; b < RP_LOGB; b++)
-		if (p->hist[b] > max)
-			max = p->hist[b];
-	for (k = 1; k < RP_RETR_MAX; k++)
-		if (p->retr[k])
-			last_retr = k;
-	fputs("<article class=\"panel peer\" data-peer=\"", out);
-	h_esc(out, p->peer);
-	fprintf(out, "\" data-connects=%ld data-timed=%ld><h3>to ", p->n, p->timed);
-	h_esc(out, p->peer);
-	fprintf(out, ": %ld connect line(s), %ld ok, %ld failed, %.1f s in all</h3>\n", p->n, p->ok,
-		p->failed, p->secs);
-	if (max) {
-		fprintf(out, "<svg role=img aria-label=\"connect times, log scale\" viewBox=\"0 0 %d %d\" "
-			"width=%d height=%d>", W, H + 14, W, H + 14);
-		fprintf(out, "<line class=axis x1=%d y1=%d x2=%d y2=%d />", L, H - B, W - 10, H - B);
-		fprintf(out, "<text x=%d y=%.1f text-anchor=end>%ld</text><text x=4 y=%d>connects</text>",
-			L - 4, ypos(max, max / 0.7) + 4, max, H / 2);
-		for (k = 0; k < 7; k++)
-			fprintf(out, "<text x=%.1f y=%d text-anchor=middle>%s</text>", lx(ticks[k]),
-				H - B + 14, tick_names[k]);
-		for (b = 0; b < RP_LOGB; b++) {
-			double x0 = lx(b ? rp_logb_lo(b) : 0.05), x1 = lx(b + 1 < RP_LOGB ?
-								   rp_logb_lo(b + 1) : 200000);
-			/* The tallest bar stops at 70%: the marks' labels sit above. */
-			double y = ypos((double)p->hist[b], max / 0.7);
+	fprintf(out, "<svg role=img aria-label=\"connect times, log scale\" viewBox=\"0 0 %d %d\" "
+		"width=%d height=%d>", W, H + 14, W, H + 14);
+	fprintf(out, "<line class=axis x1=%d y1=%d x2=%d y2=%d />", L, H - B, W - 10, H - B);
+	fprintf(out, "<text x=%d y=%.1f text-anchor=end>%ld</text><text x=4 y=%d>connects</text>",
+		L - 4, ypos(max, max / 0.7) + 4, max, H / 2);
+	for (k = 0; k < 7; k++)
+		fprintf(out, "<text x=%.1f y=%d text-anchor=middle>%s</text>", lx(ticks[k]),
+			H - B + 14, tick_names[k]);
+	for (b = 0; b < RP_LOGB; b++) {
+		double x0 = lx(b ? rp_logb_lo(b) : 0.05), x1 = lx(b + 1 < RP_LOGB ?
+							   rp_logb_lo(b + 1) : 200000);
+		/* The tallest bar stops at 70%: the marks' labels sit above. */
+		double y = ypos((double)p->hist[b], max / 0.7);
 
-			if (!p->hist[b])
-				continue;
-			fprintf(out, "<rect class=bar data-n=%ld x=%.1f y=%.1f width=%.1f height=%.1f>"
-				"<title>%ld</title></rect>", p->hist[b], x0 + 1, y, x1 - x0 - 2,
-				H - B - y, p->hist[b]);
-		}
-		/* This kernel's retransmission points, each with its connects. */
-		for (k = 1; k <= nsched && k <= (last_retr > 3 ? last_retr : 3); k++) {
-			double x = lx(sched[k - 1] * 1000.0);
-			long c = k < RP_RETR_MAX - 1 ? p->retr[k] : 0;
-
-			fprintf(out, "<g class=synmark data-k=%d data-n=%ld><line class=syn x1=%.1f y1=%d "
-				"x2=%.1f y2=%d /><text x=%.1f y=%d>", k, c, x, 4 + 12 * ((k - 1) % 3), x,
-				H - B, x + 3, 12 + 12 * ((k - 1) % 3));
-			h_num(out, sched[k - 1]);
-			fprintf(out, " s: %d SYN retr., %ld</text></g>", k, c);
-		}
-		fputs("</svg>\n", out);
-		if (nsched) {
-			char buf[120];
-
-			fprintf(out, "<p class=dim>Dashed lines: when this kernel sends the k-th SYN again "
-				"(%s with tcp_syn_linear_timeouts=%ld), each with the connects that needed "
-				"k retransmissions.</p>\n", sa_syn_schedule_str(buf, sizeof(buf), 6, linear,
-										   SA_RTO_MAX_DEFAULT_MS), linear);
-		}
+		if (!p->hist[b])
+			continue;
+		fprintf(out, "<rect class=bar data-n=%ld x=%.1f y=%.1f width=%.1f height=%.1f>"
+			"<title>%ld</title></rect>", p->hist[b], x0 + 1, y, x1 - x0 - 2,
+			H - B - y, p->hist[b]);
 	}
+	/* This kernel's retransmission points, each with its connects. */
+	for (k = 1; k <= nsched && k <= (last_retr > 3 ? last_retr : 3); k++) {
+		double x = lx(sched[k - 1] * 1000.0);
+		long c = k < RP_RETR_MAX - 1 ? p->retr[k] : 0;
+
+		fprintf(out, "<g class=synmark data-k=%d data-n=%ld><line class=syn x1=%.1f y1=%d "
+			"x2=%.1f y2=%d /><text x=%.1f y=%d>", k, c, x, 4 + 12 * ((k - 1) % 3), x,
+			H - B, x + 3, 12 + 12 * ((k - 1) % 3));
+		h_num(out, sched[k - 1]);
+		fprintf(out, " s: %d SYN retr., %ld</text></g>", k, c);
+	}
+	fputs("</svg>\n", out);
+	if (nsched) {
+		char buf[120];
+
+		fprintf(out, "<p class=dim>Dashed lines: when this kernel sends the k-th SYN again "
+			"(%s with tcp_syn_linear_timeouts=%ld), each with the connects that needed "
+			"k retransmissions.</p>\n", sa_syn_schedule_str(buf, sizeof(buf), 6, linear,
+									   SA_RTO_MAX_DEFAULT_MS), linear);
+	}
+}
+
+/* The same numbers as tables, for a reader without the picture. */
+static void peer_tables(const struct rp_peer *p, FILE *out)
+{
+	int b, k;
+
 	fputs("<details><summary>The numbers as a table</summary><table><thead><tr><th>connect time"
 	      "</th><th class=n>connects</th></tr></thead><tbody>\n", out);
 	for (b = 0; b < RP_LOGB; b++) {
@@ -326,6 +356,29 @@ static void peer_panel(const struct rp_peer *p, const double *sched, int nsched,
 			fprintf(out, "<tr><td>%d%s</td><td class=n>%ld</td></tr>\n", k,
 				k == RP_RETR_MAX - 1 ? " or more" : "", p->retr[k]);
 	fputs("</tbody></table></details></article>\n", out);
+}
+
+static void peer_panel(const struct rp_peer *p, const double *sched, int nsched, long linear,
+		       FILE *out)
+{
+	long max = 0;
+	int b, k, last_retr = 0;
+
+	for (b = 0; b < RP_LOGB; b++)
+		if (p->hist[b] > max)
+			max = p->hist[b];
+	for (k = 1; k < RP_RETR_MAX; k++)
+		if (p->retr[k])
+			last_retr = k;
+	fputs("<article class=\"panel peer\" data-peer=\"", out);
+	h_esc(out, p->peer);
+	fprintf(out, "\" data-connects=%ld data-timed=%ld><h3>to ", p->n, p->timed);
+	h_esc(out, p->peer);
+	fprintf(out, ": %ld connect line(s), %ld ok, %ld failed, %.1f s in all</h3>\n", p->n, p->ok,
+		p->failed, p->secs);
+	if (max)
+		peer_chart(p, max, last_retr, sched, nsched, linear, out);
+	peer_tables(p, out);
 }
 
 void h_connects(const struct rp_state *st, FILE *out)

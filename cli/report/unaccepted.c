@@ -55,7 +55,7 @@ static int collect(const struct rp_state *st, const struct rp_places *pl, struct
 			const char *peer = log_str(v, "peer");
 			long ok = 0;
 
-			if (!peer || !log_long(v, "ok", &ok) || ok <= 0)
+			if (!peer || !log_long(v, SA_OUTCOME_OK, &ok) || ok <= 0)
 				continue;
 			for (k = 0; k < ng && !(g[k].place == place && !strcmp(g[k].peer, peer)); k++)
 				;

@@ -8,6 +8,9 @@
  * percentiles), else from counting lines (accept lines at trace; connect
  * lines). Rates are deltas of those totals over the lines' own timestamps,
  * so a log read after the fact shows the rate it had, not the reading speed.
+ *
+ * Lines are read by the log floor: accept and connect lines (almost all of
+ * a trace log) by its scanner, the rest as a jansson tree with its getters.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -134,33 +137,32 @@ static void on_stats(struct tp_model *m, struct tp_listener *l, const json_t *o,
 		l->hot_until = m->now + TP_HOT_S;
 }
 
-static void on_accept(struct tp_model *m, struct tp_listener *l, const json_t *o, double ts)
+static void on_accept(struct tp_model *m, struct tp_listener *l, const struct log_ev *ev, double ts)
 {
 	long v;
 
 	l->accept_lines++;
 	if (l->accept_lines > l->accepts)
 		observe(l, ts, l->accept_lines);
-	if (log_long(o, "queue_len", &v)) {
+	if (log_ev_long(ev->have_queue_len, ev->queue_len, &v)) {
 		l->queue_len = v;
 		l->have_queue_len = 1;
 		if (v > l->peak)
 			l->peak = v;
 	}
-	if (log_long(o, "queue_capacity", &v))
+	if (log_ev_long(ev->have_queue_capacity, ev->queue_capacity, &v))
 		l->capacity = v;
-	if (json_is_array(json_object_get(o, "findings")))
+	if (ev->have_findings)
 		l->hot_until = m->now + TP_HOT_S;
 }
 
-static void on_connect(struct tp_model *m, const json_t *o, double ts)
+static void on_connect(struct tp_model *m, const struct log_ev *ev, double ts)
 {
-	const char *addr = log_str(o, "peer"), *outcome = log_str(o, "outcome");
+	const char *addr = ev->peer, *outcome = ev->outcome;
 	struct tp_peer *p;
-	double ms;
 	long v;
 
-	if (!addr || json_is_true(json_object_get(o, "after_interrupt")))
+	if (!addr || ev->after_interrupt)
 		return;
 	p = peer(m, addr);
 	p->n++;
@@ -178,31 +180,29 @@ static void on_connect(struct tp_model *m, const json_t *o, double ts)
 		}
 		p->cnt[b]++;
 	}
-	if (outcome && strcmp(outcome, "ok") != 0 && strcmp(outcome, "interrupted") != 0)
+	if (outcome && strcmp(outcome, SA_OUTCOME_OK) != 0 && strcmp(outcome, SA_OUTCOME_INTERRUPTED) != 0)
 		p->failed++;
-	if (log_num(o, "connect_ms", &ms))
-		p->hist[sa_conn_bucket(ms)]++;
-	if (log_long(o, "syn_retrans", &v) && v > 0) {
+	if (ev->have_connect_ms)
+		p->hist[sa_conn_bucket(ev->connect_ms)]++;
+	if (log_ev_long(ev->have_syn_retrans, ev->syn_retrans, &v) && v > 0) {
 		p->syn_retrans += v;
 		p->hot_until = m->now + TP_HOT_S;
 	}
 }
 
-static void on_findings(struct tp_model *m, const json_t *o, double ts, long pid, const char *comm)
+static void on_findings(struct tp_model *m, const struct log_ev *ev, double ts, long pid, const char *comm)
 {
-	json_t *arr = json_object_get(o, "findings"), *v;
-	const char *msg = log_str(o, "msg");
+	const char *msg = ev->msg;
 	struct tp_finding *f;
 	char codes[sizeof f->codes] = "";
 	size_t i, off = 0, slot;
 
-	if (!json_is_array(arr) || json_array_size(arr) == 0)
+	if (!ev->have_findings || ev->nfindings_all == 0)
 		return;
 	m->findings_total++;
-	LOG_ARRAY_EACH(arr, i, v)
-		if (json_is_string(v) && off < sizeof codes)
-			off += (size_t)snprintf(codes + off, sizeof codes - off, "%s%s", i ? ", " : "",
-						json_string_value(v));
+	for (i = 0; i < ev->nfindings && off < sizeof codes; i++)
+		off += (size_t)snprintf(codes + off, sizeof codes - off, "%s%s", i ? ", " : "",
+					ev->findings[i]);
 	/* The same codes from the same process again: one row, counted, with
 	 * the latest line's time and msg (a queue that overflows for a minute
 	 * is one row, not the pane). */
@@ -273,33 +273,42 @@ const struct tp_finding *tp_model_finding(const struct tp_model *m, size_t i)
 	return i < m->nfind ? &m->find[(m->find_head + i) % TP_FIND_MAX] : NULL;
 }
 
-void tp_model_line(void *ctx, const char *line, size_t len)
+/* A line into ev: by the scanner when it is an accept or connect line it
+ * can read (*tree stays NULL), else parsed into *tree. 0 when the line is
+ * not a JSON object with an event name. */
+static int read_line(struct tp_model *m, const char *line, size_t len, struct log_ev *ev, json_t **tree)
 {
-	struct tp_model *m = ctx;
 	json_error_t err;
-	json_t *o;
-	const char *ev, *comm;
-	double ts = 0, pidd = 0;
-	long pid, fd = -1, v;
+
+	*tree = NULL;
+	if (len <= sizeof m->scratch) {
+		memcpy(m->scratch, line, len);
+		if (log_scan(m->scratch, len, ev) && ev->name &&
+		    (!strcmp(ev->name, "accept") || !strcmp(ev->name, "connect")))
+			return 1;
+	}
+	*tree = json_loadb(line, len, 0, &err);
+	if (!json_is_object(*tree) || !log_str(*tree, "event")) {
+		json_decref(*tree);
+		*tree = NULL;
+		return 0;
+	}
+	log_ev_from_tree(*tree, ev);
+	return 1;
+}
+
+/* One line's event; o is its tree (NULL for a scanned accept or connect). */
+static void on_line(struct tp_model *m, const struct log_ev *ev, const json_t *o)
+{
+	const char *name = ev->name, *comm = ev->comm;
+	double ts = ev->have_ts ? ev->ts : 0;
+	long pid = ev->have_pid ? (long)ev->pid : 0, fd = -1, v;
 	struct tp_listener *l;
 
-	if (log_journal_inner(&m->inner, &line, &len) && !len)
-		return;         /* another program's journal entry */
-	o = json_loadb(line, len, 0, &err);
-	m->lines++;
-	if (!json_is_object(o) || !(ev = log_str(o, "event"))) {
-		m->bad_lines++;
-		json_decref(o);
-		return;
-	}
-	log_num(o, "ts", &ts);
-	log_num(o, "pid", &pidd);
-	pid = (long)pidd;
-	comm = log_str(o, "comm");
 	note_pid(m, pid);
 	if (ts > m->max_ts)
 		m->max_ts = ts;
-	if (!strcmp(ev, "listen") && log_long(o, "fd", &fd) && log_long(o, "ret", &v) && v == 0) {
+	if (o && !strcmp(name, "listen") && log_long(o, "fd", &fd) && log_long(o, "ret", &v) && v == 0) {
 		l = listener(m, pid, fd, NULL);
 		copy(l->local, sizeof l->local, log_str(o, "local"));
 		copy(l->comm, sizeof l->comm, comm);
@@ -311,21 +320,39 @@ void tp_model_line(void *ctx, const char *line, size_t len)
 			l->defer_s = v;
 		if (!l->ts_last)
 			l->ts_last = ts;
-	} else if (!strcmp(ev, "listener_stats") && log_long(o, "listen_fd", &fd)) {
+	} else if (o && !strcmp(name, "listener_stats") && log_long(o, "listen_fd", &fd)) {
 		l = listener(m, pid, fd, log_str(o, "local"));
 		if (!l->local[0])
 			copy(l->local, sizeof l->local, log_str(o, "local"));
 		copy(l->comm, sizeof l->comm, comm);
 		on_stats(m, l, o, ts);
-	} else if (!strcmp(ev, "accept") && log_long(o, "listen_fd", &fd) && log_long(o, "ret", &v) && v >= 0) {
+	} else if (!strcmp(name, "accept") && log_ev_long(ev->have_listen_fd, ev->listen_fd, &fd) &&
+		   log_ev_long(ev->have_ret, ev->ret, &v) && v >= 0) {
 		l = listener(m, pid, fd, NULL);
 		if (!l->local[0])
-			copy(l->local, sizeof l->local, log_str(o, "local"));
+			copy(l->local, sizeof l->local, ev->local);
 		copy(l->comm, sizeof l->comm, comm);
-		on_accept(m, l, o, ts);
-	} else if (!strcmp(ev, "connect")) {
-		on_connect(m, o, ts);
+		on_accept(m, l, ev, ts);
+	} else if (!strcmp(name, "connect")) {
+		on_connect(m, ev, ts);
 	}
-	on_findings(m, o, ts, pid, comm);
+	on_findings(m, ev, ts, pid, comm);
+}
+
+void tp_model_line(void *ctx, const char *line, size_t len)
+{
+	struct tp_model *m = ctx;
+	struct log_ev ev;
+	json_t *o;
+
+	if (log_journal_inner(&m->inner, &line, &len) && !len)
+		return;         /* another program's journal entry */
+	m->lines++;
+	if (!read_line(m, line, len, &ev, &o)) {
+		m->bad_lines++;
+		return;
+	}
+	on_line(m, &ev, o);
+	log_ev_free(&ev);
 	json_decref(o);
 }

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "connect_buckets.h"
+#include "connect_outcomes.h"
 #include "log/log.h"
 
 /* ui.c: `sockaudit top [--interval S] LOG...`; returns the exit status. */
@@ -86,6 +87,7 @@ struct tp_model {
 	double now;            /* wall clock of the current read */
 	double max_ts;         /* the newest line's ts */
 	struct log_inner inner; /* a journal export line's own line */
+	char scratch[8192];     /* the scanner's copy of a line (log_scan) */
 };
 void tp_model_init(struct tp_model *m);
 void tp_model_free(struct tp_model *m);

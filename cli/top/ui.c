@@ -9,6 +9,7 @@
  * Without a terminal on stdout it prints one snapshot and exits.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -141,48 +142,82 @@ static void redraw(struct tp_model *m, struct tp_tail *t, enum tp_sort sort, int
 	free(buf);
 }
 
-int cli_top(int argc, char **argv)
-{
-	struct tp_model m;
-	struct tp_tail t;
-	enum tp_sort sort = TP_SORT_RATE;
-	double interval = 1.0, next;
-	int i, first = 1, paused = 0, quit = 0, status = 0;
+/* What the command line asked for. */
+struct tp_opts {
+	double interval;
+	char **logs;
+	int nlogs;
+};
 
-	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
+/* The options, up to the first LOG (or "--"): "top LOG --interval 2" names
+ * three logs, as it always did. Returns -1 to run, else the exit status. */
+static int parse_args(struct tp_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		const char *elem = optind < argc ? argv[optind] : "";
+		char *end;
+
+		c = getopt_long(argc, argv, "+h", longopts, NULL);
+		if (c == -1)
 			break;
-		}
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		if (c == 'h' && log_arg_whole(elem, 'h', "help", LOG_ARG_SPLIT_ONLY)) {
 			top_usage(stdout);
 			return 0;
 		}
-		if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
-			char *end;
-			interval = strtod(argv[++i], &end);
-			if (*end || !(interval >= 0.2 && interval <= 60)) {
-				fprintf(stderr, "sockaudit top: --interval wants seconds from 0.2 to 60, not '%s'\n", argv[i]);
-				return 2;
-			}
-			continue;
+		if (c != 'i' || !log_arg_whole(elem, 0, "interval", LOG_ARG_SPLIT_ONLY)) {
+			fprintf(stderr, "sockaudit top: unknown option '%s'\nTry 'sockaudit top --help' for more information.\n", elem);
+			return 2;
 		}
-		fprintf(stderr, "sockaudit top: unknown option '%s'\nTry 'sockaudit top --help' for more information.\n", argv[i]);
-		return 2;
+		o->interval = strtod(optarg, &end);
+		if (*end || !(o->interval >= 0.2 && o->interval <= 60)) {
+			fprintf(stderr, "sockaudit top: --interval wants seconds from 0.2 to 60, not '%s'\n", optarg);
+			return 2;
+		}
 	}
-	if (i >= argc) {
+	if (optind >= argc) {
 		top_usage(stderr);
 		return 2;
 	}
-	tp_model_init(&m);
-	tp_tail_init(&t, argv + i, argc - i);
-	m.now = wall();
-	tp_tail_poll(&t, tp_model_line, &m);
-	if (!isatty(STDOUT_FILENO) || !getenv("TERM") || !strcmp(getenv("TERM"), "dumb")) {
-		tp_draw(&m, &t, stdout, 0, 132, sort, 0, 0, 0);
-		status = ferror(stdout) ? 1 : 0;
-		goto out;
+	o->logs = argv + optind;
+	o->nlogs = argc - optind;
+	return -1;
+}
+
+/* The keys read since the last look: q quits, s sorts, p pauses. Returns
+ * 1 when the screen must be drawn again now. */
+static int read_keys(enum tp_sort *sort, int *paused, int *quit)
+{
+	char c[16];
+	ssize_t n = read(STDIN_FILENO, c, sizeof c), k;
+	int again = 0;
+
+	for (k = 0; k < n; k++) {
+		if (c[k] == 'q' || c[k] == 'Q')
+			*quit = 1;
+		else if (c[k] == 's' || c[k] == 'S')
+			*sort = (*sort + 1) % TP_SORT_N, again = 1;
+		else if (c[k] == 'p' || c[k] == 'P')
+			*paused = !*paused, again = 1;
 	}
+	return n == 0 && !tio_saved ? -1 : again;
+}
+
+/* The live view until q or a signal; the exit status. */
+static int run_live(struct tp_model *m, struct tp_tail *t, double interval)
+{
+	enum tp_sort sort = TP_SORT_RATE;
+	int first = 1, paused = 0, quit = 0, status = 0;
+	double next;
+
 	term_setup();
 	next = wall();
 	while (!quit) {
@@ -191,30 +226,20 @@ int cli_top(int argc, char **argv)
 		int wait_ms, redraw_now = 0;
 
 		if (now >= next) {
-			m.now = now;
+			m->now = now;
 			if (!paused && !first)
-				tp_tail_poll(&t, tp_model_line, &m);
+				tp_tail_poll(t, tp_model_line, m);
 			first = 0;
-			redraw(&m, &t, sort, paused);
+			redraw(m, t, sort, paused);
 			next = now + interval;
 		}
 		wait_ms = (int)((next - wall()) * 1000);
 		if (wait_ms < 0)
 			wait_ms = 0;
 		if (poll(&p, tio_saved ? 1 : 0, wait_ms) > 0 && (p.revents & POLLIN)) {
-			char c[16];
-			ssize_t n = read(STDIN_FILENO, c, sizeof c), k;
-
-			if (n == 0 && !tio_saved)
+			redraw_now = read_keys(&sort, &paused, &quit);
+			if (redraw_now < 0)
 				continue;
-			for (k = 0; k < n; k++) {
-				if (c[k] == 'q' || c[k] == 'Q')
-					quit = 1;
-				else if (c[k] == 's' || c[k] == 'S')
-					sort = (sort + 1) % TP_SORT_N, redraw_now = 1;
-				else if (c[k] == 'p' || c[k] == 'P')
-					paused = !paused, redraw_now = 1;
-			}
 		}
 		if (got_signal) {
 			status = 128 + got_signal;
@@ -222,11 +247,32 @@ int cli_top(int argc, char **argv)
 		}
 		if (got_winch || redraw_now) {
 			got_winch = 0;
-			redraw(&m, &t, sort, paused);
+			redraw(m, t, sort, paused);
 		}
 	}
 	term_restore();
-out:
+	return status;
+}
+
+int cli_top(int argc, char **argv)
+{
+	struct tp_opts o = { .interval = 1.0 };
+	struct tp_model m;
+	struct tp_tail t;
+	int status = parse_args(&o, argc, argv);
+
+	if (status >= 0)
+		return status;
+	tp_model_init(&m);
+	tp_tail_init(&t, o.logs, o.nlogs);
+	m.now = wall();
+	tp_tail_poll(&t, tp_model_line, &m);
+	if (!isatty(STDOUT_FILENO) || !getenv("TERM") || !strcmp(getenv("TERM"), "dumb")) {
+		tp_draw(&m, &t, stdout, 0, 132, TP_SORT_RATE, 0, 0, 0);
+		status = ferror(stdout) ? 1 : 0;
+	} else {
+		status = run_live(&m, &t, o.interval);
+	}
 	tp_tail_free(&t);
 	tp_model_free(&m);
 	return status;

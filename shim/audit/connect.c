@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "audit/connect.h"
+#include "connect_outcomes.h"
 #include "syn_schedule.h"
 
 /* ---- per-process statistics -------------------------------------------------- */
@@ -82,10 +83,10 @@ void sa_connect_summary(json_t *summary)
 	json_object_set_new(summary, "connect_hist", h);
 	json_object_set_new(summary, "connect_ms_sum", json_real((double)get(&sum_us) / 1000.0));
 	json_object_set_new(summary, "syn_retrans_total", json_integer((json_int_t)get(&retrans_total)));
-	json_object_set_new(c, "ok", json_integer((json_int_t)get(&n_ok)));
-	json_object_set_new(c, "failed", json_integer((json_int_t)get(&n_failed)));
-	json_object_set_new(c, "abandoned", json_integer((json_int_t)get(&n_abandoned)));
-	json_object_set_new(c, "interrupted", json_integer((json_int_t)get(&n_interrupted)));
+	json_object_set_new(c, SA_OUTCOME_OK, json_integer((json_int_t)get(&n_ok)));
+	json_object_set_new(c, SA_OUTCOME_FAILED, json_integer((json_int_t)get(&n_failed)));
+	json_object_set_new(c, SA_OUTCOME_ABANDONED, json_integer((json_int_t)get(&n_abandoned)));
+	json_object_set_new(c, SA_OUTCOME_INTERRUPTED, json_integer((json_int_t)get(&n_interrupted)));
 	json_object_set_new(c, "disconnects", json_integer((json_int_t)get(&n_disconnect)));
 	json_object_set_new(summary, "connects", c);
 	sa_connect_peers_json(summary);

@@ -11,17 +11,18 @@
 #include <netinet/tcp.h>
 #include <string.h>
 #include "audit/connect.h"
+#include "connect_outcomes.h"
 #include "syn_schedule.h"
 
 const char *sa_conn_outcome_name(enum sa_conn_outcome o)
 {
 	switch (o) {
-	case SA_CONN_OK: return "ok";
-	case SA_CONN_FAILED: return "failed";
-	case SA_CONN_ABANDONED: return "abandoned";
-	case SA_CONN_INTERRUPTED: return "interrupted";
-	case SA_CONN_DISCONNECT: return "disconnect";
-	default: return "pending";
+	case SA_CONN_OK: return SA_OUTCOME_OK;
+	case SA_CONN_FAILED: return SA_OUTCOME_FAILED;
+	case SA_CONN_ABANDONED: return SA_OUTCOME_ABANDONED;
+	case SA_CONN_INTERRUPTED: return SA_OUTCOME_INTERRUPTED;
+	case SA_CONN_DISCONNECT: return SA_OUTCOME_DISCONNECT;
+	default: return SA_OUTCOME_PENDING;
 	}
 }
 

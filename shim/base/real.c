@@ -8,8 +8,8 @@
  * before ours ran still works.
  *
  * Why not dlsym: it is glibc 2.34's in libc (libdl's before, a library the
- * host may not load), it takes the loader's lock, may allocate, and one call
- * per name was 27,000 instructions of every exec. Here one pass over the
+ * host may not load), it takes the loader's lock, may allocate, and makes
+ * each name a lookup of its own, at every exec. Here one pass over the
  * objects loaded after ours (dl_iterate_phdr: glibc 2.2.5, musl) looks every
  * missing name up in their GNU (or SysV) hash tables: no allocation, no call
  * back into our wrappers, nothing a signal handler could meet half done (two

@@ -1,6 +1,7 @@
 /* Unit tests for `sockaudit top`'s model (cli/top/model.c) and log
  * follower (cli/top/tail.c): totals and rates from the lines' own
- * numbers, the connect-time buckets, the findings ring; a partial line
+ * numbers, the connect-time buckets, the findings ring, the same model
+ * whether the scanner or jansson read a line; a partial line
  * waits for its end, a rotated file is followed, a truncated one re-read. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -204,6 +205,51 @@ static void tail_follows(void **state)
 	rmdir(dir);
 }
 
+/* The scanner reads plain lines; an escape sends the same line to jansson.
+ * Both must leave the same model. */
+static void scanned_as_parsed(void **state)
+{
+	static const char *const lines[] = {
+		"{\"ts\":200,\"event\":\"accept\",\"pid\":9,\"comm\":\"%s\",\"listen_fd\":4,\"local\":\"10.0.0.1:80\","
+		"\"queue_len\":3,\"queue_capacity\":9,\"ret\":7,\"findings\":[\"accept_queue_full\"],\"msg\":\"m\"}",
+		"{\"ts\":201,\"event\":\"connect\",\"pid\":9,\"comm\":\"%s\",\"peer\":\"10.0.0.2:5\",\"outcome\":\"failed\","
+		"\"connect_ms\":1200,\"syn_retrans\":1,\"ret\":-1}",
+		"{\"ts\":202,\"event\":\"connect\",\"pid\":9,\"comm\":\"%s\",\"peer\":\"10.0.0.3:5\",\"outcome\":\"ok\","
+		"\"after_interrupt\":true,\"connect_ms\":5,\"ret\":0}",
+	};
+	struct tp_model a, b;
+	char buf[512];
+	size_t i;
+
+	tp_model_init(&a);
+	tp_model_init(&b);
+	for (i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+		snprintf(buf, sizeof buf, lines[i], "web");
+		feed(&a, buf);
+		snprintf(buf, sizeof buf, lines[i], "w\\u0065b");
+		feed(&b, buf);
+	}
+	assert_int_equal(a.nlst, 1);
+	assert_int_equal(b.nlst, 1);
+	assert_string_equal(a.lst[0].local, b.lst[0].local);
+	assert_int_equal(a.lst[0].queue_len, 3);
+	assert_int_equal(b.lst[0].queue_len, 3);
+	assert_int_equal(a.lst[0].capacity, b.lst[0].capacity);
+	assert_int_equal(a.npeers, 1);              /* the after_interrupt line is not a new connect */
+	assert_int_equal(b.npeers, 1);
+	assert_int_equal(a.peers[0].failed, 1);
+	assert_int_equal(b.peers[0].failed, 1);
+	assert_int_equal(a.peers[0].syn_retrans, b.peers[0].syn_retrans);
+	assert_memory_equal(a.peers[0].hist, b.peers[0].hist, sizeof a.peers[0].hist);
+	assert_int_equal(a.nfind, 1);
+	assert_int_equal(b.nfind, 1);
+	assert_string_equal(a.find[0].text, b.find[0].text);
+	assert_string_equal(a.find[0].comm, "web");
+	assert_string_equal(b.find[0].comm, "web");
+	tp_model_free(&a);
+	tp_model_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +257,7 @@ int main(void)
 		cmocka_unit_test(rate_decays_when_traffic_stops),
 		cmocka_unit_test(peers_and_findings),
 		cmocka_unit_test(findings_grouped),
+		cmocka_unit_test(scanned_as_parsed),
 		cmocka_unit_test(tail_follows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
