@@ -87,7 +87,7 @@ void sa_accept_on_listening(int fd, struct sa_sock *s)
 	}
 }
 
-static void peak(uint32_t *p, uint32_t v)
+static void raise_peak(uint32_t *p, uint32_t v)
 {
 	uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
 
@@ -95,7 +95,7 @@ static void peak(uint32_t *p, uint32_t v)
 		;
 }
 
-static void failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_t t1)
+static void report_failed(int lfd, struct sa_listener *l, int err, uint64_t t0, uint64_t t1)
 {
 	struct sa_findings f = { 0 };
 	struct sa_tcpinfo listener_ti;
@@ -275,7 +275,7 @@ static void accept_failed(int lfd, struct sa_listener *l, int err, uint64_t t0, 
 		return;
 	}
 	if (err != EINTR)
-		failed(lfd, l, err, t0, t1);
+		report_failed(lfd, l, err, t0, t1);
 	sa_listener_tick(l, t1);
 }
 
@@ -397,7 +397,7 @@ static int count_accept(struct sa_sock *ls, struct sa_listener *l, const struct 
 	else if (v->with_data == 0)
 		SA_RELAXED_ADD(l->empty_accepts, 1);
 	if (in->listener_ti)
-		peak(&l->peak_waiting, in->listener_ti->unacked + 1);
+		raise_peak(&l->peak_waiting, in->listener_ti->unacked + 1);
 	if (v->cause == SA_EMPTY_DEFER_EXPIRED)
 		report |= sa_nth_worth_a_line(SA_RELAXED_ADD(l->defer_expired, 1));
 	else if (v->cause == SA_EMPTY_SYNCOOKIE)

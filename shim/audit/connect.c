@@ -105,7 +105,7 @@ static inline uint8_t cur_epoch(void)
 }
 
 /* Whether s's pending connect is this process's; forgets it otherwise. */
-static int ours(struct sa_sock *s)
+static int is_ours(struct sa_sock *s)
 {
 	if (s->conn.epoch == cur_epoch())
 		return 1;
@@ -252,7 +252,7 @@ static void init_done(struct sa_conn_done *d, const char *by)
  * not see, then a pipe or another socket took the number): TCP_INFO, read
  * anyway on this path, fails with ENOTSOCK on a non-socket, and our
  * connecting socket is never a listener. A stale entry is forgotten. */
-static int stale(int fd, struct sa_sock *s, int tcpinfo_ret, const struct sa_tcpinfo *ti)
+static int forget_if_stale(int fd, struct sa_sock *s, int tcpinfo_ret, const struct sa_tcpinfo *ti)
 {
 	if (tcpinfo_ret == -ENOTSOCK || tcpinfo_ret == -EBADF ||
 	    (tcpinfo_ret == 0 && ti->state == SA_TCP_LISTEN)) {
@@ -324,7 +324,7 @@ void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, so
 	}
 	/* A connect the parent started before a fork is not this process's. */
 	if (sa_sock_flags(s) & SA_F_CONNECTING)
-		ours(s);
+		is_ours(s);
 	/* connect(AF_UNSPEC) dissolves an association or aborts a connection:
 	 * no connect to time, but it ends one that was pending. */
 	if (addr && len >= (socklen_t)sizeof(sa_family_t) && addr->sa_family == AF_UNSPEC) {
@@ -429,7 +429,7 @@ void sa_connect_getsockopt(int fd, struct sa_sock *s, int level, int opt,
 	int so_error;
 
 	if (ret != 0 || level != SOL_SOCKET || opt != SO_ERROR || !val || !len ||
-	    *len < (socklen_t)sizeof so_error || !ours(s))
+	    *len < (socklen_t)sizeof so_error || !is_ours(s))
 		return;
 	memcpy(&so_error, val, sizeof so_error);
 	init_done(&d, "getsockopt");
@@ -446,10 +446,10 @@ void sa_connect_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, i
 	int e;
 
 	/* Not yet connected: no system call of ours on this path. */
-	if ((ret < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR)) || !ours(s))
+	if ((ret < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR)) || !is_ours(s))
 		return;
 	init_done(&d, dir == SA_IO_READ ? "read" : "write");
-	if (sa_sock_is_tcp(s) && stale(fd, s, sa_tcpinfo_read(fd, &d.ti), &d.ti))
+	if (sa_sock_is_tcp(s) && forget_if_stale(fd, s, sa_tcpinfo_read(fd, &d.ti), &d.ti))
 		return;
 	d.outcome = sa_conn_judge_io(ret, err, tcp_state_of(&d.ti), &e);
 	d.err = e;
@@ -463,11 +463,11 @@ void sa_connect_close(int fd, struct sa_sock *s)
 	uint64_t now = sa_now_ns(), est;
 	int r = -1;   /* TCP_INFO's result, read for TCP only */
 
-	if (!ours(s))
+	if (!is_ours(s))
 		return;
 	init_done(&d, "close");
 	d.outcome = SA_CONN_ABANDONED;
-	if (sa_sock_is_tcp(s) && stale(fd, s, r = sa_tcpinfo_read(fd, &d.ti), &d.ti))
+	if (sa_sock_is_tcp(s) && forget_if_stale(fd, s, r = sa_tcpinfo_read(fd, &d.ti), &d.ti))
 		return;
 	if (sa_sock_is_tcp(s) && r == 0) {
 		if (d.ti.state == SA_TCP_CLOSE) {

@@ -32,7 +32,7 @@ static struct peer_slot more[SA_PEER_SLOTS - 1];
 static uint64_t rest SA_PROC_PAGE;       /* connects to peers past the slots */
 static uint32_t rest_tag SA_PROC_PAGE;   /* the epoch (+ 1) rest counts for */
 
-static int key(const struct sockaddr *sa, socklen_t len, uint16_t *port, unsigned char addr[16])
+static int peer_key(const struct sockaddr *sa, socklen_t len, uint16_t *port, unsigned char addr[16])
 {
 	if (sa && sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
 		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
@@ -88,7 +88,7 @@ void sa_connect_peer_count(const struct sockaddr *peer, socklen_t len, enum sa_c
 {
 	unsigned char addr[16];
 	uint16_t port;
-	int family = key(peer, len, &port, addr), k;
+	int family = peer_key(peer, len, &port, addr), k;
 	struct peer_slot *p;
 	uint32_t want;
 

@@ -24,7 +24,7 @@
 uint64_t sa_listener_every_ns SA_PROC_PAGE;
 static uint64_t every_cfg;
 
-static uint64_t interval(void)
+static uint64_t interval_ns(void)
 {
 	const struct sa_config *c;
 	uint64_t e = __atomic_load_n(&every_cfg, __ATOMIC_RELAXED);
@@ -42,7 +42,7 @@ static uint64_t interval(void)
 
 void sa_listener_live_on(int on)
 {
-	uint64_t want = on ? SA_LISTENER_EVERY_LIVE : interval();
+	uint64_t want = on ? SA_LISTENER_EVERY_LIVE : interval_ns();
 
 	if (__atomic_load_n(&sa_listener_every_ns, __ATOMIC_RELAXED) != want)
 		__atomic_store_n(&sa_listener_every_ns, want, __ATOMIC_RELAXED);
@@ -63,7 +63,7 @@ static uint64_t moved_sum(const struct sa_listener *l)
 
 void sa_listener_live(uint64_t now_ns)
 {
-	uint64_t every = interval(), last, sum;
+	uint64_t every = interval_ns(), last, sum;
 	struct sa_listener *l;
 
 	if (!every || every == UINT64_MAX)
@@ -92,7 +92,7 @@ void sa_listener_tick(struct sa_listener *l, uint64_t now_ns)
 	uint64_t last, every = __atomic_load_n(&sa_listener_every_ns, __ATOMIC_RELAXED), reset;
 
 	if (SA_UNLIKELY(!every)) {
-		every = interval();
+		every = interval_ns();
 		if (!every)
 			return;
 		__atomic_store_n(&sa_listener_every_ns, every, __ATOMIC_RELAXED);

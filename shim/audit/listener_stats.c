@@ -44,7 +44,7 @@ static int emit_lock SA_PROC_PAGE;   /* sa_trylock: a busy line is written at th
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
-static int active(const struct sa_listener *l);
+static int is_active(const struct sa_listener *l);
 
 /* One from the pool, or a new one. Lock-free: a listen() is rare, and a
  * lock here could be left held by a handler that siglongjmp()s away. */
@@ -150,7 +150,7 @@ void sa_listener_fold_counted(void)
 static void retire(struct sa_listener *l)
 {
 	fold_counted(l);
-	if (active(l)) {
+	if (is_active(l)) {
 		sa_listener_emit(l);
 		remember_closed(l);
 	}
@@ -234,7 +234,7 @@ struct sa_listener *sa_listener_get(int fd, struct sa_sock *s)
 	return l;
 }
 
-static void peak(uint32_t *p, uint32_t v)
+static void raise_peak(uint32_t *p, uint32_t v)
 {
 	uint32_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
 
@@ -258,7 +258,7 @@ int sa_listener_waiting_now(struct sa_listener *l)
 	if (sa_tcpinfo_read(l->listen_fd, &ti) != 0 || ti.len < TI_QUEUE_END || ti.state != SA_TCP_LISTEN ||
 	    __atomic_load_n(&s->lsn.listener, __ATOMIC_ACQUIRE) != l)
 		return -1;
-	peak(&l->peak_waiting, ti.unacked);
+	raise_peak(&l->peak_waiting, ti.unacked);
 	return (int)ti.unacked;
 }
 
@@ -398,7 +398,7 @@ void sa_listener_emit(struct sa_listener *l)
 	sa_signals_release(&old);
 }
 
-static int active(const struct sa_listener *l)
+static int is_active(const struct sa_listener *l)
 {
 	return __atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE) == sa_proc_epoch() &&
 	       (LOAD(l->accepts) || LOAD(l->eagain) || LOAD(l->errors) || LOAD(l->left_by_jump));
@@ -409,7 +409,7 @@ int sa_accept_active(void)
 	struct sa_listener *l;
 
 	for (l = __atomic_load_n(&head, __ATOMIC_ACQUIRE); l; l = l->next)
-		if (active(l))
+		if (is_active(l))
 			return 1;
 	return 0;
 }
@@ -445,7 +445,7 @@ void sa_accept_summary(json_t *summary, int final)
 		listed++;
 	}
 	for (l = __atomic_load_n(&head, __ATOMIC_ACQUIRE); l; l = l->next) {
-		if (!__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) || !active(l))
+		if (!__atomic_load_n(&l->in_use, __ATOMIC_ACQUIRE) || !is_active(l))
 			continue;
 		if (final)
 			sa_listener_emit(l);

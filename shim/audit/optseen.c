@@ -31,7 +31,7 @@ static uint64_t seen_overflow SA_PROC_PAGE;          /* calls that found no free
  * server, most of which never set an option. */
 #define epoch (sa_proc_epoch() + 1)   /* 0 is a free slot */
 
-static int mine(const struct sa_optseen *e)
+static int is_mine(const struct sa_optseen *e)
 {
 	return __atomic_load_n(&e->claim, __ATOMIC_ACQUIRE) == epoch;
 }
@@ -198,7 +198,7 @@ json_t *sa_sockopt_counts_json(int only_accepted, uint64_t id)
 		const struct sa_optseen *e = &seen[i];
 		json_t *o;
 
-		if (!mine(e) || !__atomic_load_n(&e->key, __ATOMIC_ACQUIRE))
+		if (!is_mine(e) || !__atomic_load_n(&e->key, __ATOMIC_ACQUIRE))
 			continue;
 		if (only_accepted && (e->sock_kind != SA_OPTSOCK_ACCEPTED || e->sock_id != id))
 			continue;

@@ -45,7 +45,7 @@ struct sa_sock *sa_accept_promote(int fd, uint64_t word)
 
 /* The listener an accepted socket came from, while it is still that
  * listener: once it closed (its line is written) or was reused, NULL. */
-static struct sa_listener *origin(const struct sa_sock *s)
+static struct sa_listener *origin_listener(const struct sa_sock *s)
 {
 	struct sa_listener *l = s->acc.listener;
 
@@ -75,7 +75,7 @@ static void settle_copy(int fd, struct sa_sock *c, void *arg)
 }
 
 /* The server spoke first (counted as the n-th time on l): a finding on
- * a deferred listener, a line at trace. Apart from decided(), whose
+ * a deferred listener, a line at trace. Apart from record_speaker(), whose
  * common cases (the client, or nobody) then need no frame for the line
  * and its findings (bench/counts.sh: ~20 instructions per connection). */
 static __attribute__((noinline)) void server_first(int fd, const struct sa_sock *s, struct sa_listener *l,
@@ -109,9 +109,9 @@ static __attribute__((noinline)) void server_first(int fd, const struct sa_sock 
 	sa_line_emit(&L, SA_LEVEL_TRACE, &f);
 }
 
-static void decided(int fd, struct sa_sock *s, int who)
+static void record_speaker(int fd, struct sa_sock *s, int who)
 {
-	struct sa_listener *l = origin(s);
+	struct sa_listener *l = origin_listener(s);
 	uint8_t expected = 0;
 
 	sa_flags_clear(s, SA_F_WATCH_IO);
@@ -147,16 +147,16 @@ void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, in
 
 	if (dir == SA_IO_READ) {
 		if (ret > 0)
-			decided(fd, s, SA_SPEAKER_CLIENT);
+			record_speaker(fd, s, SA_SPEAKER_CLIENT);
 		else if (ret == 0)
-			decided(fd, s, SA_SPEAKER_UNKNOWN);   /* closed without a word */
+			record_speaker(fd, s, SA_SPEAKER_UNKNOWN);   /* closed without a word */
 		else if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)
-			decided(fd, s, SA_SPEAKER_UNKNOWN);
+			record_speaker(fd, s, SA_SPEAKER_UNKNOWN);
 		return;
 	}
 	if (ret < 0) {
 		if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR)
-			decided(fd, s, SA_SPEAKER_UNKNOWN);
+			record_speaker(fd, s, SA_SPEAKER_UNKNOWN);
 		return;
 	}
 	if (ret == 0)
@@ -164,9 +164,9 @@ void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, in
 	/* The program wrote before reading: if the client's bytes were
 	 * already waiting, the client still spoke first. */
 	if (ioctl(fd, FIONREAD, &n) == 0 && n > 0)
-		decided(fd, s, SA_SPEAKER_CLIENT);
+		record_speaker(fd, s, SA_SPEAKER_CLIENT);
 	else
-		decided(fd, s, SA_SPEAKER_SERVER);
+		record_speaker(fd, s, SA_SPEAKER_SERVER);
 }
 
 /* An undecided socket with other numbers is closing on this one: the
@@ -186,11 +186,11 @@ static void close_duped(int fd, struct sa_sock *s)
 	in = ti.bytes_received;
 	out = ti.data_segs_out;
 	if (in > 0 && out == 0)
-		decided(fd, s, SA_SPEAKER_CLIENT);
+		record_speaker(fd, s, SA_SPEAKER_CLIENT);
 	else if (in == 0 && out > 0)
-		decided(fd, s, SA_SPEAKER_SERVER);
+		record_speaker(fd, s, SA_SPEAKER_SERVER);
 	else if (in > 0 && out > 0)
-		decided(fd, s, SA_SPEAKER_UNKNOWN);   /* both spoke, order unseen */
+		record_speaker(fd, s, SA_SPEAKER_UNKNOWN);   /* both spoke, order unseen */
 	else
 		sa_flags_clear(s, SA_F_WATCH_IO);
 }
@@ -207,5 +207,5 @@ void sa_accept_close(int fd, struct sa_sock *s, int defer)
 	if ((sa_sock_flags(s) & SA_F_DUPED) || s->acc.forks != (uint16_t)sa_fd_forks())
 		close_duped(fd, s);
 	else
-		decided(fd, s, SA_SPEAKER_UNKNOWN);
+		record_speaker(fd, s, SA_SPEAKER_UNKNOWN);
 }

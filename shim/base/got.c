@@ -82,7 +82,7 @@ static int store(void **slot, void *v, uintptr_t relro_lo, uintptr_t relro_hi)
 	return 0;
 }
 
-static int skipped(const char *path)
+static int is_skipped(const char *path)
 {
 	const char *b = strrchr(path, '/');
 
@@ -91,7 +91,7 @@ static int skipped(const char *path)
 	       strncmp(b, "linux-vdso", 10) == 0 || strncmp(b, "libsockaudit", 12) == 0;
 }
 
-static uintptr_t dptr(uintptr_t base, ElfW(Addr) p)
+static uintptr_t dyn_address(uintptr_t base, ElfW(Addr) p)
 {
 	return p < base ? base + p : p;   /* glibc relocates .dynamic in place, musl does not */
 }
@@ -137,7 +137,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 	int i;
 
 	(void)size;
-	if (!info->dlpi_name || skipped(info->dlpi_name))
+	if (!info->dlpi_name || is_skipped(info->dlpi_name))
 		return 0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -151,12 +151,12 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 	}
 	for (; d && d->d_tag != DT_NULL; d++) {
 		switch (d->d_tag) {
-		case DT_JMPREL: jmprel = (const void *)dptr(base, d->d_un.d_ptr); break;
+		case DT_JMPREL: jmprel = (const void *)dyn_address(base, d->d_un.d_ptr); break;
 		case DT_PLTRELSZ: jmpsz = d->d_un.d_val; break;
-		case DT_RELA: rela = (const void *)dptr(base, d->d_un.d_ptr); break;
+		case DT_RELA: rela = (const void *)dyn_address(base, d->d_un.d_ptr); break;
 		case DT_RELASZ: relasz = d->d_un.d_val; break;
-		case DT_SYMTAB: sym = (const void *)dptr(base, d->d_un.d_ptr); break;
-		case DT_STRTAB: str = (const void *)dptr(base, d->d_un.d_ptr); break;
+		case DT_SYMTAB: sym = (const void *)dyn_address(base, d->d_un.d_ptr); break;
+		case DT_STRTAB: str = (const void *)dyn_address(base, d->d_un.d_ptr); break;
 		default: break;
 		}
 	}

@@ -60,7 +60,7 @@ _Static_assert(NSLOTS <= 64, "a walk's slots are the bits of a uint64_t");
 		BIT(dup2) | BIT(_exit) | BIT(execve))
 
 typedef void *sa_slot_t __attribute__((may_alias));
-static inline sa_slot_t *slots(void)
+static inline sa_slot_t *slot_table(void)
 {
 	return (sa_slot_t *)(void *)&sa_real;
 }
@@ -294,10 +294,10 @@ static int visit_obj(struct walk *w, const struct obj *o)
 	if (w->after_self && !w->past_self)
 		return 0;   /* the slots: only the objects after ours */
 	for (i = 0; i < NSLOTS; i++) {
-		if (!(w->want >> i & 1) || __atomic_load_n(&slots()[i], __ATOMIC_RELAXED))
+		if (!(w->want >> i & 1) || __atomic_load_n(&slot_table()[i], __ATOMIC_RELAXED))
 			continue;
 		if ((p = lookup(o, names[i]))) {
-			__atomic_store_n(&slots()[i], p, __ATOMIC_RELEASE);
+			__atomic_store_n(&slot_table()[i], p, __ATOMIC_RELEASE);
 			w->after = 1;   /* a libc after ours (not only our own dependencies) */
 		} else
 			miss++;

@@ -178,7 +178,7 @@ static int ender_sig(int sig)
 	}
 }
 
-static void ender(int sig)
+static void end_by_signal(int sig)
 {
 	struct sigevent ev;
 	struct itimerspec when;
@@ -205,7 +205,7 @@ static void ender(int sig)
 static void ender_act(struct sigaction *a)
 {
 	memset(a, 0, sizeof *a);
-	a->sa_handler = ender;
+	a->sa_handler = end_by_signal;
 	a->sa_flags = SA_RESTART | SA_NODEFER;
 	sigemptyset(&a->sa_mask);
 }
@@ -291,7 +291,7 @@ SA_EXPORT int sockaudit_enabled(void)
 /* What the host set, where the kernel has the ender. */
 static void unwrap_ender(struct sigaction *o, int sig)
 {
-	if (!(o->sa_flags & SA_SIGINFO) && o->sa_handler == ender)
+	if (!(o->sa_flags & SA_SIGINFO) && o->sa_handler == end_by_signal)
 		*o = ender_prev[sig];
 }
 
@@ -455,7 +455,7 @@ sighandler_t sa_sig_signal(int sig, sighandler_t h)
 			set_handler(PLAIN, sig, prev[PLAIN]);
 		return old;
 	}
-	if (old == ender)
+	if (old == end_by_signal)
 		return SIG_DFL;
 	return (sighandler_t)unwrap((void *)old, prev[PLAIN], prev[INFO]);
 }
@@ -506,7 +506,7 @@ void sa_sig_release_all(void)
 		if (h == (void *)tramp_plain || h == (void *)tramp_info) {
 			k.sa_handler = (void (*)(int))unwrap(h, handlers[PLAIN][sig], handlers[INFO][sig]);
 			SA_REAL(sigaction)(sig, &k, NULL);
-		} else if (!(k.sa_flags & SA_SIGINFO) && h == (void *)ender)
+		} else if (!(k.sa_flags & SA_SIGINFO) && h == (void *)end_by_signal)
 			SA_REAL(sigaction)(sig, &ender_prev[sig], NULL);
 	}
 }

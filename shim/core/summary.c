@@ -8,7 +8,7 @@
 static int forked_child SA_PROC_PAGE;
 
 /* What the summary and a totals line carry: the figures so far. */
-static void figures(json_t *ev, int final)
+static void add_figures(json_t *ev, int final)
 {
 	json_t *na;
 
@@ -35,7 +35,7 @@ void sa_totals_write(void)
 
 	if (!ev)
 		return;
-	figures(ev, 0);
+	add_figures(ev, 0);
 	sa_event_emit(ev, SA_LEVEL_WARN, NULL);
 }
 
@@ -65,7 +65,7 @@ void sa_summary_write(void)
 		sa_signals_release(&old);
 		return;
 	}
-	figures(ev, 1);
+	add_figures(ev, 1);
 	/* Summary-level findings (the object above holds totals, not codes). */
 	sa_event_emit(ev, SA_LEVEL_WARN, NULL);
 	sa_signals_release(&old);

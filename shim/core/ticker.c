@@ -55,7 +55,7 @@ static join_fn p_join;
 static detach_fn p_detach;
 static stacksize_fn p_stacksize;
 
-static int found(void)
+static int find_pthread(void)
 {
 	if (!p_create) {
 		p_join = (join_fn)sa_real_sym("pthread_join");
@@ -67,7 +67,7 @@ static int found(void)
 	return p_create != NULL;
 }
 
-static int alive(int s)
+static int is_alive(int s)
 {
 	return s == TK_STARTING || s == TK_RUNNING;
 }
@@ -82,7 +82,7 @@ static uint64_t every_ns(void)
 /* Whether anything a totals line carries moved: every event counted
  * (lines written, and those counted below the level) but the live lines
  * themselves, and the lines dropped. */
-static uint64_t fingerprint(void)
+static uint64_t take_fingerprint(void)
 {
 	uint64_t fp = sa_sink_dropped();
 	size_t i;
@@ -99,7 +99,7 @@ static void tick(uint64_t now)
 
 	sa_listener_live(now);
 	sa_listener_fold_counted();
-	fp = fingerprint();
+	fp = take_fingerprint();
 	if (fp == last_fp)
 		return;
 	last_fp = fp;
@@ -119,11 +119,11 @@ static void *run(void *arg)
 	ts.tv_nsec = (long)(every % 1000000000ull);
 	for (;;) {
 		seen = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
-		if (!alive(__atomic_load_n(&sa_ticker_state, __ATOMIC_ACQUIRE)))
+		if (!is_alive(__atomic_load_n(&sa_ticker_state, __ATOMIC_ACQUIRE)))
 			break;
 		/* A relative wait: a wake (stop) or the interval, whichever first. */
 		sa_syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
-		if (!alive(__atomic_load_n(&sa_ticker_state, __ATOMIC_ACQUIRE)))
+		if (!is_alive(__atomic_load_n(&sa_ticker_state, __ATOMIC_ACQUIRE)))
 			break;
 		tick(sa_now_ns());
 	}
@@ -155,8 +155,8 @@ void sa_ticker_start(uint64_t now)
 	    !__atomic_compare_exchange_n(&sa_ticker_state, &expected, TK_STARTING, 0, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return;
-	last_fp = fingerprint();   /* what the first lines already said */
-	if (!found() || pthread_attr_init(&attr) != 0) {
+	last_fp = take_fingerprint();   /* what the first lines already said */
+	if (!find_pthread() || pthread_attr_init(&attr) != 0) {
 		__atomic_store_n(&sa_ticker_state, TK_OFF, __ATOMIC_RELEASE);
 		return;
 	}

@@ -46,7 +46,7 @@ const char *sa_netns_name(int i)
 }
 
 /* Next whitespace-separated token in [*p, end) on the current line. */
-static int token(const char **p, const char *end, const char **tok, size_t *len)
+static int next_token(const char **p, const char *end, const char **tok, size_t *len)
 {
 	const char *s = *p;
 
@@ -78,8 +78,8 @@ static int parse_pair(const char *h, const char *he, const char *v, const char *
 	int i, found = 0;
 	char num[32];
 
-	while (token(&hp, he, &ht, &hl)) {
-		if (!token(&vp, ve, &vt, &vl))
+	while (next_token(&hp, he, &ht, &hl)) {
+		if (!next_token(&vp, ve, &vt, &vl))
 			break;
 		for (i = 0; i < SA_NS_N; i++) {
 			if (strlen(counters[i].group) != plen || strncmp(counters[i].group, h, plen) != 0 ||

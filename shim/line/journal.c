@@ -149,7 +149,7 @@ static int key_is(const struct jfield *f, const char *k)
 	return f->klen == n && memcmp(f->key, k, n) == 0;
 }
 
-static int hexval(char c)
+static int hex_value(char c)
 {
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
@@ -185,7 +185,7 @@ static int read_u4(const char *p, const char *e, unsigned *cp)
 	if (e - p < 4)
 		return -1;
 	for (*cp = 0, i = 0; i < 4; i++) {
-		if ((h = hexval(p[i])) < 0)
+		if ((h = hex_value(p[i])) < 0)
 			return -1;
 		*cp = *cp << 4 | (unsigned)h;
 	}

@@ -253,7 +253,7 @@ int sa_out_ts_cached(struct sa_out *o, double v, uint64_t sec, uint32_t us, stru
 	return cached_parts(o, v, sec, us, c);
 }
 
-static int plain(unsigned char c)
+static int is_plain_byte(unsigned char c)
 {
 	return c >= 0x20 && c != '"' && c != '\\';
 }
@@ -290,14 +290,14 @@ int sa_out_str(struct sa_out *o, const char *s, size_t n)
 	size_t i = 0, run = 0;
 
 	/* Most strings (event names, codes) need no escape: one copy. */
-	while (i < n && plain((unsigned char)s[i]))
+	while (i < n && is_plain_byte((unsigned char)s[i]))
 		i++;
 	if (i == n && (size_t)(o->end - o->p) >= n + 2)
 		return put_quoted(o, s, n);
 	if (sa_out_put(o, "\"", 1))
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (plain((unsigned char)s[i]))
+		if (is_plain_byte((unsigned char)s[i]))
 			continue;
 		if (sa_out_put(o, s + run, i - run) || escape(o, (unsigned char)s[i]))
 			return -1;
@@ -325,7 +325,7 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
 	if (sa_out_put(o, "\"", 1))
 		return -1;
 	while (i < n) {
-		if (u[i] < 0x80 && plain(u[i])) {
+		if (u[i] < 0x80 && is_plain_byte(u[i])) {
 			i++;
 			continue;
 		}

@@ -100,7 +100,7 @@ static void *chunk_map(void **pp, size_t bytes, int *won)
 	return c;
 }
 
-static struct sa_sock *slot(int fd, int create)
+static struct sa_sock *entry_at(int fd, int create)
 {
 	struct sa_sock **pp, *c;
 	int won = 0;
@@ -123,7 +123,7 @@ static struct sa_sock *slot(int fd, int create)
 /* The slot of fd in a side table of chunks (one pointer per chunk in
  * *chunks, each chunk `size` bytes per entry), mapped on first use when
  * create is set; NULL otherwise. */
-static void *side(void **chunks, size_t size, int fd, int create)
+static void *side_page(void **chunks, size_t size, int fd, int create)
 {
 	void **pp, *c;
 	int won;
@@ -156,7 +156,7 @@ static void gen_bump(int fd)
 
 struct sa_sock_quickack *sa_fd_qa(int fd, int create)
 {
-	return side((void **)qa_chunks, sizeof(struct sa_sock_quickack), fd, create);
+	return side_page((void **)qa_chunks, sizeof(struct sa_sock_quickack), fd, create);
 }
 
 void sa_fd_origin_map(int fd, uint64_t v)
@@ -325,17 +325,17 @@ static inline void zero_entry(struct sa_sock *s)
 }
 
 /* fd's entry, its chunk mapped on first use: the chunk pointer read
- * inline, slot() only for a chunk not mapped yet. fd < SA_FD_MAX. */
+ * inline, entry_at() only for a chunk not mapped yet. fd < SA_FD_MAX. */
 static inline struct sa_sock *slot_made(int fd)
 {
 	struct sa_sock *c = __atomic_load_n(&sa_fd_chunks[(unsigned int)fd >> CHUNK_BITS], __ATOMIC_ACQUIRE);
 
-	return SA_LIKELY(c != NULL) ? &c[(unsigned int)fd & (CHUNK - 1)] : slot(fd, 1);
+	return SA_LIKELY(c != NULL) ? &c[(unsigned int)fd & (CHUNK - 1)] : entry_at(fd, 1);
 }
 
 /* A new socket on fd: its entry zeroed, its origin word and quickack window
  * gone, its generation bumped (bump); the side page looked up once. */
-static struct sa_sock *fresh(int fd, int bump)
+static struct sa_sock *reset_entry(int fd, int bump)
 {
 	struct sa_fd_side *d;
 	struct sa_sock *s;
@@ -372,12 +372,12 @@ static struct sa_sock *fresh(int fd, int bump)
 
 struct sa_sock *sa_fd_track(int fd)
 {
-	return fresh(fd, 1);
+	return reset_entry(fd, 1);
 }
 
 struct sa_sock *sa_fd_adopt(int fd)
 {
-	return fresh(fd, 0);
+	return reset_entry(fd, 0);
 }
 
 /* The side page is looked up once, for the origin word, the generation
@@ -420,7 +420,7 @@ void sa_fd_dup(int oldfd, int newfd)
 		sa_fd_forget(newfd);
 		return;
 	}
-	n = slot(newfd, 1);
+	n = entry_at(newfd, 1);
 	if (!n || !live_inc(side_of(newfd, 1)))
 		return;
 	old = __atomic_exchange_n(&n->flags, 0, __ATOMIC_ACQ_REL);   /* as in sa_fd_track */
