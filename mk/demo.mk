@@ -4,7 +4,7 @@ DEMO_BIN := $(patsubst demo/%.c,$(BUILD)/demo/%,$(DEMO_SRC))
 
 $(BUILD)/demo/%: demo/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Wno-unused-parameter -o $@ $< -lpthread
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -o $@ $< -lpthread
 
 demo-build:: $(DEMO_BIN)
 test-extra:: $(DEMO_BIN)

@@ -9,7 +9,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 600
 FUZZ_SAN     := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=gnu11 -D_GNU_SOURCE -DSOCKAUDIT_VERSION_STR=\"$(VERSION)\" -Iinclude -Icommon -Ishim \
-		$(JANSSON_CFLAGS) -g -O1 -Wall -Wno-unused-parameter $(FUZZ_SAN)
+		$(JANSSON_CFLAGS) -g -O1 -Wall $(FUZZ_SAN)
 FUZZ_SRC     := $(filter-out shim/core/interpose%.c shim/base/link.c %.S,$(SHIM_SRC))
 FUZZ_OBJ     := $(patsubst shim/%.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRC))
 FUZZ_BIN     := $(BUILD)/fuzz/fuzz_shim
