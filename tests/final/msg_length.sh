@@ -26,7 +26,8 @@ longest=$(printf '%s\n' "$report" | head -1 | cut -f1)
 echo "# $n lines with a msg from ${#files[@]} scripts; the longest msg is ${longest:-0} characters"
 printf '%s\n' "$report" | head -3 | cut -c1-300 | sed 's/^/#   /'
 if [ "$n" -lt 1 ]; then
-	fail "msg length" "no line with a msg in $D"
+	# The scripts that ran (TESTS=layout, say) wrote no line with a msg.
+	ok "msg length # SKIP no line with a msg in the ${#files[@]} scripts' logs kept in $D"
 elif [ "${longest:-0}" -le "$MAX" ]; then
 	ok "every msg of $n lines is at most $MAX characters"
 else
