@@ -356,8 +356,7 @@ static const struct sa_finding_text sa_finding_texts[] __attribute__((unused)) =
 	  "(Linux 6.5+, default 4), then doubling, capped by the socket's TCP_RTO_MAX_MS; connect() gives "
 	  "up after tcp_syn_retries + tcp_syn_linear_timeouts resends (at 131 s with the defaults). So such"
 	  " connects cluster at about 1, 2 and 3 s (sockaudit explain syn prints this kernel's schedule). "
-	  "Why the SYN went unanswered is not measured: the server's accept queue may have been full, or "
-	  "packets were lost. The server starts its clock at accept, so its own logs do not show this wait.",
+	  "The server starts its clock at accept, so its own logs do not show this wait.",
 	  "On the server, check nstat -az TcpExtListenOverflows and ss -ltn (Recv-Q against Send-Q): give "
 	  "it a backlog above its request rate times its longest stall (and net.core.somaxconn to match), "
 	  "or find what stalled it; a capture on both ends shows loss." },
