@@ -18,11 +18,11 @@ struct sa_event_text {
 
 /* ---- exec_unaudited -------------------------------------------------------- */
 #define SA_MSG_EXEC_UNAUDITED_ENV_REPLACED \
-	"This program is started with an environment of the caller's making that has no " \
-	"LD_PRELOAD naming libsockaudit, so it runs unaudited: none of its socket calls will be " \
-	"logged. Pass LD_PRELOAD and SOCKAUDIT_* on (nginx: env LD_PRELOAD; env SOCKAUDIT_LOG;)."
+	"This program starts with an environment of the caller's making, without LD_PRELOAD " \
+	"naming libsockaudit: it runs unaudited. Pass LD_PRELOAD and SOCKAUDIT_* on (nginx: env " \
+	"LD_PRELOAD; env SOCKAUDIT_LOG;)."
 #define SA_MSG_EXEC_UNAUDITED_PRELOAD_REMOVED \
-	"This program is started after LD_PRELOAD naming libsockaudit was removed from the " \
+	"This program starts after LD_PRELOAD naming libsockaudit was removed from the " \
 	"environment, so it runs unaudited: none of its socket calls will be logged."
 
 static const struct sa_event_text sa_event_texts[] __attribute__((unused)) = {

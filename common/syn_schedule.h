@@ -27,6 +27,7 @@
 #define SA_SYN_SCHEDULE_H
 
 #include <stdio.h>
+#include "finding_text.h"   /* SA_MSG_DEFER_REAL_WINDOW_TAIL */
 
 #define SA_SYN_RTO_INIT_MS 1000L
 #define SA_RTO_MAX_DEFAULT_MS 120000L
@@ -126,8 +127,7 @@ static inline const char *sa_defer_note(char *buf, size_t len, int defer_s, long
 	buf[0] = '\0';
 	if (defer_s <= 0 || real_ms <= 0 || real_ms == defer_s * 1000L)
 		return buf;
-	snprintf(buf, len, " The deferral window really lasts %s s, not the %d s getsockopt(TCP_DEFER_ACCEPT) reports: this kernel caps each SYN-ACK timeout by the listener's TCP_RTO_MAX_MS (%ld ms), while the reported seconds count the rounds at the 120 s constant.",
-		 sa_secs_str(s, sizeof s, real_ms), defer_s, rto_max_ms);
+	snprintf(buf, len, SA_MSG_DEFER_REAL_WINDOW_TAIL, sa_secs_str(s, sizeof s, real_ms), rto_max_ms);
 	return buf;
 }
 

@@ -11,10 +11,21 @@ PROGS=$BUILD/progs
 T=$(mktemp -d /tmp/sa-it.XXXXXX)
 _sa_cleanup_fns=()
 on_exit() { _sa_cleanup_fns+=("$*"); }
+# keep_lines: under tests/run-tests.sh (SA_TEST_LINES set), the lines with a
+# msg that this script's programs wrote anywhere in $T, kept in
+# SA_TEST_LINES/SCRIPT.jsonl before $T goes, for the last group
+# (tests/final/msg_length.sh) to check.
+keep_lines() {
+	[ -n "${SA_TEST_LINES:-}" ] && [ -d "$SA_TEST_LINES" ] || return 0
+	find "$T" -type f -size -64M -print0 2>/dev/null | xargs -0 -r grep -ahoE '\{"ts":.*"msg":.*' 2>/dev/null \
+		>>"$SA_TEST_LINES/$(basename "$0" .sh).jsonl"
+	return 0
+}
 _sa_cleanup() {
 	local f
 	for f in "${_sa_cleanup_fns[@]}"; do eval "$f" >/dev/null 2>&1; done
 	jobs -p | xargs -r kill 2>/dev/null
+	keep_lines
 	rm -rf "$T"
 }
 trap _sa_cleanup EXIT

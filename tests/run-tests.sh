@@ -51,7 +51,24 @@ for t in "$top"/tests/integration/*.sh; do
 	list+=("integration/$(basename "$t" .sh)|$t")
 done
 
-printf '%s\n' "${list[@]}" | xargs -P "$jobs" -I{} bash -c 'e="{}"; run_one "${e%%|*}" "${e#*|}"'
+# The lines every integration script's programs wrote (tests/lib.sh keeps
+# them before its temp dir goes), for the groups in tests/final/, which run
+# after all the others: a fresh set whenever integration scripts run.
+lines=$build/test-lines
+case "${list[*]:-}" in *integration/*)
+	rm -rf "$lines"; mkdir -p "$lines"; export SA_TEST_LINES=$lines ;;
+esac
+export SA_TEST_LINES_DIR=$lines
+final=()
+for t in "$top"/tests/final/*.sh; do
+	[ -x "$t" ] || continue
+	if [ -n "$filter" ] && [[ "$(basename "$t")" != *$filter* ]] && [ -z "${SA_TEST_LINES:-}" ]; then continue; fi
+	final+=("final/$(basename "$t" .sh)|$t")
+done
+
+[ ${#list[@]} = 0 ] || printf '%s\n' "${list[@]}" | xargs -P "$jobs" -I{} bash -c 'e="{}"; run_one "${e%%|*}" "${e#*|}"'
+for e in "${final[@]}"; do run_one "${e%%|*}" "${e#*|}"; done
+list+=("${final[@]}")
 
 passed=0; failed=0
 for c in "$out"/*.count; do

@@ -229,6 +229,8 @@ void ex_answer(struct ex_answer *a, sa_say_fn say)
 	case EX_BACKLOG:
 		answer_backlog(a, say);
 		break;
+	case EX_CODE:
+		break;          /* words only: nothing to ask the kernel */
 	default:
 		sa_syn_sched_fill(&a->sched, ex_sysctl);
 		break;

@@ -2,7 +2,8 @@
  * explain/explain.h: what verb.c (queries, options), answer.c (the
  * kernel's answers) and print.c (their printing) share. The judges and their words come
  * from common/readback.h (shim/kernel/sockopt_judge.c and readback.c), the
- * SYN schedules from common/syn_schedule.h: the library's own code.
+ * SYN schedules from common/syn_schedule.h, a finding code's words from
+ * common/finding_text.h: the library's own code and words.
  */
 #ifndef SA_CLI_EXPLAIN_H
 #define SA_CLI_EXPLAIN_H
@@ -11,14 +12,16 @@
 
 #include "readback.h"
 #include "syn_schedule.h"
+#include "finding_text.h"
 
-enum ex_what { EX_OPTION, EX_BACKLOG, EX_SYN, EX_SYNACK };
+enum ex_what { EX_OPTION, EX_BACKLOG, EX_SYN, EX_SYNACK, EX_CODE };
 
 #define EX_FINDINGS_MAX 4
 struct ex_answer {
 	const char *query;
 	enum ex_what what;
 	const struct sa_optdesc *desc;      /* EX_OPTION */
+	const struct sa_finding_text *code; /* EX_CODE: its words, nothing read from the kernel */
 	/* the value asked: req_i (int, bool, linger on), req_i2 (linger s),
 	 * req_us (timeval), req_s (string) */
 	int req_i, req_i2;

@@ -250,9 +250,23 @@ static void print_synack(const struct ex_answer *a, FILE *out)
 	     k->synack_capped ? "; on this kernel a listener's TCP_RTO_MAX_MS caps each wait" : "");
 }
 
+/* A finding code: its meaning, the mechanism behind it, the fix, and where
+ * docs/findings.md says the same. */
+static void print_code(const struct ex_answer *a, FILE *out)
+{
+	const struct sa_finding_text *t = a->code;
+
+	fprintf(out, "%s\n", t->code);
+	para(out, 1, "Meaning. %s", t->text);
+	para(out, 1, "Mechanism. %s", t->mechanism);
+	para(out, 1, "Fix. %s", t->fix);
+	para(out, 1, "More, with measurements: docs/findings.md#%s", t->anchor);
+}
+
 void ex_print_text(const struct ex_answer *a, FILE *out)
 {
 	switch (a->what) {
+	case EX_CODE: print_code(a, out); break;
 	case EX_OPTION: print_option(a, out); break;
 	case EX_BACKLOG: print_backlog(a, out); break;
 	case EX_SYN: print_syn(a, out); break;
@@ -342,6 +356,13 @@ static json_t *answer_json(const struct ex_answer *a)
 		json_object_set_new(o, "tcp_rto_max_ms", json_integer(k->rto_max_ms));
 		json_object_set_new(o, "resend_s", times_json(n, 0, k));
 		json_object_set_new(o, "give_up_s", json_real(sa_syn_give_up_ms(k->linear, k->syn_retries, k->rto_max_ms) / 1000.0));
+		break;
+	case EX_CODE:
+		json_object_set_new(o, "code", json_string(a->code->code));
+		json_object_set_new(o, "meaning", json_string(a->code->text));
+		json_object_set_new(o, "mechanism", json_string(a->code->mechanism));
+		json_object_set_new(o, "fix", json_string(a->code->fix));
+		json_object_set_new(o, "doc", json_sprintf("docs/findings.md#%s", a->code->anchor));
 		break;
 	case EX_SYNACK:
 		json_object_set_new(o, "tcp_synack_retries", json_integer(k->synack_retries));

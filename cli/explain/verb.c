@@ -7,8 +7,10 @@
  * judge and words (shim/kernel/sockopt_judge.c and readback.c, linked
  * here): the same sentence the shim would write at read-back. backlog=N listens on a fresh socket and reads
  * the backlog back with TCP_INFO; syn and synack read the sysctls the shim
- * reads. Nothing is guessed: a name or value it does not know is an error
- * (exit 2), a value the kernel refuses is said so (exit 1).
+ * reads. A finding code (listen_overflows) prints its meaning, mechanism
+ * and fix, the words docs/findings.md says under it. Nothing is guessed: a
+ * name, value or code it does not know is an error (exit 2), a value the
+ * kernel refuses is said so (exit 1).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +30,7 @@ static void explain_usage(FILE *out)
 {
 	fputs(
 "usage: sockaudit explain [--json] [--netns PID] QUERY...\n"
-"       sockaudit explain --list\n"
+"       sockaudit explain --list | --codes\n"
 "\n"
 "Says what this kernel does with a value, without running a program: each\n"
 "option is set on a fresh socket in this network namespace (or PID's), read\n"
@@ -42,15 +44,19 @@ static void explain_usage(FILE *out)
 "                      room, the somaxconn clamp (also listen=N)\n"
 "  syn                 when this kernel resends a SYN and connect() gives up\n"
 "  synack              when it resends a SYN-ACK and drops a half-open request\n"
+"  CODE                a finding code of the log's lines (listen_overflows,\n"
+"                      accept_queue_full ...): what it means, the mechanism\n"
+"                      behind it and the fix\n"
 "\n"
 "      --json          one JSON array, an object per query\n"
 "      --netns PID     answer for the network namespace of process PID\n"
 "                      (or run under `ip netns exec NAME`)\n"
 "      --list          the option names known, with their levels and kinds\n"
+"      --codes         the finding codes known\n"
 "  -h, --help          this text\n"
 "\n"
 "Exit status: 0 every query answered, 1 the kernel refused a value (said\n"
-"so), 2 a name or value not understood, or --netns failed.\n",
+"so), 2 a name, value or code not understood, or --netns failed.\n",
 	      out);
 }
 
@@ -148,6 +154,13 @@ static const char *value_hint(enum sa_optkind k)
 	}
 }
 
+/* A word in a finding code's spelling (lower case, digits, '_', with a
+ * '_'): one the table does not know is called an unknown code. */
+static int looks_like_code(const char *q)
+{
+	return strchr(q, '_') && strspn(q, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(q);
+}
+
 /* Parses one query into a; 0, or -1 after an error message on stderr. */
 static int parse_query(const char *q, struct ex_answer *a)
 {
@@ -166,7 +179,16 @@ static int parse_query(const char *q, struct ex_answer *a)
 			a->what = EX_SYNACK;
 			return 0;
 		}
-		fprintf(stderr, "sockaudit explain: '%s' is not a query: write NAME=VALUE, backlog=N, syn or synack\n", q);
+		a->code = sa_finding_entry(q);
+		if (a->code) {
+			a->what = EX_CODE;
+			return 0;
+		}
+		if (looks_like_code(q))
+			fprintf(stderr, "sockaudit explain: unknown finding code '%s' (sockaudit explain --codes lists them)\n", q);
+		else
+			fprintf(stderr, "sockaudit explain: '%s' is not a query: write NAME=VALUE, backlog=N, syn, synack "
+				"or a finding code\n", q);
 		return -1;
 	}
 	n = (size_t)(eq - q);
@@ -225,6 +247,14 @@ static int enter_netns(const char *pid)
 	return bad ? -1 : 0;
 }
 
+static void list_codes(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof sa_finding_texts / sizeof sa_finding_texts[0]; i++)
+		printf("%-30s docs/findings.md#%s\n", sa_finding_texts[i].code, sa_finding_texts[i].anchor);
+}
+
 static void list_options(void)
 {
 	const struct sa_optdesc *d;
@@ -241,11 +271,12 @@ int cli_explain(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "netns", required_argument, NULL, 'n' },
 		{ "list", no_argument, NULL, 'L' },
+		{ "codes", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ex_answer *ans;
-	int c, json = 0, list = 0, i, n, refused = 0;
+	int c, json = 0, list = 0, codes = 0, i, n, refused = 0;
 	const char *netns = NULL;
 
 	optind = 1;
@@ -255,6 +286,7 @@ int cli_explain(int argc, char **argv)
 		case 'j': json = 1; break;
 		case 'n': netns = optarg; break;
 		case 'L': list = 1; break;
+		case 'C': codes = 1; break;
 		case 'h': explain_usage(stdout); return 0;
 		default:
 			fprintf(stderr, "sockaudit explain: %s '%s'\nTry 'sockaudit explain --help' for more information.\n",
@@ -262,8 +294,11 @@ int cli_explain(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (list) {
-		list_options();
+	if (list || codes) {
+		if (list)
+			list_options();
+		if (codes)
+			list_codes();
 		return 0;
 	}
 	n = argc - optind;

@@ -109,10 +109,10 @@ static void report_failed(int lfd, struct sa_listener *l, int err, uint64_t t0, 
 		nlim = l ? SA_RELAXED_ADD(l->fd_limit, 1) : 1;
 		getrlimit(RLIMIT_NOFILE, &rl);
 		if (have_q)
-			snprintf(queue, sizeof queue, "%u waiting, room for %u, when this line was written",
+			snprintf(queue, sizeof queue, SA_MSG_ACCEPT_FD_LIMIT_QUEUE,
 				 listener_ti.unacked, listener_ti.sacked + 1);
 		else
-			snprintf(queue, sizeof queue, "its length was not read");
+			snprintf(queue, sizeof queue, SA_MSG_ACCEPT_FD_LIMIT_NO_QUEUE);
 		if (err == EMFILE)
 			sa_findings_add(&f, "accept_fd_limit",
 				SA_MSG_ACCEPT_FD_LIMIT_EMFILE,
@@ -156,7 +156,7 @@ static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *liste
 	char child[160] = "";
 
 	if (ti)
-		snprintf(child, sizeof child, " This connection waited %u ms in the queue and got %u SYN-ACK %s.",
+		snprintf(child, sizeof child, SA_MSG_ACCEPT_QUEUE_FULL_CHILD_TAIL,
 			 ti->last_data_sent, ti->total_retrans,
 			 sa_plural(ti->total_retrans, "resend", "resends"));
 	/* tcp_conn_request() drops a SYN while sk_acceptq_is_full();
@@ -166,12 +166,12 @@ static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *liste
 	if (k->abort_on_overflow)
 		sa_findings_add(f, "accept_queue_full",
 			SA_MSG_ACCEPT_QUEUE_FULL_ABORT,
-			listener_ti->unacked, sa_plural(listener_ti->unacked, "connection", "connections"), backlog + 1, backlog,
+			listener_ti->unacked, sa_plural(listener_ti->unacked, "connection", "connections"), backlog + 1,
 			child, k->abort_on_overflow, need);
 	else
 		sa_findings_add(f, "accept_queue_full",
 			SA_MSG_ACCEPT_QUEUE_FULL_DROP,
-			listener_ti->unacked, sa_plural(listener_ti->unacked, "connection", "connections"), backlog + 1, backlog,
+			listener_ti->unacked, sa_plural(listener_ti->unacked, "connection", "connections"), backlog + 1,
 			child, need);
 }
 

@@ -87,25 +87,16 @@ void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double conn
 		      const struct sa_syn_sched *k)
 {
 	static const struct sa_syn_sched defaults = SA_SYN_SCHED_DEFAULTS;
-	char when[160];
 
 	if (!k)
 		k = &defaults;
-	if (syn_retrans > 0) {
-		/* Shown up to the 10th: enough for every default-kernel connect. */
-		int shown = syn_retrans > 10 ? 10 : syn_retrans;
-
-		sa_syn_schedule_str(when, sizeof when, shown, k->linear, k->rto_max_ms);
+	if (syn_retrans > 0)
 		sa_findings_add(f, "syn_retransmitted",
 				SA_MSG_SYN_RETRANSMITTED,
 				syn_retrans, sa_plural((unsigned)syn_retrans, "retransmission", "retransmissions"),
 				o == SA_CONN_FAILED ? "failed" : o == SA_CONN_ABANDONED ? "was given up" :
 				o == SA_CONN_INTERRUPTED ? "was interrupted by a signal" : "completed",
-				connect_ms, syn_retrans == 1 ? "SYN" : "SYNs", when, syn_retrans > shown ? " ..." : "",
-				k->linear, k->syn_retries, k->rto_max_ms,
-				sa_syn_give_up_ms(k->linear, k->syn_retries, k->rto_max_ms) / 1000,
-				sa_syn_retrans_at_ms(syn_retrans, k->linear, k->rto_max_ms) / 1000.0);
-	}
+				connect_ms, sa_syn_retrans_at_ms(syn_retrans, k->linear, k->rto_max_ms) / 1000.0);
 	if (connect_ms >= slow_ms) {
 		if (o == SA_CONN_ABANDONED)
 			sa_findings_add(f, "slow_connect",

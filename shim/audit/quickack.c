@@ -111,8 +111,8 @@ static void emit(int fd, struct sa_sock *s, uint32_t sets, const struct sa_qa_ve
 	 * kernel re-enters on its own; the ACKs sent are not counted here. */
 	sa_findings_add(&f, "quickack_hot_loop",
 		SA_MSG_QUICKACK_HOT_LOOP,
-		sets, v->median_out, v->quiet_pct, nagle ? ", while Nagle is on" : "",
-		nagle ? "; with Nagle on, write each message in one call (or TCP_CORK around it) or set TCP_NODELAY" : "");
+		sets, v->median_out, v->quiet_pct, nagle ? SA_MSG_QUICKACK_NAGLE_TAIL : "",
+		nagle ? SA_MSG_QUICKACK_NAGLE_FIX_TAIL : "");
 
 	ev = sa_event_new("quickack_hot_loop", fd);
 	if (!ev)

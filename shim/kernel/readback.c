@@ -90,7 +90,7 @@ void sa_sockopt_say(const struct sa_opt_facts *in, const struct sa_opt_verdict *
 	int req = v->req_i, eff = v->eff_i, rcv = in->opt == SO_RCVBUF || in->opt == SO_RCVBUFFORCE;
 	const char *name = c->name, *sysctl = rcv ? "net.core.rmem_max" : "net.core.wmem_max";
 	const char *autotune = (rcv && c->stream)
-		? " Setting it also turns off the kernel's receive-buffer autotuning on this socket." : "";
+		? SA_MSG_OPTION_ADJUSTED_AUTOTUNE_TAIL : "";
 
 	switch (v->diff) {
 	case SA_OPTD_SAME:

@@ -38,8 +38,8 @@ static size_t index_of(const char *const *tab, size_t n, const char *name)
 	return n - 1;
 }
 
-/* Records code once; returns where its sentence goes in msg, or NULL when
- * there is no sentence or no room. */
+/* Records code once; returns where its sentence goes in msg (after a
+ * space when msg has one already), or NULL when there is no sentence. */
 static inline char *finding_slot(struct sa_findings *f, const char *code, const char *fmt)
 {
 	size_t used = strlen(f->msg);
@@ -50,21 +50,39 @@ static inline char *finding_slot(struct sa_findings *f, const char *code, const 
 			break;
 	if (i == f->n && f->n < SA_MAX_FINDINGS)
 		f->codes[f->n++] = code;
-	if (!fmt || used + 2 >= sizeof f->msg)
+	if (!fmt)
 		return NULL;
-	if (used) {
-		f->msg[used++] = ' ';
-		f->msg[used] = '\0';
-	}
-	return f->msg + used;
+	return f->msg + used + (used != 0);
 }
 
+/* A sentence that does not fit in what is left of the SA_MSG_MAX
+ * characters (a line with several findings) is not cut: the line names
+ * the code's explanation instead, or says nothing more when even that
+ * does not fit (the code is in findings either way). */
 static void add_v(struct sa_findings *f, const char *code, const char *fmt, va_list ap)
 {
 	char *p = finding_slot(f, code, fmt);
+	size_t room;
+	int n;
 
-	if (p)
-		vsnprintf(p, sizeof f->msg - (size_t)(p - f->msg), fmt, ap);
+	if (!p)
+		return;
+	room = sizeof f->msg - (size_t)(p - f->msg);
+	if (p >= f->msg + sizeof f->msg - 1)
+		return;
+	n = vsnprintf(p, room, fmt, ap);
+	if (n >= 0 && (size_t)n < room) {
+		if (p != f->msg)
+			p[-1] = ' ';
+		return;
+	}
+	n = snprintf(p, room, SA_MSG_SEE_EXPLAIN, code);
+	if (n >= 0 && (size_t)n < room) {
+		if (p != f->msg)
+			p[-1] = ' ';
+		return;
+	}
+	*(p != f->msg ? p - 1 : p) = '\0';
 }
 
 void sa_findings_add(struct sa_findings *f, const char *code, const char *fmt, ...)

@@ -113,15 +113,16 @@ const char *sa_errno_name(int err, char buf[SA_ERRNO_NAME_MAX]) SA_HIDDEN;
 
 /* ---- findings.c: findings and the counters of what was emitted ------------ */
 
-/* Findings collected while auditing one call; msg is sentences joined. */
+/* Findings collected while auditing one call; msg is sentences joined, at
+ * most SA_MSG_MAX characters (common/finding_text.h): a sentence that does
+ * not fit is replaced by the name of its explanation (findings.c). */
 struct sa_findings {
 	int n;
 	const char *codes[SA_MAX_FINDINGS];
-	char msg[1536];
+	char msg[SA_MSG_MAX + 1];
 };
 /* Empties f. On the per-connection paths use this, not "= { 0 }", which
- * zeroes all 1.6 kB of msg on every call (bench/callgrind.sh: ~200
- * instructions of a 481-instruction EAGAIN accept). */
+ * zeroes all of msg on every call (bench/callgrind.sh). */
 static inline void sa_findings_init(struct sa_findings *f)
 {
 	f->n = 0;

@@ -66,9 +66,9 @@ check_jq "client speaking after 0.2 s: accepted with data, no finding anywhere" 
 check_jq "connection left 0.6 s in the queue: queue_ms ~600" "$T/queued.jsonl" \
   "$A | length==1 and (.[0] | .queue_ms>=550 and .queue_ms<=750 and .wait_ms<50 and .findings==null)"
 check_jq "backlog 3, 8 pending clients: accept_queue_full with the backlog needed" "$T/full.jsonl" \
-  "$A | (.[0] | .queue_capacity==4 and .queue_len==3 and (.findings|index(\"accept_queue_full\")) and (.msg|test(\"backlog of at least [0-9]+\"))) and (map(select(.findings)) | length) < length"
+  "$A | (.[0] | .queue_capacity==4 and .queue_len==3 and (.findings|index(\"accept_queue_full\")) and (.msg|test(\"Fix: backlog [0-9]+ or more\"))) and (map(select(.findings)) | length) < length"
 check_jq "queue full: listener_stats counts it and advises a bigger backlog" "$T/full.jsonl" \
-  'any(.[]; .event=="listener_stats" and .queue_full_seen>=1 and .peak_waiting==4 and .accepts==8 and any(.advice[]; test("backlog of at least 8")))'
+  'any(.[]; .event=="listener_stats" and .queue_full_seen>=1 and .peak_waiting==4 and .accepts==8 and any(.advice[]; test("Fix: backlog 8 or more")))'
 check_jq "server-first protocol on a deferred listener: server_speaks_first_deferred" "$T/banner.jsonl" \
   'any(.[]; .event=="first_speaker" and .speaker=="server" and .findings==["server_speaks_first_deferred"] and (.msg|test("TCP_DEFER_ACCEPT"))) and any(.[]; .event=="listener_stats" and .first_speaker.server==1 and any(.advice[]; test("server speaks first")))'
 check_jq "HTTP-like listener: listener_stats with first_speaker.client and with_data_pct" "$T/http.jsonl" \

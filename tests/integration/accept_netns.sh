@@ -64,16 +64,16 @@ check_jq "200 silent clients: summary SyncookiesRecv delta >= syncookie empties,
   "($S) as \$s | any(.[]; .event==\"summary\" and .netns_counters.SyncookiesRecv >= \$s.empty_syncookie and .netns_counters.TCPDeferAcceptDrop >= 1 and .netns_counters.TCPDeferAcceptDrop >= \$s.empty_defer_expired)"
 check_jq "200 silent clients: netns_counters agree with nstat (SyncookiesRecv, TCPDeferAcceptDrop, SyncookiesSent)" "$L" \
   "any(.[]; .event==\"summary\" and .netns_counters.SyncookiesRecv==$D1.TcpExtSyncookiesRecv and .netns_counters.TCPDeferAcceptDrop==$D1.TcpExtTCPDeferAcceptDrop and .netns_counters.SyncookiesSent==$D1.TcpExtSyncookiesSent)"
-check_jq "200 silent clients: advice says deferral was bypassed (namespace-wide)" "$L" \
-  "$S | any(.advice[]; test(\"SyncookiesRecv rose.*namespace-wide\"))"
+check_jq "200 silent clients: advice says deferral was bypassed (a namespace counter)" "$L" \
+  "$S | any(.advice[]; test(\"SyncookiesRecv rose by [0-9]+ in this network namespace.*skipped deferral\"))"
 
 L=$T/overflow.jsonl
 check_jq "backlog 0 paused: nstat ListenOverflows rose and netns_counters agree" "$L" \
   "$D2.TcpExtListenOverflows > 0 and any(.[]; .event==\"summary\" and .netns_counters.ListenOverflows==$D2.TcpExtListenOverflows)"
 check_jq "backlog 0 paused: first accept flagged accept_queue_full" "$L" \
   'any(.[]; .event=="accept" and .queue_capacity==1 and .queue_ms>=1000 and (.findings|index("accept_queue_full")))'
-check_jq "backlog 0 paused: listen_overflows finding names ListenOverflows, namespace-wide" "$L" \
-  "$S | (.findings|index(\"listen_overflows\")) and (.msg|test(\"ListenOverflows rose by [0-9]+ in this network namespace\")) and (.msg|test(\"namespace-wide\")) and .netns_counters.ListenOverflows > 0"
+check_jq "backlog 0 paused: listen_overflows finding names ListenOverflows in this namespace, and the fix" "$L" \
+  "$S | (.findings|index(\"listen_overflows\")) and (.msg|test(\"ListenOverflows \\\\+[0-9]+ in this netns\")) and (.msg|test(\"Fix: backlog [0-9]+ or more\")) and .netns_counters.ListenOverflows > 0"
 KEEP=${KEEP:-}; [ -n "$KEEP" ] && cp -r "$T" "$KEEP"
 echo "# measured: $(jq -s -c "$S | {accepts, empty_syncookie, empty_defer_expired, queue_full_seen, netns_counters}" "$T/cookies.jsonl")"
 finish

@@ -127,4 +127,32 @@ check "nothing printed for a bad list" test ! -s "$T/out"
 bad "the kernel refuses TCP_MAXSEG=10: EINVAL, status 1" 1 "fails with EINVAL" TCP_MAXSEG=10
 check "--list names every explained option" sh -c "'$SA' explain --list | grep -q '^TCP_DEFER_ACCEPT .*IPPROTO_TCP .*int'"
 check "--help exits 0" sh -c "'$SA' explain --help | grep -q -- '--netns PID'"
+
+# --- a finding code: its meaning, mechanism and fix, the words of docs/findings.md ----
+bad "unknown finding code: a clear error, status 2" 2 "unknown finding code 'no_such_code'" no_such_code
+bad "a good query and an unknown code answer nothing" 2 "unknown finding code" syn listen_overflow
+"$SA" explain --codes >"$T/codes"
+n=$(wc -l <"$T/codes")
+docs_codes=$(grep -c '^### `[a-z_]*`$' "$TOP/docs/findings.md")
+[ "$n" -ge 10 ] && [ "$n" = "$docs_codes" ] && ok "--codes lists the $n codes docs/findings.md has a section for" ||
+	fail "--codes lists every code of docs/findings.md" "$n listed, $docs_codes sections"
+all_ok=1
+for c in $(awk '{ print $1 }' "$T/codes"); do
+	"$SA" explain "$c" >"$T/code.txt" 2>"$T/code.err" || { all_ok=0; echo "# $c: status $?"; continue; }
+	for w in "^$c\$" "^  Meaning\. " "^  Mechanism\. " "^  Fix\. " "docs/findings.md#$c"; do
+		grep -q -- "$w" "$T/code.txt" || { all_ok=0; echo "# $c: no '$w'"; }
+	done
+	awk 'length($0) > 80 { bad = 1 } END { exit bad }' "$T/code.txt" || { all_ok=0; echo "# $c: over 80 columns"; }
+done
+[ "$all_ok" = 1 ] && ok "every code explained: its meaning, mechanism, fix and section, within 80 columns" ||
+	fail "every code explained: its meaning, mechanism, fix and section"
+# The text printed is the page's: the fix of accept_queue_full, as findings.md says it.
+fix=$(ex accept_queue_full | jq -r '.[0].fix')
+page=$(sed -n '/^### `accept_queue_full`/,/^### /p' "$TOP/docs/findings.md" | tr '\n' ' ' | sed 's/  */ /g')
+case "$page" in *"**Fix.** $fix"*) ok "explain --json accept_queue_full: its fix is the page's words" ;;
+	*) fail "explain --json accept_queue_full: its fix is the page's words" "fix: $fix" ;; esac
+check "explain --json listen_overflows: code, meaning, mechanism, fix, doc" \
+	sh -c "'$SA' explain --json listen_overflows | jq -e '.[0] | .code == \"listen_overflows\" and (.meaning|length) > 40 and (.mechanism|test(\"ListenOverflows\")) and (.fix|test(\"backlog\")) and .doc == \"docs/findings.md#listen_overflows\"' >/dev/null"
+check "a code and an option in one call answer in order" \
+	sh -c "'$SA' explain --json slow_connect SO_RCVBUF=1000 | jq -e '.[0].code == \"slow_connect\" and .[1].opt == \"SO_RCVBUF\"' >/dev/null"
 finish

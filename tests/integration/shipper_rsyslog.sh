@@ -25,13 +25,16 @@ for i in range(20):
     c = socket.create_connection(s.getsockname()); a, _ = s.accept(); a.close(); c.close()
 u = socket.socket(socket.AF_UNIX); u.bind("\0" + "x" * 100); u.listen(3)'
 # A line of the full 4096 bytes (the most the library writes), appended the
-# way the library appends, to see the shipper's line limit hold it.
+# way the library appends, to see the shipper's line limit hold it: a
+# warning about a long log path (a msg is at most 240 characters; the
+# value is what grows).
 late=$(ls "$T"/logs/late.*.jsonl | head -1)
 $PY -c '
 import json, sys
-pre = {"ts": 1.5, "event": "warning", "schema": 1, "pid": 1, "severity": "warn", "msg": ""}
+pre = {"ts": 1.5, "event": "warning", "schema": 1, "pid": 1, "severity": "warn",
+       "variable": "SOCKAUDIT_LOG", "value": "", "msg": "path too long; using stderr"}
 n = 4095 - len(json.dumps(pre, separators=(",", ":")))
-pre["msg"] = "x" * n
+pre["value"] = "/" + "x" * (n - 1)
 sys.stdout.write(json.dumps(pre, separators=(",", ":")) + "\n")' >>"$late"
 cat "$T"/logs/*.jsonl >"$T/all.jsonl"
 check "the long line is 4096 bytes with its newline" test "$(tail -1 "$late" | wc -c)" = 4096

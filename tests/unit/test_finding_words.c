@@ -2,8 +2,9 @@
  * code's words: it names the same codes as the counters (common/names.h),
  * each code has its explanation and sentence templates, and
  * docs/findings.md has a section for each code at the anchor the table
- * gives, an index row linking to it, and no section for a code the table
- * does not know; likewise common/event_text.h against docs/events.md for
+ * gives, an index row linking to it, no section for a code the table does
+ * not know, and in that section the table's meaning, mechanism and fix word
+ * for word (what `sockaudit explain CODE` prints); likewise common/event_text.h against docs/events.md for
  * the events whose msg carries no finding code. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,6 +143,64 @@ static void docs_match_table(void **state)
 	}
 }
 
+/* s with every run of blanks and newlines as one space, into a new string. */
+static char *squeeze(const char *s, size_t n)
+{
+	char *o = calloc(1, n + 1), *d = o;
+	size_t i;
+
+	assert_non_null(o);
+	for (i = 0; i < n; i++) {
+		int blank = s[i] == ' ' || s[i] == '\n' || s[i] == '\t';
+
+		if (blank && (d == o || d[-1] == ' '))
+			continue;
+		*d++ = blank ? ' ' : s[i];
+	}
+	*d = '\0';
+	return o;
+}
+
+/* Each code's section says the table's words as its **Meaning.**,
+ * **Mechanism.** and **Fix.** paragraphs, word for word: the one text that
+ * `sockaudit explain CODE` prints lives in the table and on the page. */
+static void docs_say_the_words(void **state)
+{
+	char want[128];
+	size_t i;
+
+	for (i = 0; i < NTEXTS; i++) {
+		const struct sa_finding_text *t = &sa_finding_texts[i];
+		const char *label[3] = { "**Meaning.** ", "**Mechanism.** ", "**Fix.** " };
+		const char *words[3] = { t->text, t->mechanism, t->fix };
+		const char *sec, *end;
+		char *flat;
+		int k;
+
+		snprintf(want, sizeof want, "\n### `%s`\n", t->code);
+		sec = strstr(doc, want);
+		assert_non_null(sec);
+		end = strstr(sec + 1, "\n### ");
+		if (!end)
+			end = sec + strlen(sec);
+		flat = squeeze(sec, (size_t)(end - sec));
+		for (k = 0; k < 3; k++) {
+			char *line;
+
+			if (!words[k] || strlen(words[k]) < 20)
+				fail_msg("%s: no %s in finding_text.h", t->code, label[k]);
+			line = calloc(1, strlen(label[k]) + strlen(words[k]) + 1);
+			assert_non_null(line);
+			strcpy(line, label[k]);
+			strcat(line, words[k]);
+			if (!strstr(flat, line))
+				fail_msg("docs/findings.md's %s section does not say, word for word: %s", t->code, line);
+			free(line);
+		}
+		free(flat);
+	}
+}
+
 /* The events whose msg is worded without a finding code
  * (common/event_text.h): each has its sentences, a section in
  * docs/events.md at the table's anchor with a `msg` row, and an index row
@@ -186,6 +245,7 @@ int main(void)
 		cmocka_unit_test(same_codes_as_counters),
 		cmocka_unit_test(each_code_has_words),
 		cmocka_unit_test(docs_match_table),
+		cmocka_unit_test(docs_say_the_words),
 		cmocka_unit_test(event_words_match_docs),
 	};
 

@@ -72,10 +72,10 @@ static void int_words(void **state)
 	} cases[] = {
 		{ SOL_SOCKET, SO_RCVBUF, "SO_RCVBUF", 1000, 2000, 0, 0, "option_adjusted", "stores twice the value" },
 		{ SOL_SOCKET, SO_RCVBUF, "SO_RCVBUF", 1000, 2000, 0, 0, "option_adjusted", "autotuning" },
-		{ SOL_SOCKET, SO_SNDBUF, "SO_SNDBUF", 1000000, 425984, 0, 0, "option_adjusted", "capped by net.core.wmem_max=212992 and then doubled to 425984: raise net.core.wmem_max (or use SO_SNDBUFFORCE" },
+		{ SOL_SOCKET, SO_SNDBUF, "SO_SNDBUF", 1000000, 425984, 0, 0, "option_adjusted", "capped by net.core.wmem_max=212992, then doubled to 425984: raise net.core.wmem_max (or use SO_SNDBUFFORCE" },
 		{ SOL_SOCKET, SO_SNDBUFFORCE, "SO_SNDBUFFORCE", 1000000, 425984, 0, 0, "option_differs", "SO_SNDBUFFORCE 1000000 reads back as 425984." },
 		{ SOL_SOCKET, SO_RCVBUF, "SO_RCVBUF", 1, 2304, 0, 0, "option_adjusted", "below the kernel's minimum" },
-		{ IPPROTO_TCP, TCP_DEFER_ACCEPT, "TCP_DEFER_ACCEPT", 10, 15, 15000, 120000, "defer_rounded", "4 SYN-ACK retransmission rounds" },
+		{ IPPROTO_TCP, TCP_DEFER_ACCEPT, "TCP_DEFER_ACCEPT", 10, 15, 15000, 120000, "defer_rounded", "kept as 4 SYN-ACK rounds. Write 15 to match." },
 		{ IPPROTO_TCP, TCP_DEFER_ACCEPT, "TCP_DEFER_ACCEPT", 10, 15, 4000, 1000, "defer_rounded", "really lasts 4 s" },
 		{ IPPROTO_TCP, TCP_DEFER_ACCEPT, "TCP_DEFER_ACCEPT", -5, 0, 0, 0, NULL, NULL },
 		{ IPPROTO_TCP, TCP_DEFER_ACCEPT, "TCP_DEFER_ACCEPT", 10, 7, 0, 0, "option_differs", "TCP_DEFER_ACCEPT 10 reads back as 7." },
@@ -191,11 +191,11 @@ static void backlog(void **state)
 		{ { -1, 4096, "tcp_info", 4096 }, SA_BACKLOG_KEPT, NULL },
 		{ { 0, 0, "tcp_info", 4096 }, SA_BACKLOG_KEPT, NULL },
 		{ { 511, -1, "tcp_info", 4096 }, SA_BACKLOG_KEPT, NULL },
-		{ { 511, 300, "tcp_info", 300 }, SA_BACKLOG_CLAMPED_SOMAXCONN, "the value of net.core.somaxconn" },
-		{ { 511, 300, "tcp_info", 300 }, SA_BACKLOG_CLAMPED_SOMAXCONN, "at most 301 connections" },
-		{ { 511, 0, "unix_diag", 0 }, SA_BACKLOG_CLAMPED_SOMAXCONN, "(read back with unix_diag), the value of net.core.somaxconn in this network namespace: the kernel lowers a larger backlog to it, so the accept queue holds at most 1 connection " },
-		{ { 511, 128, "computed", 4096 }, SA_BACKLOG_CLAMPED_OTHER, "(computed from somaxconn, not read back), so the accept queue holds at most 129 connections" },
-		{ { 511, 128, "tcp_info", -1 }, SA_BACKLOG_CLAMPED_OTHER, "did not set this value" },
+		{ { 511, 300, "tcp_info", 300 }, SA_BACKLOG_CLAMPED_SOMAXCONN, "this network namespace's net.core.somaxconn" },
+		{ { 511, 300, "tcp_info", 300 }, SA_BACKLOG_CLAMPED_SOMAXCONN, "301 connections can wait for accept(). Raise it: sysctl -w net.core.somaxconn=511" },
+		{ { 511, 0, "unix_diag", 0 }, SA_BACKLOG_CLAMPED_SOMAXCONN, "(read back with unix_diag), this network namespace's net.core.somaxconn: 1 connection can wait" },
+		{ { 511, 128, "computed", 4096 }, SA_BACKLOG_CLAMPED_OTHER, "(computed from somaxconn, not read back): 129 connections can wait" },
+		{ { 511, 128, "tcp_info", -1 }, SA_BACKLOG_CLAMPED_OTHER, "did not set this" },
 	};
 	size_t i;
 

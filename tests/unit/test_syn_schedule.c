@@ -68,10 +68,9 @@ static void defer_real_window(void **state)
 	assert_string_equal(sa_defer_note(b, sizeof b, 7, 0, 1000), "");
 	assert_string_equal(sa_defer_note(b, sizeof b, 0, 3000, 1000), "");
 	sa_defer_note(b, sizeof b, 7, 3000, 1000);
-	assert_non_null(strstr(b, "really lasts 3 s, not the 7 s getsockopt(TCP_DEFER_ACCEPT) reports"));
-	assert_non_null(strstr(b, "TCP_RTO_MAX_MS (1000 ms)"));
+	assert_string_equal(b, " The window really lasts 3 s (TCP_RTO_MAX_MS 1000).");
 	sa_defer_note(b, sizeof b, 15, 7500, 2500);
-	assert_non_null(strstr(b, "really lasts 7.5 s, not the 15 s"));
+	assert_non_null(strstr(b, "really lasts 7.5 s (TCP_RTO_MAX_MS 2500)"));
 	/* Cut to the buffer, still terminated. */
 	{
 		volatile size_t small = 10;   /* not a constant: the cut is the point */
@@ -107,10 +106,8 @@ static void connect_message_uses_kernel(void **state)
 	k.syn_retries = 3;
 	memset(&f, 0, sizeof f);
 	sa_conn_findings(&f, SA_CONN_OK, 3010, 2, 0, 500, 0, &k);
-	assert_non_null(strstr(f.msg, "at 1, 3 s after the first"));
-	assert_non_null(strstr(f.msg, "tcp_syn_linear_timeouts=0, tcp_syn_retries=3"));
-	assert_non_null(strstr(f.msg, "it gives up at 15 s"));
-	assert_non_null(strstr(f.msg, "about 3.0 s of the wait"));
+	/* Resends at 1 and 3 s (not 1 and 2): 3 s of the wait were timeouts. */
+	assert_non_null(strstr(f.msg, "completed after 3010 ms, 3.0 s of it in SYN timeouts"));
 }
 
 int main(void)
