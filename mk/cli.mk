@@ -33,3 +33,10 @@ $(BUILD)/tests/unit/test_top: tests/unit/test_top.c $(CLI_LIB_OBJ) $(CLI_SHARED_
 $(BUILD)/tests/unit/test_diff: tests/unit/test_diff.c $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(CLI_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
+
+# tests/unit/test_conf.c tests the configuration readers (cli/conf/) alone:
+# it links their objects only.
+CONF_OBJ := $(filter $(BUILD)/cli/conf/%.o,$(CLI_OBJ))
+$(BUILD)/tests/unit/test_conf: tests/unit/test_conf.c $(CONF_OBJ) $(CLI_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(SA_CFLAGS) -Icli -o $@ $< $(CONF_OBJ) $(SA_LDFLAGS) -lcmocka

@@ -109,6 +109,8 @@ int cf_next_line(const char *text, size_t *pos, long *line, int cont, struct cf_
 				p++;
 				continue;
 			}
+			if (!quote && c == '#' && !in_word)
+				break;
 			if (rawn + 1 < sizeof out->raw && (rawn || (c != ' ' && c != '\t')) && c != '\r')
 				out->raw[rawn++] = c;
 			if (quote) {
@@ -120,8 +122,6 @@ int cf_next_line(const char *text, size_t *pos, long *line, int cont, struct cf_
 					put_char(out->w[out->n], &n, c);
 				continue;
 			}
-			if (c == '#' && !in_word)
-				break;
 			if (c == ' ' || c == '\t' || c == '\r') {
 				if (in_word && out->n < CF_WORDS_MAX - 1) {
 					out->w[out->n][n] = '\0';
@@ -152,18 +152,6 @@ int cf_next_line(const char *text, size_t *pos, long *line, int cont, struct cf_
 		while (rawn && (out->raw[rawn - 1] == ' ' || out->raw[rawn - 1] == '\t'))
 			rawn--;
 		out->raw[rawn] = '\0';
-		{
-			char *h = strchr(out->raw, '#');
-
-			/* Keep the raw text up to an unquoted comment (approximate:
-			 * a # inside quotes is rare in these directives). */
-			if (h && !strchr(out->raw, '"') && !strchr(out->raw, '\'')) {
-				*h = '\0';
-				rawn = strlen(out->raw);
-				while (rawn && (out->raw[rawn - 1] == ' ' || out->raw[rawn - 1] == '\t'))
-					out->raw[--rawn] = '\0';
-			}
-		}
 		if (out->n) {
 			*pos = p;
 			return 1;
