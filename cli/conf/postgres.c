@@ -1,7 +1,8 @@
 /*
  * conf/postgres.c: postgres has no backlog setting: it asks listen() for
- * twice its connection slots (max_connections and its own worker slots),
- * at most 10000 (PG_SOMAXCONN). So the setting to name is max_connections:
+ * twice its MaxBackends (max_connections + autovacuum_max_workers + 1 +
+ * max_worker_processes + max_wal_senders: 2 x (100 + 22) = 244 by
+ * default), at most 10000 (PG_SOMAXCONN). So the setting to name is max_connections:
  * -N or -c max_connections=N on the command line, else the config file
  * (-c config_file=, --config-file=, else DATADIR/postgresql.conf, -D),
  * its `include`, `include_if_exists` and `include_dir` (relative to the
@@ -160,14 +161,16 @@ int cf_postgres(const struct cf_query *q, struct cf_answer *a)
 	struct pg *g = calloc(1, sizeof *g);
 	const char *data = cf_arg(q, "-D", NULL), *cfile = config_file(q), *v;
 	char main_file[CF_PATH], autof[CF_PATH], what[CF_TEXT];
-	long slots = q->want > 1 ? (q->want + 1) / 2 : 0;
+	/* Less the other 22 slots of a default configuration. */
+	long slots = q->want > 44 ? (q->want + 1) / 2 - 22 : 1;
 
 	a->program = "postgres";
 	if (!g)
 		return a->origin = CF_UNREADABLE;
 	cf_put(a->fix, sizeof a->fix, "max_connections = %ld", slots);
-	cf_put(a->note, sizeof a->note, "postgres has no backlog setting: it asks listen() for twice its "
-		 "connection slots (max_connections and its worker slots), at most 10000");
+	cf_put(a->note, sizeof a->note, "postgres has no backlog setting: it asks listen() for twice "
+		 "max_connections plus its other slots (autovacuum, background workers, WAL senders: 22 by "
+		 "default), at most 10000");
 	if ((v = argv_maxconn(q, what, sizeof what))) {
 		a->value = strtol(v, NULL, 10);
 		cf_put(a->directive, sizeof a->directive, "%s", what);

@@ -287,7 +287,7 @@ static void postgres_include_dir(void **state)
 	path_is(&a, "pgdata/conf.d/10-conn.conf");
 	assert_int_equal(a.line, 3);
 	assert_int_equal(a.value, 40);
-	assert_string_equal(a.fix, "max_connections = 300");
+	assert_string_equal(a.fix, "max_connections = 278");
 	assert_non_null(strstr(a.note, "no backlog setting"));
 	/* ALTER SYSTEM's file comes last. */
 	put("pgdata/postgresql.auto.conf", "max_connections = '20'\n");
