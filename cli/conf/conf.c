@@ -9,21 +9,22 @@
 #include "conf/conf.h"
 
 struct family {
-	const char *name;
+	const char *name;           /* argv[0]'s basename or comm */
+	const char *program;        /* as the answers name it */
 	int (*read)(const struct cf_query *q, struct cf_answer *a);
 };
 
 static const struct family families[] = {
-	{ "nginx", cf_nginx },
-	{ "haproxy", cf_haproxy },
-	{ "redis-server", cf_redis },
-	{ "redis-sentinel", cf_redis },
-	{ "apache2", cf_apache },
-	{ "httpd", cf_apache },
-	{ "lighttpd", cf_lighttpd },
-	{ "memcached", cf_memcached },
-	{ "postgres", cf_postgres },
-	{ "postmaster", cf_postgres },
+	{ "nginx", "nginx", cf_nginx },
+	{ "haproxy", "haproxy", cf_haproxy },
+	{ "redis-server", "redis", cf_redis },
+	{ "redis-sentinel", "redis", cf_redis },
+	{ "apache2", "apache2", cf_apache },
+	{ "httpd", "apache2", cf_apache },
+	{ "lighttpd", "lighttpd", cf_lighttpd },
+	{ "memcached", "memcached", cf_memcached },
+	{ "postgres", "postgres", cf_postgres },
+	{ "postmaster", "postgres", cf_postgres },
 };
 
 const char *cf_origin_name(int origin)
@@ -38,12 +39,35 @@ const char *cf_origin_name(int origin)
 	}
 }
 
+/* The family of the program started as ARGV0 (or named COMM), as its
+ * answers name it; NULL when it is none of ours. */
+static const struct family *family_of(const char *argv0, const char *comm)
+{
+	const char *argv[1] = { argv0 };
+	struct cf_query q = { comm, argv0 ? argv : NULL, argv0 ? 1 : 0, NULL, -1, -1 };
+	char name[64];
+	size_t i;
+
+	cf_progname(&q, name, sizeof name);
+	for (i = 0; i < sizeof families / sizeof families[0]; i++)
+		if (!strcmp(name, families[i].name) || (comm && !strcmp(comm, families[i].name)))
+			return &families[i];
+	return NULL;
+}
+
+const char *cf_family(const char *argv0, const char *comm)
+{
+	const struct family *f = family_of(argv0, comm);
+
+	return f ? f->program : NULL;
+}
+
 int cf_backlog(const struct cf_query *q0, struct cf_answer *a)
 {
 	struct cf_query q = *q0;
-	char name[64], *copy = NULL;
+	const struct family *f;
+	char *copy = NULL;
 	const char *words[CF_WORDS_MAX];
-	size_t i;
 	int rc = CF_UNKNOWN;
 
 	memset(a, 0, sizeof *a);
@@ -61,12 +85,9 @@ int cf_backlog(const struct cf_query *q0, struct cf_answer *a)
 			words[q.argc++] = w;
 		q.argv = words;
 	}
-	cf_progname(&q, name, sizeof name);
-	for (i = 0; i < sizeof families / sizeof families[0]; i++)
-		if (!strcmp(name, families[i].name) || (q.comm && !strcmp(q.comm, families[i].name))) {
-			rc = families[i].read(&q, a);
-			break;
-		}
+	f = family_of(q.argv && q.argc ? q.argv[0] : NULL, q.comm);
+	if (f)
+		rc = f->read(&q, a);
 	free(copy);
 	return a->origin = rc;
 }

@@ -56,7 +56,9 @@ struct cf_answer {
 
 /* The answer for Q into A; returns A->origin. */
 int cf_backlog(const struct cf_query *q, struct cf_answer *a);
-/* "listen", "tcp-backlog" ...: the origin as one word for JSON. */
+/* "nginx", "redis" ... for a program cf_backlog() reads, or NULL. */
+const char *cf_family(const char *argv0, const char *comm);
+/* "set", "default" ...: the origin as one word for JSON. */
 const char *cf_origin_name(int origin);
 
 /* ---- text.c: shared by the readers ---- */

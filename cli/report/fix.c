@@ -117,6 +117,26 @@ static char *netns_name(unsigned long long inode)
 	return name;
 }
 
+/* Whether P's init line names this host's boot (its files are here). */
+static int same_boot(const struct rp_proc *p)
+{
+	const char *boot = p && p->init ? log_str(p->init, "boot_id") : NULL;
+	char own[40];
+	unsigned long long ns;
+
+	own_place(own, &ns);
+	return boot && !strcmp(boot, own);
+}
+
+static void cant_read(struct cf_answer *a, const char *program, const char *why)
+{
+	memset(a, 0, sizeof *a);
+	a->origin = CF_UNREADABLE;
+	a->program = program;
+	a->value = -1;
+	snprintf(a->note, sizeof a->note, "%s", why);
+}
+
 static long own_somaxconn(void)
 {
 	FILE *f = fopen("/proc/sys/net/core/somaxconn", "r");
@@ -143,6 +163,9 @@ static void sysctl_lines(const struct rp_proc *p, long pid, long n, struct rp_fi
 	if (!their) {
 		fx->sysctl = rp_xprintf("sysctl -w net.core.somaxconn=%ld (in the listener's network namespace: "
 					"its init line does not say which)", n);
+		fx->keep = rp_xprintf("keep it: echo net.core.somaxconn=%ld > %s (read at boot by the host's "
+				      "namespace; a namespace of its own needs it where it is made)", n, SYSCTL_FILE);
+		return;
 	} else if (boot && strcmp(boot, ownboot)) {
 		fx->sysctl = rp_xprintf("on %s, in the namespace of pid %ld: nsenter -n -t %ld sysctl -w "
 					"net.core.somaxconn=%ld", node ? node : "the host it ran on", pid, pid, n);
@@ -248,7 +271,16 @@ int rp_fix_make(const struct rp_state *st, size_t item, struct rp_fix *fx)
 		if (json_is_string(v) && q.argc < 64)
 			argv[q.argc++] = json_string_value(v);
 	q.argv = q.argc ? argv : NULL;
-	cf_backlog(&q, &fx->conf);
+	if (!cf_family(q.argc ? argv[0] : NULL, l->comm))
+		cf_backlog(&q, &fx->conf);   /* none of ours: CF_UNKNOWN, nothing read */
+	else if (!q.argv)
+		cant_read(&fx->conf, cf_family(NULL, l->comm), "its init line carries no argv (a library older than "
+			  "the report), so the files it was started with are unknown");
+	else if (!same_boot(p))
+		cant_read(&fx->conf, cf_family(argv[0], l->comm), "it ran on another host or boot than the report: "
+			  "its files are there, not here");
+	else
+		cf_backlog(&q, &fx->conf);
 	fx->why = why_words(fx, l->comm);
 	/* A queue that filled needs a larger backlog from the program; one
 	 * that somaxconn cut, or a larger one that passes it, the sysctl. */

@@ -5,8 +5,9 @@
  * line (its file and line), then the sysctl when the backlog it needs passes
  * somaxconn; a clamped backlog leads with the sysctl; a program the report
  * knows no configuration of gets the call it made and no file. The init
- * lines carry the report's own namespace, so the sysctl is the plain one
- * and the persistent file is /etc/sysctl.d's.
+ * lines carry the report's own namespace and boot, so the sysctl is the
+ * plain one and the persistent file is /etc/sysctl.d's; a log of another
+ * boot, or without argv, reads no file.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +21,7 @@
 #include "report/report.h"
 #include "report/fix.h"
 
-static char dir[64], conf[128];
+static char dir[64], conf[128], boot[40];
 static unsigned long long netns;
 
 static void feed(struct rp_state *st, const char *fmt, ...)
@@ -36,8 +37,8 @@ static void feed(struct rp_state *st, const char *fmt, ...)
 
 static void init_line(struct rp_state *st, long pid, const char *comm, const char *argv)
 {
-	feed(st, "{\"event\":\"init\",\"ts\":1700000000,\"pid\":%ld,\"comm\":\"%s\",\"netns\":%llu,\"argv\":%s}", pid, comm,
-	     netns, argv);
+	feed(st, "{\"event\":\"init\",\"ts\":1700000000,\"pid\":%ld,\"comm\":\"%s\",\"netns\":%llu,\"boot_id\":\"%s\","
+	     "\"argv\":%s}", pid, comm, netns, boot, argv);
 }
 
 static int has_line(const struct rp_fix *fx, int i, const char *s)
@@ -106,6 +107,29 @@ static void clamped_sysctl_first(void **unused)
 	rp_state_free(&st);
 }
 
+static void other_boot_reads_nothing(void **unused)
+{
+	struct rp_state st;
+	struct rp_fix fx;
+	char argv[300];
+
+	rp_state_init(&st);
+	snprintf(argv, sizeof argv, "[\"nginx\",\"-c\",\"%s\"]", conf);
+	feed(&st, "{\"event\":\"init\",\"ts\":1700000000,\"pid\":13,\"comm\":\"nginx\",\"netns\":4026531840,"
+	     "\"nodename\":\"web1\",\"boot_id\":\"00000000-0000-0000-0000-000000000000\",\"argv\":%s}", argv);
+	feed(&st, "{\"event\":\"listen\",\"ts\":1700000001,\"pid\":13,\"comm\":\"nginx\",\"fd\":6,\"local\":\"127.0.0.1:8080\","
+	     "\"backlog_requested\":511,\"backlog_effective\":128,\"somaxconn\":128,\"ret\":0,"
+	     "\"findings\":[\"backlog_clamped\"],\"msg\":\"clamped\"}");
+	rp_finish(&st);
+	assert_int_equal(rp_fix_make(&st, 0, &fx), 1);
+	assert_int_equal(fx.conf.origin, CF_UNREADABLE);
+	assert_string_equal(fx.conf.file, "");
+	assert_true(has_line(&fx, 0, "Fix: on web1, in the namespace of pid 13: nsenter -n -t 13 sysctl -w net.core.somaxconn=511"));
+	assert_true(has_line(&fx, 2, "ran on another host or boot"));
+	rp_fix_free(&fx);
+	rp_state_free(&st);
+}
+
 static void no_listener_no_fix(void **unused)
 {
 	struct rp_state st;
@@ -132,6 +156,11 @@ static int setup(void **unused)
 		return -1;
 	buf[n] = '\0';
 	netns = strtoull(strchr(buf, '[') + 1, NULL, 10);
+	f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	if (!f || !fgets(boot, sizeof boot, f))
+		return -1;
+	fclose(f);
+	boot[strcspn(boot, "\n")] = '\0';
 	snprintf(dir, sizeof dir, "/tmp/sa-fix-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
@@ -155,6 +184,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(queue_full_config_first),
 		cmocka_unit_test(clamped_sysctl_first),
+		cmocka_unit_test(other_boot_reads_nothing),
 		cmocka_unit_test(no_listener_no_fix),
 	};
 
