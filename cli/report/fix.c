@@ -286,6 +286,9 @@ int rp_fix_make(const struct rp_state *st, size_t item, struct rp_fix *fx)
 	 * that somaxconn cut, or a larger one that passes it, the sysctl. */
 	if (fx->want > fx->requested && fx->conf.fix[0] && fx->conf.origin != CF_UNREADABLE)
 		fx->config = rp_xprintf("%s  (%s)", fx->conf.fix, fx->conf.where);
+	else if (fx->want > fx->requested && fx->conf.origin == CF_UNKNOWN)
+		fx->config = rp_xprintf("listen(fd, %ld) where %s sets its backlog (its code or its arguments: it "
+					"called listen(fd, %ld))", fx->want, l->comm ? l->comm : "the program", fx->requested);
 	if (fx->effective >= 0 && fx->requested > fx->effective)
 		sysctl_n = fx->want;
 	else if (fx->somaxconn >= 0 && fx->want > fx->somaxconn)
