@@ -140,7 +140,7 @@ int cf_apache(const struct cf_query *q, struct cf_answer *a)
 	cf_put(p->root, sizeof p->root, "%s", d ? d : APACHE_DEFAULT_ROOT);
 	cf_join(p->root, f ? f : APACHE_DEFAULT_CONF, main_file, sizeof main_file);
 	read_file(p, main_file);
-	cf_put(a->fix, sizeof a->fix, "ListenBacklog %ld", q->want);
+	cf_put(a->fix, sizeof a->fix, "ListenBacklog %s", cf_n(q));
 	if (!p->w.files || (!p->found && p->w.unread[0])) {
 		cf_put(a->file, sizeof a->file, "%s", main_file);
 		cf_put(a->note, sizeof a->note, "%s", p->w.unread);

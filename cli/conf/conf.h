@@ -30,7 +30,7 @@ struct cf_query {
 	int argc;
 	const char *local;          /* the listener: "127.0.0.1:8080", "[::]:80", a path */
 	long requested;             /* the backlog listen() asked for, -1 unknown */
-	long want;                  /* the backlog the fix sets */
+	long want;                  /* the backlog the fix sets; 0: the fix says N */
 };
 
 enum cf_origin {
@@ -112,6 +112,8 @@ void cf_join(const char *base, const char *rel, char *out, size_t len);
 int cf_addr_match(const char *host, const char *port, const char *local);
 /* The port of LOCAL as a string into out; 0 when it has none. */
 int cf_local_port(const char *local, char *out, size_t len);
+/* q->want as text, or "N" when it is 0 (a static buffer: one at a time). */
+const char *cf_n(const struct cf_query *q);
 /* printf into a fixed buffer, cut to its size. */
 void cf_put(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Appends (printf) to a fixed buffer, truncating. */

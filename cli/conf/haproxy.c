@@ -209,7 +209,7 @@ int cf_haproxy(const struct cf_query *q, struct cf_answer *a)
 		free(h);
 		return a->origin = CF_UNREADABLE;
 	}
-	cf_put(a->fix, sizeof a->fix, "%s backlog %ld", h->bind_words, q->want);
+	cf_put(a->fix, sizeof a->fix, "%s backlog %s", h->bind_words, cf_n(q));
 	cf_put(a->where, sizeof a->where, "instead of line %ld of %s, then reload haproxy", h->bind.line, h->bind.file);
 	if (h->bind_backlog.value >= 0) {
 		answer_from(a, &h->bind_backlog, "bind");

@@ -137,7 +137,7 @@ int cf_lighttpd(const struct cf_query *q, struct cf_answer *a)
 	l->q = q;
 	cf_put(l->main_file, sizeof l->main_file, "%s", f ? f : LIGHTTPD_DEFAULT_CONF);
 	cf_put(a->file, sizeof a->file, "%s", l->main_file);
-	cf_put(a->fix, sizeof a->fix, "server.listen-backlog = %ld", q->want);
+	cf_put(a->fix, sizeof a->fix, "server.listen-backlog = %s", cf_n(q));
 	if (l->main_file[0] != '/') {
 		cf_put(a->note, sizeof a->note, "lighttpd was started with -f %s, a path relative to its working "
 			 "directory, which the log does not carry", l->main_file);

@@ -17,7 +17,7 @@ int cf_memcached(const struct cf_query *q, struct cf_answer *a)
 	const char *b = cf_arg(q, "-b", "--listen-backlog");
 
 	a->program = "memcached";
-	cf_put(a->fix, sizeof a->fix, "-b %ld", q->want);
+	cf_put(a->fix, sizeof a->fix, "-b %s", cf_n(q));
 	if (!q->argv) {
 		cf_put(a->note, sizeof a->note, "the log does not carry memcached's command line");
 		return a->origin = CF_UNREADABLE;

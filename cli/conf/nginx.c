@@ -156,7 +156,7 @@ int cf_nginx(const struct cf_query *q, struct cf_answer *a)
 	cf_put(a->file, sizeof a->file, "%s", x->file);
 	a->line = x->line;
 	cf_put(a->directive, sizeof a->directive, "%s", x->raw);
-	cf_put(a->fix, sizeof a->fix, "%s backlog=%ld;", x->words, q->want);
+	cf_put(a->fix, sizeof a->fix, "%s backlog=%s;", x->words, cf_n(q));
 	cf_put(a->where, sizeof a->where, "instead of line %ld of %s, then nginx -s reload", x->line, x->file);
 	if (x->backlog >= 0) {
 		a->value = x->backlog;

@@ -167,14 +167,17 @@ int cf_postgres(const struct cf_query *q, struct cf_answer *a)
 	a->program = "postgres";
 	if (!g)
 		return a->origin = CF_UNREADABLE;
-	cf_put(a->fix, sizeof a->fix, "max_connections = %ld", slots);
+	if (q->want > 0)
+		cf_put(a->fix, sizeof a->fix, "max_connections = %ld", slots);
+	else
+		cf_put(a->fix, sizeof a->fix, "max_connections = N");
 	cf_put(a->note, sizeof a->note, "postgres has no backlog setting: it asks listen() for twice "
 		 "max_connections plus its other slots (autovacuum, background workers, WAL senders: 22 by "
 		 "default), at most 10000");
 	if ((v = argv_maxconn(q, what, sizeof what))) {
 		a->value = strtol(v, NULL, 10);
 		cf_put(a->directive, sizeof a->directive, "%s", what);
-		cf_put(a->fix, sizeof a->fix, "-c max_connections=%ld", slots);
+		cf_put(a->fix, sizeof a->fix, q->want > 0 ? "-c max_connections=%ld" : "-c max_connections=N", slots);
 		cf_put(a->where, sizeof a->where, "on postgres's command line instead of %s, then restart it", what);
 		free(g);
 		return a->origin = CF_DERIVED;

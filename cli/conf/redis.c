@@ -74,11 +74,11 @@ int cf_redis(const struct cf_query *q, struct cf_answer *a)
 	a->program = "redis";
 	if (!r)
 		return a->origin = CF_UNREADABLE;
-	cf_put(a->fix, sizeof a->fix, "tcp-backlog %ld", q->want);
+	cf_put(a->fix, sizeof a->fix, "tcp-backlog %s", cf_n(q));
 	if (opt) {
 		a->value = strtol(opt, NULL, 10);
 		cf_put(a->directive, sizeof a->directive, "--tcp-backlog %s", opt);
-		cf_put(a->fix, sizeof a->fix, "--tcp-backlog %ld", q->want);
+		cf_put(a->fix, sizeof a->fix, "--tcp-backlog %s", cf_n(q));
 		cf_put(a->where, sizeof a->where, "on redis-server's command line instead, then restart it");
 		free(r);
 		return a->origin = CF_ARGV;
@@ -88,7 +88,7 @@ int cf_redis(const struct cf_query *q, struct cf_answer *a)
 		cf_put(a->note, sizeof a->note, "redis-server was started without a config file: tcp-backlog is "
 			 "its default, %d", REDIS_BACKLOG);
 		cf_put(a->where, sizeof a->where, "in a config file named on its command line "
-			 "(or --tcp-backlog %ld), then restart it", q->want);
+			 "(or --tcp-backlog %s), then restart it", cf_n(q));
 		free(r);
 		return a->origin = CF_DEFAULT;
 	}

@@ -73,6 +73,16 @@ void cf_say(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+const char *cf_n(const struct cf_query *q)
+{
+	static char n[24];
+
+	if (q->want <= 0)
+		return "N";
+	snprintf(n, sizeof n, "%ld", q->want);
+	return n;
+}
+
 void cf_put(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;

@@ -295,6 +295,15 @@ int rp_fix_make(const struct rp_state *st, size_t item, struct rp_fix *fx)
 		sysctl_n = fx->want;
 	if (sysctl_n > 0)
 		sysctl_lines(p, l->pid, sysctl_n, fx);
+	/* Where the directive goes, when the fix is not in the file: the
+	 * program's own line with N, for a later change. */
+	if (!fx->config && fx->conf.fix[0] && fx->conf.origin != CF_UNREADABLE && fx->conf.origin != CF_UNKNOWN) {
+		struct cf_answer n;
+
+		q.want = 0;
+		if (cf_backlog(&q, &n) == fx->conf.origin && n.fix[0])
+			fx->set_in = rp_xprintf("its own setting: %s  (%s)", n.fix, n.where);
+	}
 	if (fx->config)
 		fx->lines[fx->nlines++] = rp_xprintf("Fix: %s", fx->config);
 	if (fx->sysctl) {
@@ -308,6 +317,8 @@ int rp_fix_make(const struct rp_state *st, size_t item, struct rp_fix *fx)
 		fx->lines[fx->nlines++] = rp_xprintf("Fix: a larger backlog than %ld, where %s sets it", fx->requested,
 						     fx->conf.program ? fx->conf.program : "the program");
 	fx->lines[fx->nlines++] = rp_xprintf("Why: %s", fx->why);
+	if (fx->set_in && fx->nlines < RP_FIX_LINES)
+		fx->lines[fx->nlines++] = rp_xprintf("%s", fx->set_in);
 	return 1;
 }
 
@@ -319,6 +330,7 @@ void rp_fix_free(struct rp_fix *fx)
 	free(fx->sysctl);
 	free(fx->keep);
 	free(fx->why);
+	free(fx->set_in);
 	for (i = 0; i < fx->nlines; i++)
 		free(fx->lines[i]);
 	memset(fx, 0, sizeof *fx);
@@ -385,6 +397,7 @@ json_t *rp_fix_json(const struct rp_state *st, size_t item)
 	json_object_set_new(o, "note", str_or_null(fx.conf.note));
 	json_object_set_new(o, "config_fix", fx.config ? json_string(fx.conf.fix) : json_null());
 	json_object_set_new(o, "config_where", fx.config ? str_or_null(fx.conf.where) : json_null());
+	json_object_set_new(o, "setting", str_or_null(fx.set_in));
 	json_object_set_new(o, "sysctl", str_or_null(fx.sysctl));
 	json_object_set_new(o, "sysctl_keep", str_or_null(fx.keep));
 	json_object_set_new(o, "backlog_requested", json_integer(fx.requested));

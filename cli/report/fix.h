@@ -16,7 +16,7 @@
 struct rp_state;
 struct rp_listener;
 
-#define RP_FIX_LINES 4
+#define RP_FIX_LINES 5
 struct rp_fix {
 	const struct rp_listener *l;
 	long pid;
@@ -25,6 +25,7 @@ struct rp_fix {
 	char *sysctl;           /* the sysctl -w line, in the listener's namespace, or NULL */
 	char *keep;             /* how to keep it after a reboot, or NULL */
 	char *why;              /* where the value came from, in a few words */
+	char *set_in;           /* where the program's own setting goes (with N), when the fix is the sysctl */
 	char *lines[RP_FIX_LINES]; /* the action first, then the rest: as printed */
 	int nlines;
 	struct cf_answer conf;

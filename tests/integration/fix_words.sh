@@ -155,23 +155,30 @@ expect() {
 	for w in "$@"; do check "$c: it says: $w" grep -qF -- "$w" "$T/$c.first"; done
 }
 expect nginx_set 200 "$T/nginx_set/sites/app.conf:3" "nginx asked for 200" "(listen 127.0.0.1:8080 backlog=200;)"
-expect nginx_def 511 "$T/nginx_def/sites/app.conf:3" "(listen 127.0.0.1:8080;)" "no backlo""g=, so nginx asks for 511"
+expect nginx_def 511 "$T/nginx_def/sites/app.conf:3" "(listen 127.0.0.1:8080;)" "no backlo""g=, so nginx asks for 511" \
+	"its own setting: listen 127.0.0.1:8080 backlog=N;  (instead of line 3 of $T/nginx_def/sites/app.conf"
 expect haproxy_set 200 "$T/haproxy_set/conf.d/10-fe.cfg:3" "(bind 127.0.0.1:8080 backlog 200)"
-expect haproxy_def 300 "$T/haproxy_def/conf.d/10-fe.cfg:2" "(maxconn 300)" "derives it from maxconn"
+expect haproxy_def 300 "$T/haproxy_def/conf.d/10-fe.cfg:2" "(maxconn 300)" "derives it from maxconn" \
+	"its own setting: bind 127.0.0.1:8080 backlog N  (instead of line 3 of $T/haproxy_def/conf.d/10-fe.cfg"
 expect redis_set 200 "$T/redis_set/local.conf:2" "(tcp-backlog 200)"
-expect redis_def 511 "" "$T/redis_def/redis.conf sets no tcp-backlog: redis's default is 511"
+expect redis_def 511 "" "$T/redis_def/redis.conf sets no tcp-backlog: redis's default is 511" \
+	"its own setting: tcp-backlog N  (as a line of $T/redis_def/redis.conf"
 expect apache_set 200 "$T/apache_set/conf.d/backlog.conf:2" "(ListenBacklog 200)"
-expect apache_def 511 "$T/apache_def/apache2.conf:2" "(Listen 127.0.0.1:8080)" "no ListenBacklog is written: apache asks for 511"
+expect apache_def 511 "$T/apache_def/apache2.conf:2" "(Listen 127.0.0.1:8080)" "no ListenBacklog is written: apache asks for 511" \
+	"its own setting: ListenBacklog N  (beside \`Listen 127.0.0.1:8080\` (line 2 of $T/apache_def/apache2.conf)"
 expect lighttpd_set 200 "$T/lighttpd_set/conf.d/backlog.conf:2" "(server.listen-backlog = 200)"
-expect lighttpd_def 1024 "" "no server.listen-backlog is written: lighttpd asks for 1024"
+expect lighttpd_def 1024 "" "no server.listen-backlog is written: lighttpd asks for 1024" \
+	"its own setting: server.listen-backlog = N  (as a line of $T/lighttpd_def/lighttpd.conf"
 expect memcached_set 200 "" "set on its command line (-b 200)"
-expect memcached_def 1024 "" "memcached was started without -b: it asks for 1024"
+expect memcached_def 1024 "" "memcached was started without -b: it asks for 1024" "its own setting: -b N  (on memcached's command line"
 expect python_call 511 "" "python3 (pid" "called listen(fd, 511); the report knows no configuration of python3"
+check "python_call: no setting of its own is invented" bash -c "! grep -q 'its own setting' '$T/python_call.first'"
 if [ -x "$PGBIN/postgres" ]; then
 	pgn=$(jq -r 'select(.event=="listen") | .backlog_requested' "$T/postgres_set/sa.jsonl" | head -1)
 	expect postgres_set "$pgn" "$T/pg/set/conf.d/10-conn.conf:2" "(max_connections = 50)" "postgres has no backlog setting"
 	pgn=$(jq -r 'select(.event=="listen") | .backlog_requested' "$T/postgres_def/sa.jsonl" | head -1)
-	expect postgres_def "$pgn" "" "max_connections is not written: its default is 100"
+	expect postgres_def "$pgn" "" "max_connections is not written: its default is 100" \
+		"its own setting: max_connections = N  (as a line of $T/pg/def/postgresql.conf"
 else
 	echo "# skip: postgres is not installed (scripts/ensure-deps.sh daemons installs postgresql)"
 fi
