@@ -96,7 +96,11 @@ static void read_file(struct ap *p, const char *path)
 
 		if ((optional || !strcasecmp(k, "Include")) && ln->n >= 2) {
 			if (strstr(ln->w[1], "${")) {
-				cf_unread(&p->w, ln->w[1], -EINVAL);
+				char why[CF_TEXT];
+
+				cf_put(why, sizeof why, "cannot expand %s (line %ld of %s): its environment is not in the "
+				       "log", ln->w[1], ln->line, path);
+				cf_doubt(&p->w, why);
 				continue;
 			}
 			rc = cf_glob(p->root, ln->w[1], one_path, p);

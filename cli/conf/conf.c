@@ -86,8 +86,15 @@ int cf_backlog(const struct cf_query *q0, struct cf_answer *a)
 		q.argv = words;
 	}
 	f = family_of(q.argv && q.argc ? q.argv[0] : NULL, q.comm);
-	if (f)
+	if (f && !copy && q.argc == 1 && strchr(q.argv[0], ' ')) {
+		/* "redis-server 127.0.0.1:6379": a title, not the command line. */
+		a->program = f->program;
+		cf_put(a->note, sizeof a->note, "the process rewrote its command line before its first line "
+		       "(\"%s\"): the files it was started with are unknown", q.argv[0]);
+		rc = CF_UNREADABLE;
+	} else if (f) {
 		rc = f->read(&q, a);
+	}
 	free(copy);
 	return a->origin = rc;
 }

@@ -129,6 +129,8 @@ struct cf_walk {
 	char unread[CF_TEXT];       /* the first file that could not be read, and why */
 };
 void cf_unread(struct cf_walk *w, const char *path, int err);
+/* A text the walk could not follow, said as WHAT (the first one kept). */
+void cf_doubt(struct cf_walk *w, const char *what);
 
 /* The readers (one file each). */
 int cf_nginx(const struct cf_query *q, struct cf_answer *a);

@@ -31,6 +31,7 @@ struct lt {
 	int sock_depth;             /* the nesting of a matching $SERVER["socket"] block, 0 none */
 	struct set top, sock;
 	char main_file[CF_PATH];
+	char shell[CF_TEXT];        /* an include_shell seen, said in the answer */
 };
 
 static void read_file(struct lt *l, const char *path);
@@ -102,7 +103,11 @@ static void read_file(struct lt *l, const char *path)
 				cf_unread(&l->w, full, rc);
 			}
 		} else if (!strcmp(k, "include_shell")) {
-			cf_unread(&l->w, ln->raw, -ENOEXEC);
+			/* Debian's stock file runs one to make its MIME table: a
+			 * command's output is not read, only said. */
+			if (!l->shell[0])
+				cf_put(l->shell, sizeof l->shell, "%s at %s:%ld was not run: its output could set it too",
+				       ln->raw, path, ln->line);
 		} else if (k[0] == '$' && !strcmp(ln->w[ln->n - 1], "{")) {
 			l->depth++;
 			if (!strcmp(k, "$SERVER[socket]") && ln->n >= 4 && !strcmp(ln->w[1], "==") &&
@@ -168,6 +173,8 @@ int cf_lighttpd(const struct cf_query *q, struct cf_answer *a)
 	}
 	if (l->w.unread[0])
 		cf_say(a->note, sizeof a->note, "%s(%s)", a->note[0] ? " " : "", l->w.unread);
+	if (l->shell[0])
+		cf_say(a->note, sizeof a->note, "%s(%s)", a->note[0] ? " " : "", l->shell);
 	free(l);
 	return a->origin;
 }

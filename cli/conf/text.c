@@ -355,3 +355,9 @@ void cf_unread(struct cf_walk *w, const char *path, int err)
 	if (!w->unread[0])
 		snprintf(w->unread, sizeof w->unread, "cannot read %s (%s)", path, strerror(-err));
 }
+
+void cf_doubt(struct cf_walk *w, const char *what)
+{
+	if (!w->unread[0])
+		snprintf(w->unread, sizeof w->unread, "%s", what);
+}

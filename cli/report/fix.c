@@ -316,6 +316,7 @@ int rp_fix_make(const struct rp_state *st, size_t item, struct rp_fix *fx)
 	if (!fx->nlines)
 		fx->lines[fx->nlines++] = rp_xprintf("Fix: a larger backlog than %ld, where %s sets it", fx->requested,
 						     fx->conf.program ? fx->conf.program : "the program");
+	fx->nact = fx->nlines;
 	fx->lines[fx->nlines++] = rp_xprintf("Why: %s", fx->why);
 	if (fx->set_in && fx->nlines < RP_FIX_LINES)
 		fx->lines[fx->nlines++] = rp_xprintf("%s", fx->set_in);
@@ -344,7 +345,8 @@ void rp_fix_text(const struct rp_state *st, size_t item, FILE *out, const char *
 	if (!rp_fix_make(st, item, &fx))
 		return;
 	for (i = 0; i < fx.nlines; i++) {
-		fprintf(out, "%s%s%s", indent, i == 0 ? tp_S.bold : "", i > 0 && i < fx.nlines - 1 ? "     " : "");
+		/* The action's own lines under its "Fix:", then why and the setting. */
+		fprintf(out, "%s%s%s", indent, i == 0 ? tp_S.bold : "", i > 0 && i < fx.nact ? "     " : "");
 		tp_safe(out, fx.lines[i], 0);
 		fprintf(out, "%s\n", i == 0 ? tp_S.off : "");
 	}

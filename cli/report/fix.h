@@ -27,7 +27,7 @@ struct rp_fix {
 	char *why;              /* where the value came from, in a few words */
 	char *set_in;           /* where the program's own setting goes (with N), when the fix is the sysctl */
 	char *lines[RP_FIX_LINES]; /* the action first, then the rest: as printed */
-	int nlines;
+	int nlines, nact;       /* lines[0..nact-1] are the action */
 	struct cf_answer conf;
 };
 

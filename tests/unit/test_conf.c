@@ -191,6 +191,11 @@ static void redis_include(void **state)
 	assert_int_equal(ask(argv3, 3, "redis-server", "127.0.0.1:6390", 1024, &a), CF_DEFAULT);
 	assert_int_equal(a.value, 511);
 
+	/* Retitled before its first line: not a command line. */
+	const char *argv5[] = { "redis-server 127.0.0.1:6390" };
+	assert_int_equal(ask(argv5, 1, "redis-server", "127.0.0.1:6390", 1024, &a), CF_UNREADABLE);
+	assert_non_null(strstr(a.note, "rewrote its command line"));
+
 	const char *argv4[] = { "redis-server", "redis.conf" };
 	assert_int_equal(ask(argv4, 2, "redis-server", "127.0.0.1:6390", 1024, &a), CF_UNREADABLE);
 	assert_non_null(strstr(a.note, "working directory"));
@@ -218,6 +223,9 @@ static void apache_include(void **state)
 	assert_int_equal(a.value, 200);
 	assert_string_equal(a.fix, "ListenBacklog 1024");
 
+	put("apache/conf.d/mpm.conf", "Include ${APACHE_CONFDIR}/x.conf\n");
+	assert_int_equal(ask(argv, 6, "apache2", "127.0.0.1:8080", 1024, &a), CF_UNREADABLE);
+	assert_non_null(strstr(a.note, "cannot expand ${APACHE_CONFDIR}/x.conf (line 1 of"));
 	put("apache/conf.d/mpm.conf", "# nothing\n");
 	assert_int_equal(ask(argv, 6, "apache2", "127.0.0.1:8080", 1024, &a), CF_DEFAULT);
 	path_is(&a, "apache/main.conf");
@@ -255,6 +263,10 @@ static void lighttpd_socket_block(void **state)
 	put("lighttpd/conf.d/10-sock.conf", "\n");
 	assert_int_equal(ask(argv, 4, "lighttpd", "127.0.0.1:8080", 512, &a), CF_DEFAULT);
 	assert_int_equal(a.value, 1024);
+	/* A command's output is not run, and the answer says so. */
+	put("lighttpd/conf.d/10-sock.conf", "\ninclude_shell \"/usr/share/lighttpd/create-mime.conf.pl\"\n");
+	assert_int_equal(ask(argv, 4, "lighttpd", "127.0.0.1:8080", 512, &a), CF_DEFAULT);
+	assert_non_null(strstr(a.note, "10-sock.conf:2 was not run"));
 }
 
 static void memcached_flag(void **state)
