@@ -61,6 +61,8 @@ static const struct rp_listener *item_listener(const struct rp_state *st, size_t
 			hit = l->accept_queue_full > 0 || (l->stats && log_long(l->stats, "queue_full_seen", &v) && v > 0);
 		else if (!strcmp(code, "listen_overflows"))
 			hit = l->overflow_lines > 0 || has_code(l->stats, "listen_overflows");
+		else if (!strcmp(code, "defer_bypass_risk"))   /* its remedy is a larger backlog too */
+			hit = l->have_defer_eff && l->defer_eff_s > 0;
 		else
 			return NULL;
 		if (!hit)
@@ -314,8 +316,9 @@ int rp_fix_make(const struct rp_state *st, size_t item, struct rp_fix *fx)
 	if (fx->keep)
 		fx->lines[fx->nlines++] = rp_xprintf("%s", fx->keep);
 	if (!fx->nlines)
-		fx->lines[fx->nlines++] = rp_xprintf("Fix: a larger backlog than %ld, where %s sets it", fx->requested,
-						     fx->conf.program ? fx->conf.program : "the program");
+		fx->lines[fx->nlines++] = rp_xprintf("Fix: a larger backlog than %ld, where %s sets it%s", fx->requested,
+						     fx->conf.program ? fx->conf.program : "the program",
+						     fx->set_in ? " (below)" : "");
 	fx->nact = fx->nlines;
 	fx->lines[fx->nlines++] = rp_xprintf("Why: %s", fx->why);
 	if (fx->set_in && fx->nlines < RP_FIX_LINES)

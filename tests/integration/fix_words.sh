@@ -93,6 +93,8 @@ DocumentRoot $D/www
 IncludeOptional conf.d/*.conf
 CONF
 	printf '# queue\n%s\n' "$2" >"$D/conf.d/backlog.conf"
+	# apache_def keeps apache's default deferral (AcceptFilter http data).
+	[ $1 = apache_def ] && sed -i '/^AcceptFilter/d' "$D/apache2.conf"
 	run $1 TERM /usr/sbin/apache2 -d "$D" -f apache2.conf -DFOREGROUND
 }
 lighttpd_case() {   # lighttpd_case CASE BACKLOG-LINE
@@ -143,7 +145,7 @@ expect() {
 	first $c
 	local txt=$(cat "$T/$c.first")
 	if ! grep -q '"event":"listen"' "$T/$c/sa.jsonl" 2>/dev/null; then fail "$c: the program listened under the shim" "$(tail -3 "$T/$c.out")"; return; fi
-	check "$c: the first item is backlog_clamped" grep -q '^  1\. backlog_clamped' "$T/$c.first"
+	check "$c: the first item is ${CODE:-backlog_clamped}" grep -q "^  1\. ${CODE:-backlog_clamped}:" "$T/$c.first"
 	check "$c: it leads with the sysctl in the listener's namespace" \
 		[ "$(sed -n 2p "$T/$c.first" | sed 's/^ *//')" = "Fix: ip netns exec sa-fw-$c-$$ sysctl -w net.core.somaxconn=$n" ]
 	check "$c: it says how to keep it (/etc/sysctl.d)" grep -q "keep it: echo net.core.somaxconn=$n > /etc/sysctl.d/60-sockaudit.conf" "$T/$c.first"
@@ -164,7 +166,8 @@ expect redis_set 200 "$T/redis_set/local.conf:2" "(tcp-backlog 200)"
 expect redis_def 511 "" "$T/redis_def/redis.conf sets no tcp-backlog: redis's default is 511" \
 	"its own setting: tcp-backlog N  (as a line of $T/redis_def/redis.conf"
 expect apache_set 200 "$T/apache_set/conf.d/backlog.conf:2" "(ListenBacklog 200)"
-expect apache_def 511 "$T/apache_def/apache2.conf:2" "(Listen 127.0.0.1:8080)" "no ListenBacklog is written: apache asks for 511" \
+# With apache's deferral the first item is defer_bypass_risk, whose remedy is the same backlog.
+CODE=defer_bypass_risk expect apache_def 511 "$T/apache_def/apache2.conf:2" "(Listen 127.0.0.1:8080)" "no ListenBacklog is written: apache asks for 511" \
 	"its own setting: ListenBacklog N  (beside \`Listen 127.0.0.1:8080\` (line 2 of $T/apache_def/apache2.conf)"
 expect lighttpd_set 200 "$T/lighttpd_set/conf.d/backlog.conf:2" "(server.listen-backlog = 200)"
 expect lighttpd_def 1024 "" "no server.listen-backlog is written: lighttpd asks for 1024" \
