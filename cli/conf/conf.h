@@ -108,7 +108,8 @@ void cf_dirname(const char *path, char *out, size_t len);
 void cf_join(const char *base, const char *rel, char *out, size_t len);
 
 /* Whether a configuration's address (HOST may be "", "*", a name; PORT
- * as a string) names the listener LOCAL ("127.0.0.1:8080", "[::]:80"). */
+ * as a string) names the listener LOCAL ("127.0.0.1:8080", "[::]:80"):
+ * 2 for its own address, 1 for a wildcard that covers it, 0 not. */
 int cf_addr_match(const char *host, const char *port, const char *local);
 /* The port of LOCAL as a string into out; 0 when it has none. */
 int cf_local_port(const char *local, char *out, size_t len);

@@ -19,7 +19,7 @@ struct nx {
 	struct cf_walk w;
 	const struct cf_query *q;
 	char prefix[CF_PATH];       /* the main file's folder */
-	int found;
+	int found;                  /* the best match's score (cf_addr_match) */
 	char file[CF_PATH];
 	long line;
 	char words[CF_TEXT];        /* the listen's arguments but backlog= */
@@ -42,7 +42,7 @@ static int listen_matches(const char *addr, const char *local)
 	const char *c;
 
 	if (!strncmp(addr, "unix:", 5))
-		return local && !strcmp(addr + 5, local);
+		return local && !strcmp(addr + 5, local) ? 2 : 0;
 	c = strrchr(addr, ':');
 	if (addr[0] == '[' && (!c || c < strchr(addr, ']')))
 		c = NULL;
@@ -58,11 +58,12 @@ static int listen_matches(const char *addr, const char *local)
 
 static void listen_directive(struct nx *x, const char *file, struct cf_tok *args, int n)
 {
-	int i;
+	int i, score = n >= 2 ? listen_matches(args[1].s, x->q->local) : 0;
 
-	if (x->found || n < 2 || !listen_matches(args[1].s, x->q->local))
+	/* The first listen of the best score: its own address before a wildcard. */
+	if (score <= x->found)
 		return;
-	x->found = 1;
+	x->found = score;
 	cf_put(x->file, sizeof x->file, "%s", file);
 	x->line = args[0].line;
 	x->backlog = -1;

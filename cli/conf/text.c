@@ -300,19 +300,21 @@ int cf_addr_match(const char *host, const char *port, const char *local)
 		return 0;
 	c = strrchr(local, ':');
 	snprintf(lhost, sizeof lhost, "%.*s", (int)(c - local), local);
+	/* A wildcard in the file covers any address of the port; one in the
+	 * log is only a wildcard's. An exact address scores higher. */
 	if (wildcard_host(host) || wildcard_host(lhost))
-		return wildcard_host(host) == wildcard_host(lhost) || wildcard_host(host);
+		return wildcard_host(host) && wildcard_host(lhost) ? 2 : wildcard_host(host) ? 1 : 0;
 	if (!strcmp(host, "localhost"))
-		return !strcmp(lhost, "127.0.0.1") || !strcmp(lhost, "[::1]");
+		return !strcmp(lhost, "127.0.0.1") || !strcmp(lhost, "[::1]") ? 2 : 0;
 	if (host[0] == '[' || lhost[0] == '[') {
 		size_t hl = strlen(host);
 		const char *h = host[0] == '[' ? host + 1 : host;
 
 		if (host[0] == '[')
 			hl -= 2;
-		return lhost[0] == '[' && strlen(lhost) == hl + 2 && !strncmp(lhost + 1, h, hl);
+		return lhost[0] == '[' && strlen(lhost) == hl + 2 && !strncmp(lhost + 1, h, hl) ? 2 : 0;
 	}
-	return !strcmp(host, lhost);
+	return !strcmp(host, lhost) ? 2 : 0;
 }
 
 const char *cf_arg(const struct cf_query *q, const char *opt, const char *longopt)

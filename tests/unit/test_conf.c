@@ -63,7 +63,7 @@ static void nginx_include_glob(void **state)
 	    "http {\n"
 	    "    include conf.d/*.conf;   # relative to this file's folder\n"
 	    "}\n");
-	put("nginx/conf.d/a.conf", "server {\n    listen 8080;\n}\n");
+	put("nginx/conf.d/a.conf", "server {\n    listen 8080;\n}\nserver {\n    listen 8081;\n}\n");
 	put("nginx/conf.d/b.conf", "# b\nserver {\n"
 	    "    server_name b;\n"
 	    "    listen 127.0.0.1:8081 reuseport backlog=64;\n"
@@ -73,7 +73,7 @@ static void nginx_include_glob(void **state)
 	assert_int_equal(a.line, 4);
 	assert_string_equal(a.directive, "listen 127.0.0.1:8081 reuseport backlog=64;");
 	assert_string_equal(a.fix, "listen 127.0.0.1:8081 reuseport backlog=4096;");
-	assert_int_equal(a.value, 64);
+	assert_int_equal(a.value, 64);   /* not a.conf's `listen 8081` (a wildcard), read first */
 
 	/* `listen 8080` without backlog=: nginx's default, 511. */
 	assert_int_equal(ask(argv, 3, "nginx", "0.0.0.0:8080", 1024, &a), CF_DEFAULT);
@@ -363,7 +363,8 @@ static void words_and_tokens(void **state)
 	assert_int_equal(cf_next_tok(text, &pos, &line, &t), 1);
 	assert_int_equal(t.special, ';');
 
-	assert_true(cf_addr_match("", "80", "0.0.0.0:80"));
+	assert_int_equal(cf_addr_match("", "80", "0.0.0.0:80"), 2);
+	assert_int_equal(cf_addr_match("*", "80", "127.0.0.1:80"), 1);
 	assert_true(cf_addr_match("*", "80", "[::]:80"));
 	assert_true(cf_addr_match("localhost", "80", "127.0.0.1:80"));
 	assert_true(cf_addr_match("[::1]", "80", "[::1]:80"));
