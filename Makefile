@@ -60,14 +60,17 @@ SHIM_OBJ  := $(patsubst shim/%.S,$(BUILD)/obj/%.o,$(patsubst shim/%.c,$(BUILD)/o
 # Everything but the libc-name definitions and the link glue: what unit
 # tests link against.
 CORE_OBJ  := $(filter-out $(BUILD)/obj/core/interpose%.o $(BUILD)/obj/core/vfork_%.o $(BUILD)/obj/base/link.o,$(SHIM_OBJ))
-# The CLI's floors, lowest first: the log reader, the verbs side by side
+# The CLI's floors, lowest first: the log reader and the configuration
+# readers (cli/conf/, which the report asks where a backlog was set) side
+# by side, the verbs side by side
 # (none calls another), the verbs that stand on one of them (diff reads
 # both sides with report's model), main.c (`make check-layers`).
 # cli/floor/ is the launcher's glibc start-up, linked by mk/launcher.mk.
 CLI_VERBS := report metrics top explain launch
 CLI_UPPER := diff
-CLI_LAYERS := log $(subst $(space),+,$(CLI_VERBS)) $(CLI_UPPER) .
-CLI_SRC   := $(sort $(wildcard cli/*.c $(foreach d,log $(CLI_VERBS) $(CLI_UPPER),cli/$(d)/*.c)))
+CLI_BASE  := log conf
+CLI_LAYERS := $(subst $(space),+,$(CLI_BASE)) $(subst $(space),+,$(CLI_VERBS)) $(CLI_UPPER) .
+CLI_SRC   := $(sort $(wildcard cli/*.c $(foreach d,$(CLI_BASE) $(CLI_VERBS) $(CLI_UPPER),cli/$(d)/*.c)))
 CLI_HDR   := $(wildcard cli/*/*.h)
 CLI_OBJ   := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
 # The kernel floor's pure rules, linked into the CLI too (`sockaudit explain`).
@@ -191,5 +194,5 @@ test-extra::
 .PHONY: check-layers
 check-layers: $(SHIM_OBJ) $(CLI_OBJ)
 	@scripts/check-layers.py $(BUILD)/obj $(LAYERS)
-	@rm -f $(filter-out $(CLI_OBJ),$(wildcard $(BUILD)/cli/*.o $(foreach d,log $(CLI_VERBS) $(CLI_UPPER),$(BUILD)/cli/$(d)/*.o)))
+	@rm -f $(filter-out $(CLI_OBJ),$(wildcard $(BUILD)/cli/*.o $(foreach d,$(CLI_BASE) $(CLI_VERBS) $(CLI_UPPER),$(BUILD)/cli/$(d)/*.o)))
 	@scripts/check-layers.py $(BUILD)/cli $(CLI_LAYERS)

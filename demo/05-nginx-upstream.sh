@@ -78,7 +78,8 @@ sub "Upstream connects by duration, shim (connect_ms) beside nginx's own \$upstr
 	done
 } | show
 sub "Both sides audited: sockaudit report joins nginx's slow connects to the server's listener:"
-"$TOP/sockaudit" report --color=never "$LOG" "$ALOG" | sed -n '/^== Fix first/,/^== /p' | sed -n '2,3p' |
+"$TOP/sockaudit" report --color=never "$LOG" "$ALOG" | sed -n '/^== Fix first/,/^== /p' |
+	awk 'NR == 2 || NR == 3 || (/^     [0-9]+ connects? from / && !s++)' |
 	fold -s -w 86 | show
 "$TOP/sockaudit" report --json "$LOG" "$ALOG" >"$W/report.json"
 # The page outlives the demo's log folder: build/demo/ is kept.

@@ -33,3 +33,16 @@ $(BUILD)/tests/unit/test_top: tests/unit/test_top.c $(CLI_LIB_OBJ) $(CLI_SHARED_
 $(BUILD)/tests/unit/test_diff: tests/unit/test_diff.c $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(CLI_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm
+
+# tests/unit/test_conf.c tests the configuration readers (cli/conf/) alone:
+# it links their objects only.
+CONF_OBJ := $(filter $(BUILD)/cli/conf/%.o,$(CLI_OBJ))
+$(BUILD)/tests/unit/test_conf: tests/unit/test_conf.c $(CONF_OBJ) $(CLI_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -Icli -o $@ $< $(CONF_OBJ) $(SA_LDFLAGS) -lcmocka
+
+# tests/unit/test_fix.c tests the report's fix in the program's words
+# (cli/report/fix.c) from fed lines and a configuration file it writes.
+$(BUILD)/tests/unit/test_fix: tests/unit/test_fix.c $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(CLI_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -Icli -o $@ $< $(CLI_LIB_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(JANSSON_LIBS) -lcmocka -lm

@@ -13,7 +13,7 @@ debpkg="dpkg-dev debhelper build-essential fakeroot lintian"
 oldlibc="debootstrap musl-tools"
 # The engines fleets run that our outputs feed (metrics, journal, imfile tests).
 fleet="prometheus prometheus-node-exporter rsyslog systemd"
-daemons="haproxy redis-server redis-tools memcached apache2 apache2-utils lighttpd openssh-server openssh-client socat"
+daemons="haproxy redis-server redis-tools memcached apache2 apache2-utils lighttpd openssh-server openssh-client socat postgresql"
 for group in "$@"; do
 	case "$group" in
 	build) pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev" ;;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "report/report.h"
+#include "report/fix.h"
 
 
 
@@ -98,6 +99,7 @@ static void top_section(const struct rp_state *st, FILE *out)
 			fprintf(out, "<li data-code=cause data-kind=%s data-count=%ld><b><a href=\"#cause-%zu\">%s</a></b>: ",
 				cz->unaccepted ? "unaccepted" : cz->joined ? "joined" : "not-joined", cz->n, st->items[i].idx,
 				rp_cause_title(cz));
+			rp_fix_html(st, i, out);
 			h_esc(out, cz->sentence);
 			fputs("</li>\n", out);
 			continue;
@@ -118,6 +120,7 @@ static void top_section(const struct rp_state *st, FILE *out)
 			tp_time(out, f->last_ts);
 			fputs(" UTC", out);
 		}
+		rp_fix_html(st, i, out);
 		if (f->text) {
 			fputs("<br><span class=dim>", out);
 			h_esc(out, f->text);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "report/fix.h"
 
 #define SET(o, k, v) json_object_set_new((o), (k), (v))
 
@@ -256,6 +257,7 @@ static json_t *fix_first_json(const struct rp_state *st)
 		} else {
 			SET(it, "finding", json_string(st->finds[st->items[i].idx].code));
 		}
+		SET(it, "fix", rp_fix_json(st, i));
 		json_array_append_new(top, it);
 	}
 	return top;

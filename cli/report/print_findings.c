@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "report/fix.h"
 
 static void put_span(FILE *out, const struct rp_finding *f)
 {
@@ -76,6 +77,7 @@ static void put_cause(const struct rp_state *st, FILE *out, size_t rank, const s
 		fprintf(out, ", %s-%s UTC\n", rp_clock(cz->t0, a), rp_clock(cz->t1, b));
 	else
 		fprintf(out, ", %.1f s, %s-%s UTC\n", cz->secs, rp_clock(cz->t0, a), rp_clock(cz->t1, b));
+	rp_fix_text(st, rank - 1, out, "     ");
 	fputs("     ", out);
 	tp_safe(out, cz->sentence, 0);
 	fputc('\n', out);
@@ -126,6 +128,7 @@ void tp_top(const struct rp_state *st, FILE *out)
 			fprintf(out, ", %.1f s spent in the connects it flagged", f->secs);
 		put_span(out, f);
 		fputc('\n', out);
+		rp_fix_text(st, i, out, "     ");
 		if (f->text) {
 			fputs("     ", out);
 			tp_first_sentence(out, f->text);

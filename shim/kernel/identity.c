@@ -1,7 +1,10 @@
 /*
  * identity.c: where a process runs, for its init line: the network
  * namespace (the inode of /proc/self/ns/net), the host's nodename and the
- * boot id (/proc/sys/kernel/random/boot_id, new at every boot).
+ * boot id (/proc/sys/kernel/random/boot_id, new at every boot); and what
+ * it was started as (/proc/self/cmdline), so that the report can read the
+ * configuration the program was given (cli/conf/). The shim reads no
+ * configuration file itself.
  *
  * `sockaudit report` joins a client's connects to a listener at the same
  * address only when both sides say they are in the same namespace of the
@@ -59,6 +62,36 @@ int sa_boot_id(char out[37])
 	return 0;
 }
 
+/* argv from /proc/self/cmdline, at most its first 1023 bytes (a line holds
+ * 4096): "argv" as an array, "argv_truncated" when cut. A program that
+ * rewrote its argv already (setproctitle) shows the rewritten one. */
+static void argv_field(json_t *ev)
+{
+	char buf[1024];
+	ssize_t n;
+	size_t i, start = 0;
+	json_t *a;
+	int fd = sa_nc_open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	n = sa_nc_read(fd, buf, sizeof buf);
+	sa_nc_close(fd);
+	if (n <= 0 || !(a = json_array()))
+		return;
+	if ((size_t)n == sizeof buf) {
+		json_object_set_new(ev, "argv_truncated", json_true());
+		n--;
+	}
+	buf[n] = '\0';
+	for (i = 0; i <= (size_t)n && json_array_size(a) < 64; i++)
+		if (buf[i] == '\0' && (i > start || i < (size_t)n)) {
+			json_array_append_new(a, sa_json_str(buf + start));
+			start = i + 1;
+		}
+	json_object_set_new(ev, "argv", a);
+}
+
 void sa_identity_fields(json_t *ev)
 {
 	unsigned long long ino = sa_netns_inode();
@@ -68,4 +101,5 @@ void sa_identity_fields(json_t *ev)
 	json_object_set_new(ev, "netns", ino ? json_integer((json_int_t)ino) : json_null());
 	json_object_set_new(ev, "nodename", uname(&u) == 0 ? sa_json_str(u.nodename) : json_null());
 	json_object_set_new(ev, "boot_id", sa_boot_id(boot) == 0 ? json_string(boot) : json_null());
+	argv_field(ev);
 }

@@ -11,7 +11,9 @@ SA=$TOP/sockaudit
 MAN=$TOP/docs/man/sockaudit.1
 [ -x "$SA" ] || { fail "sockaudit built" "$SA missing"; finish; }
 
-"$TOP/scripts/cli-options.py" "$TOP"/cli/*.c "$TOP"/cli/*/*.c >"$T/parsed"
+# cli/conf/ reads the wrapped programs' command lines (nginx -c, memcached -b):
+# their options, not sockaudit's.
+"$TOP/scripts/cli-options.py" "$TOP"/cli/*.c $(ls "$TOP"/cli/*/*.c | grep -v '/cli/conf/') >"$T/parsed"
 verbs=$(awk '$1 == "verb" { print $2 }' "$T/parsed")
 opts=$(awk '$1 == "option" { print $2 }' "$T/parsed")
 [ -n "$verbs" ] && [ "$(echo "$opts" | wc -l)" -ge 5 ] &&

@@ -101,8 +101,12 @@ check "the clients resent SYNs ($slow connects)" test "$slow" -ge 3
 "$SA" report --color=never "$D/cli.jsonl" "$D/idle.jsonl" "$D/srv.jsonl" >"$D/report.txt"; rc=$?
 check "report: status 0" test $rc = 0
 sed -n '/^== Fix first/,/^== /p' "$D/report.txt" >"$D/top.txt"
-first=$(sed -n '2,3p' "$D/top.txt")
+# The title, then the fix (docs/report.md, "The fix in the program's words"), then the sentence.
+sentence_of() { grep -m1 -E '^     [0-9]+ connects? from ' "$1"; }
+first=$(sed -n '2p' "$D/top.txt"; sentence_of "$D/top.txt")
 echo "# $(head -3 "$D/top.txt" | tail -2 | tr '\n' ' ')"
+check "it leads with the fix: python3's listen(fd, N), not a file" \
+	grep -qE '^     Fix: listen\(fd, [0-9]+\) where python3 sets its backlog .*it called listen\(fd, 1\)' <(sed -n 3p "$D/top.txt")
 check "the first item is the joined cause" grep -q '^  1\. connects waited on a listener' <<<"$first"
 check "it names the listener's pid, address and backlog: python3[$SPID]'s listener at 127.0.0.1:$PORT (backlog 1" \
 	grep -qF "python3[$SPID]'s listener at 127.0.0.1:$PORT (backlog 1, room 2)" <<<"$first"
@@ -127,7 +131,7 @@ check "slow_connect and syn_retransmitted are one item, not ranked again" \
 check_jq "--json: the first ranked item is the joined cause naming pid $SPID, 127.0.0.1:$PORT, backlog 1" "$D/report.json" \
 	".[0] | .fix_first[0].cause as \$c | .causes[\$c] | .kind == \"joined\" and .listener.pid == $SPID
 	 and .listener.local == \"127.0.0.1:$PORT\" and .listener.backlog == 1 and .connects >= 3"
-text_sentence=$(sed -n '3p' "$D/top.txt" | sed 's/^     //')
+text_sentence=$(sentence_of "$D/top.txt" | sed 's/^     //')
 json_sentence=$(jq -r '.fix_first[0].sentence' "$D/report.json")
 check "--json carries the text's sentence" test "$text_sentence" = "$json_sentence"
 check_jq "--json: no cause names the other namespace's listener" "$D/report.json" \
