@@ -11,8 +11,9 @@
 #                 'syscalls:sys_enter_*' -p WORKER), epoll_wait aside, over
 #                 exactly N requests (ab -n N -c 16), after a warm-up of N/10;
 #   lines/req     lines the shim wrote over the same requests;
-# and, with callgrind (BENCH_CALLGRIND=1, the default; nginx with
-# master_process off under valgrind, counters zeroed after a warm-up):
+# and, with callgrind (BENCH_CALLGRIND=1, the default; nginx's master and
+# worker under valgrind, two lives of the worker, N/4 and N/4 + N requests,
+# subtracted: start-up and exit cancel):
 #   instr/req     user-space instructions per request, shim included;
 #   shim/req      of those, the ones callgrind attributes to the shim's own
 #                 files (exact: the "+" column also carries nginx's variation).
@@ -23,7 +24,7 @@
 #        ("close ka4"), BENCH_CALLGRIND (1), SOCKAUDIT_LOG_DIR (a temp dir: the
 #        shim's log is a regular file there; set COUNTS_LOG=/dev/null for none),
 #        COUNTS_CG_KEEP (a directory: keep each callgrind output there as
-#        cg.ARM.MODE, for callgrind_annotate --inclusive=yes))
+#        cg.ARM.MODE.REQUESTS, for callgrind_annotate --inclusive=yes))
 # Exit status: 0 when every target holds, 1 when one is missed, 2 on a broken run.
 set -u
 . "$(dirname "$0")/nginx_conf.sh"
@@ -51,7 +52,7 @@ chmod 755 "$T"
 MASTER= TRACER=
 stop() {
 	[ -n "$MASTER" ] && kill -QUIT "$MASTER" 2>/dev/null
-	for _ in $(seq 30); do [ -n "$MASTER" ] && kill -0 "$MASTER" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq "${STOP_WAIT:-30}"); do [ -n "$MASTER" ] && kill -0 "$MASTER" 2>/dev/null || break; sleep 0.1; done
 	[ -n "$MASTER" ] && kill -KILL "$MASTER" 2>/dev/null
 	[ -n "$TRACER" ] && kill "$TRACER" 2>/dev/null
 	wait 2>/dev/null
@@ -134,31 +135,41 @@ for mode in "${MODES[@]}"; do
 	done
 done
 
+# cg_life ARM MODE N: nginx's master and worker under callgrind (the fork
+# stays in valgrind), N requests, a graceful stop: "TOTAL OWN" for the
+# worker's whole life (its file, written as it exits), OWN the instructions
+# callgrind_annotate attributes to a file under shim/ (inline code counted
+# where it was written, headers included). callgrind_control cannot reach a
+# forked child, so two lives are subtracted instead (start and exit cancel).
+cg_life() {
+	local f w t o
+	start "$1" "$2" valgrind --tool=callgrind --callgrind-out-file="$T/cg.$1.$2.%p" || return 1
+	w=$WORKER
+	drive "$2" "$3"
+	STOP_WAIT=300 stop
+	f=$T/cg.$1.$2.$w
+	[ -s "$f" ] || { echo "counts.sh: no callgrind output for the $1 worker" >&2; return 1; }
+	t=$(awk '/^(summary|totals):/ { t = $2 } END { printf "%.0f", t }' "$f")
+	o=0
+	[ "$1" != plain ] && command -v callgrind_annotate >/dev/null &&
+		o=$(callgrind_annotate --inclusive=no --threshold=100 "$f" 2>/dev/null |
+			awk '/^ *[0-9,]+ +\(.*\) +[^ ]*shim\// { x = $1; gsub(",", "", x); s += x } END { printf "%.0f", s }')
+	[ -n "${COUNTS_CG_KEEP:-}" ] && cp "$f" "$COUNTS_CG_KEEP/cg.$1.$2.$3"
+	rm -f "$T"/cg."$1.$2".*
+	echo "$t $o"
+}
+
 if [ "$CG" = 1 ] && command -v valgrind >/dev/null; then
 	for mode in "${MODES[@]}"; do
 		for a in "${ARMS[@]}"; do
 			# A process under valgrind runs its code on valgrind's CPU:
 			# an attach from outside would run ours natively there.
 			[ "$a" = strace ] || [ "$a" = attached ] && continue
-			NGINX_MASTER=off start "$a" "$mode" valgrind --tool=callgrind --callgrind-out-file="$T/cg.$a.$mode.%p" || exit 2
-			drive "$mode" $((CGN / 4))
-			callgrind_control -z "$WORKER" >/dev/null 2>&1
-			drive "$mode" "$CGN"
-			callgrind_control -d "$WORKER" >/dev/null 2>&1
-			sleep 0.5
-			f=$(ls -t "$T"/cg."$a.$mode".* 2>/dev/null | head -1)
-			INS[$a.$mode]=$(awk -v n="$CGN" '/^(summary|totals):/ { t = $2 } END { if (t) printf "%.0f", t / n }' "$f" 2>/dev/null)
-			# The shim's own share: every function line callgrind_annotate
-			# attributes to a file under shim/ (inline code is counted where
-			# it was written, headers included). Exact, unlike the "+"
-			# column, which also carries nginx's own run-to-run variation.
-			[ "$a" != plain ] && [ -n "$f" ] && command -v callgrind_annotate >/dev/null &&
-				OWN[$a.$mode]=$(callgrind_annotate --inclusive=no --threshold=100 "$f" 2>/dev/null |
-					awk -v n="$CGN" '/^ *[0-9,]+ +\(.*\) +[^ ]*shim\// { x = $1; gsub(",", "", x); s += x }
-						END { printf "%.0f", s / n }')
-			[ -n "${COUNTS_CG_KEEP:-}" ] && [ -n "$f" ] && cp "$f" "$COUNTS_CG_KEEP/cg.$a.$mode"
-			rm -f "$T"/cg."$a.$mode".*
-			NGINX_MASTER=off stop
+			r1=$(cg_life "$a" "$mode" $((CGN / 4))) || exit 2
+			r2=$(cg_life "$a" "$mode" $((CGN / 4 + CGN))) || exit 2
+			read -r t1 o1 <<<"$r1"; read -r t2 o2 <<<"$r2"
+			INS[$a.$mode]=$(awk -v a="$t1" -v b="$t2" -v n="$CGN" 'BEGIN { printf "%.0f", (b - a) / n }')
+			[ "$a" != plain ] && OWN[$a.$mode]=$(awk -v a="$o1" -v b="$o2" -v n="$CGN" 'BEGIN { printf "%.0f", (b - a) / n }')
 		done
 	done
 fi

@@ -341,11 +341,14 @@ enum sa_run_state { SA_RUN_NEW, SA_RUN_INITIALIZING, SA_RUN_ACTIVE, SA_RUN_DISAB
  * accept line at trace; bench/callgrind.sh). */
 extern int sa_rt_state SA_HIDDEN;
 extern struct sa_config sa_rt_cfg SA_HIDDEN;
-/* pid and the process epoch side by side: a forked child writes both, on
- * the fd table's first page (SA_FORK_WORDS). */
+/* pid and the process epoch side by side, with the parent's pid and the
+ * clock traps (below): a forked child writes them all, on the fd table's
+ * first page (SA_FORK_WORDS). */
 struct sa_rt_proc {
 	pid_t pid;
 	uint32_t epoch;
+	pid_t parent;          /* a forked child: its parent's pid (0: not known, or none) */
+	uint32_t clock_traps;  /* sa_clock_traps */
 };
 extern struct sa_rt_proc sa_rt_proc SA_HIDDEN;
 extern unsigned sa_rt_comm_gen SA_HIDDEN;
@@ -446,7 +449,7 @@ void sa_unlock(int *lock) SA_HIDDEN;
  * Set by the fork handler (sa_lifecycle_new_process); 0 in every other
  * process. With the pid (SA_FORK_WORDS), on the page the child writes anyway. */
 #define SA_CLOCK_TRAPS 4
-extern uint32_t sa_clock_traps SA_HIDDEN;
+#define sa_clock_traps (sa_rt_proc.clock_traps)
 static inline int sa_clock_trap(clockid_t id, struct timespec *ts)
 {
 	uint32_t n = __atomic_load_n(&sa_clock_traps, __ATOMIC_RELAXED);

@@ -184,8 +184,7 @@ void sa_unlock(int *lock)
 	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
 }
 
-uint32_t sa_clock_traps SA_FORK_WORDS;
-_Static_assert(sizeof(struct sa_rt_proc) + 8 <= SA_FORK_WORDS_BYTES, "the fork words fit their place");
+_Static_assert(sizeof(struct sa_rt_proc) <= SA_FORK_WORDS_BYTES, "the fork words fit their place");
 
 #if defined(__SANITIZE_ADDRESS__)
 /* Out of line under AddressSanitizer (base.h says why). */

@@ -57,14 +57,32 @@ void sa_totals_write(void) SA_HIDDEN;
 extern int sa_ticker_state SA_HIDDEN;   /* 0: none yet (may start one) */
 void sa_ticker_start(uint64_t now) SA_HIDDEN;
 /* From a listen, accept or connect just audited: one load when running. */
+enum { TK_NONE, TK_STARTING, TK_RUNNING, TK_STOPPING, TK_OFF, TK_CALLS };
+extern uint64_t sa_ticker_next_ns SA_HIDDEN;
+void sa_ticker_calls_tick(uint64_t now) SA_HIDDEN;
+/* After a listen: a TK_CALLS tick when due, never a thread. A process that
+ * only listens (an nginx or apache master: it forks workers that accept)
+ * gets none, so its workers keep glibc's single-threaded paths. */
+static inline void sa_ticker_poll_quiet(uint64_t now)
+{
+	if (SA_UNLIKELY(__atomic_load_n(&sa_ticker_state, __ATOMIC_RELAXED) == TK_CALLS) &&
+	    now >= __atomic_load_n(&sa_ticker_next_ns, __ATOMIC_RELAXED))
+		sa_ticker_calls_tick(now);
+}
+/* After an accept or a connect: the thread's start, or a TK_CALLS tick. */
 static inline void sa_ticker_poll(uint64_t now)
 {
-	if (SA_UNLIKELY(__atomic_load_n(&sa_ticker_state, __ATOMIC_RELAXED) == 0))
+	int s = __atomic_load_n(&sa_ticker_state, __ATOMIC_RELAXED);
+
+	if (SA_UNLIKELY(s == TK_NONE))
 		sa_ticker_start(now);
+	else if (SA_UNLIKELY(s == TK_CALLS) && now >= __atomic_load_n(&sa_ticker_next_ns, __ATOMIC_RELAXED))
+		sa_ticker_calls_tick(now);
 }
 void sa_ticker_pause(void) SA_HIDDEN;        /* joined; a later call starts another */
 void sa_ticker_end(void) SA_HIDDEN;          /* for good (the summary); async-signal-safe */
 void sa_ticker_after_fork(void) SA_HIDDEN;   /* in the child */
+void sa_ticker_listening(void) SA_HIDDEN;   /* a listen() of this process's own succeeded */
 /* In a forked child: each module forgets the parent's per-process counts. */
 void sa_summary_reset_after_fork(void) SA_HIDDEN;
 

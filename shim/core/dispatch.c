@@ -90,8 +90,10 @@ void sa_on_listen(int fd, int backlog, int ret, int err)
 	if (ret == 0 && s != &tmp)
 		sa_accept_on_listening(fd, s);
 	sa_signals_release(&old);
-	if (ret == 0)
-		sa_ticker_poll(sa_now_ns());
+	if (ret == 0) {
+		sa_ticker_listening();
+		sa_ticker_poll_quiet(sa_now_ns());
+	}
 }
 
 void sa_on_accept(const struct sa_accept_call *c)

@@ -157,6 +157,7 @@ void sa_lifecycle_new_process(void)
 void sa_lifecycle_new_process_fds(int shares_fds)
 {
 	struct sa_config *cfg = sa_cfg_slot();
+	pid_t parent;
 
 	if (__atomic_load_n(&sa_clock_traps, __ATOMIC_RELAXED) != SA_CLOCK_TRAPS)
 		__atomic_store_n(&sa_clock_traps, SA_CLOCK_TRAPS, __ATOMIC_RELAXED);
@@ -167,6 +168,10 @@ void sa_lifecycle_new_process_fds(int shares_fds)
 	 * parent's, never this child's to report. */
 	if (__atomic_load_n(&sa_inflight.t0, __ATOMIC_RELAXED))
 		sa_inflight_end();
+	/* The pid is still the parent's (or 0: it never asked). */
+	parent = __atomic_load_n(&sa_rt_proc.pid, __ATOMIC_RELAXED);
+	if (sa_rt_proc.parent != parent)
+		sa_rt_proc.parent = parent;
 	sa_set_pid(0);   /* asked when first needed (sa_pid) */
 	sa_proc_epoch_next();
 	/* A new process: its own init line, its own counts, and its own file

@@ -11,11 +11,26 @@
  * An idle process gets no line and its thread one futex wake per interval.
  *
  * When the thread exists, and what it must never do:
- *   - started by the first listen, accept or connect this process audits
- *     (never by socket(): a tool that only opens netlink sockets keeps one
- *     thread), outside any host signal handler and never in a vfork child;
- *   - in a forked child only once the child has lived one interval (a
- *     fork-per-connection server's children are gone long before);
+ *   - started by the first accept or connect this process audits, never by
+ *     socket() (a tool that only opens netlink sockets keeps one thread)
+ *     nor by listen(): a second thread turns on glibc's multi-threaded
+ *     paths in the process for good, and in every child it forks after
+ *     (__libc_single_threaded stays false): the cancellation bookkeeping
+ *     around each cancellable system call, malloc's locks. In an nginx
+ *     worker that is +284 instructions per request (bench/counts.sh, the
+ *     thread against SOCKAUDIT_STATS_INTERVAL=0), as much as the shim's
+ *     own 293. A master that listens and forks workers that accept (nginx,
+ *     apache) so makes no thread, and its workers pay nothing;
+ *   - outside any host signal handler and never in a vfork child;
+ *   - in a forked child only once the child has lived a second (a
+ *     fork-per-connection server's children are gone long before), and
+ *     not at all in a forked child that is single-threaded, whose parent
+ *     is still there and which listened on nothing itself (a worker; a
+ *     daemon's child outlives its parent, and a child that listens owns
+ *     its queue): its own calls write its totals line instead (TK_CALLS:
+ *     an audited accept, connect or listen finds the interval passed) and
+ *     its accept path its listener_stats. A child that has made threads of
+ *     its own by then gets the thread (it costs nothing more);
  *   - created with every signal blocked (it inherits the mask: no host
  *     signal is ever delivered to it; libc's own, used by setuid() in a
  *     threaded process, stay open because sigfillset leaves them out);
@@ -33,9 +48,11 @@
 
 #include "core/core.h"
 
-enum { TK_NONE, TK_STARTING, TK_RUNNING, TK_STOPPING, TK_OFF };
-
 int sa_ticker_state SA_PROC_PAGE;           /* a forked child: TK_NONE, the thread stayed behind */
+uint64_t sa_ticker_next_ns SA_PROC_PAGE;    /* TK_CALLS: when a call writes the next totals */
+/* The process epoch (1 + its forks) in which this process listen()ed
+ * itself: a child's own listen, never its parent's. */
+static uint32_t listened_epoch;
 static uint32_t wake_word;                  /* futex the thread sleeps on */
 static pthread_t thread;
 /* A forked child's first audited call: 0 in the first process, 1 in a
@@ -106,6 +123,33 @@ static void tick(uint64_t now)
 	sa_totals_write();
 }
 
+/* TK_CALLS: a call of the host's found the interval passed. One caller
+ * claims it; the live lines are what the thread's tick would write, but the
+ * listeners' own (their accept path writes those). */
+void sa_ticker_calls_tick(uint64_t now)
+{
+	uint64_t next = __atomic_load_n(&sa_ticker_next_ns, __ATOMIC_RELAXED), fp;
+	uint64_t every = every_ns();
+
+	if (now < next || !every ||
+	    !__atomic_compare_exchange_n(&sa_ticker_next_ns, &next, now + every, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	if (sa_proc_threads() > 1) {
+		/* Threads of its own now: the thread costs nothing more. */
+		int s = TK_CALLS;
+
+		if (__atomic_compare_exchange_n(&sa_ticker_state, &s, TK_NONE, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			sa_ticker_start(now);
+		return;
+	}
+	sa_listener_fold_counted();
+	fp = take_fingerprint();
+	if (fp == last_fp)
+		return;
+	last_fp = fp;
+	sa_totals_write();
+}
+
 static void *run(void *arg)
 {
 	struct timespec ts;
@@ -141,15 +185,33 @@ void sa_ticker_start(uint64_t now)
 		__atomic_store_n(&sa_ticker_state, TK_OFF, __ATOMIC_RELAXED);
 		return;
 	}
-	/* A forked child waits one interval: most such children are gone. */
+	/* A forked child waits a second (or the interval, if shorter): most
+	 * such children are gone by then, and a worker's first live line
+	 * comes while its first burst still runs. */
 	{
 		/* Threads of a child race here: any first time will do. */
 		uint64_t b = __atomic_load_n(&born_ns, __ATOMIC_RELAXED);
 
 		if (b == 1)
 			__atomic_store_n(&born_ns, b = now, __ATOMIC_RELAXED);
-		if (b && now - b < every)
+		if (b && now - b < (every < 1000000000ull ? every : 1000000000ull))
 			return;
+		/* A single-threaded worker: its calls write its lines. */
+		pid_t parent = __atomic_load_n(&sa_rt_proc.parent, __ATOMIC_RELAXED);
+
+		if (b && parent && __atomic_load_n(&listened_epoch, __ATOMIC_RELAXED) != sa_proc_epoch() + 1 &&
+		    !sa_in_signal && !sa_in_vfork && sa_proc_threads() == 1 && (pid_t)sa_syscall(SYS_getppid) == parent) {
+			int none = TK_NONE;
+
+			if (__atomic_compare_exchange_n(&sa_ticker_state, &none, TK_CALLS, 0, __ATOMIC_ACQ_REL,
+							__ATOMIC_RELAXED)) {
+				/* Its first interval's counts: a line now. */
+				last_fp = 0;
+				__atomic_store_n(&sa_ticker_next_ns, now, __ATOMIC_RELAXED);
+				sa_ticker_calls_tick(now);
+			}
+			return;
+		}
 	}
 	if (sa_in_signal || sa_in_vfork ||
 	    !__atomic_compare_exchange_n(&sa_ticker_state, &expected, TK_STARTING, 0, __ATOMIC_ACQ_REL,
@@ -221,6 +283,16 @@ void sa_ticker_end(void)
 		__atomic_add_fetch(&wake_word, 1, __ATOMIC_RELEASE);
 		sa_syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}
+}
+
+void sa_ticker_listening(void)
+{
+	int s = TK_CALLS;
+
+	if (__atomic_load_n(&listened_epoch, __ATOMIC_RELAXED) != sa_proc_epoch() + 1)
+		__atomic_store_n(&listened_epoch, sa_proc_epoch() + 1, __ATOMIC_RELAXED);
+	/* Its own queue: the thread, from the next call on (sa_ticker_poll). */
+	__atomic_compare_exchange_n(&sa_ticker_state, &s, TK_NONE, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
 /* In a forked child: the thread did not come along. */

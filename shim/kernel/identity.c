@@ -62,6 +62,32 @@ int sa_boot_id(char out[37])
 	return 0;
 }
 
+int sa_proc_threads(void)
+{
+	char buf[1024], *p;
+	ssize_t n;
+	int fd = sa_nc_open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 2;
+	long v = 0;
+
+	if (fd < 0)
+		return 0;
+	n = sa_nc_read(fd, buf, sizeof buf - 1);
+	sa_nc_close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid ...": comm may hold spaces and ')'; the
+	 * fields after the last ')' are numbered from 3 (state). */
+	if (!(p = strrchr(buf, ')')))
+		return 0;
+	for (p++; *p && field < 20; p++)
+		if (*p == ' ')
+			field++;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (*p++ - '0');
+	return field == 20 && v > 0 && v < 1 << 30 ? (int)v : 0;
+}
+
 /* argv from /proc/self/cmdline, at most its first 1023 bytes (a line holds
  * 4096): "argv" as an array, "argv_truncated" when cut. A program that
  * rewrote its argv already (setproctitle) shows the rewritten one. */

@@ -55,6 +55,8 @@ int sa_read_sysctl(const char *path, long *out) SA_HIDDEN;
  * may join this process's connects to a listener). */
 unsigned long long sa_netns_inode(void) SA_HIDDEN;
 int sa_boot_id(char out[37]) SA_HIDDEN;
+/* This process's threads now (/proc/self/stat's num_threads); 0 unread. */
+int sa_proc_threads(void) SA_HIDDEN;
 void sa_identity_fields(json_t *ev) SA_HIDDEN;
 /* This kernel's SYN/SYN-ACK retransmission settings, read from /proc/sys
  * once per process on first use (only when a message needs them). */

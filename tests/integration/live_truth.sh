@@ -31,11 +31,15 @@ if [ "$n" = 1 ] && [ "$ok_" = 5 ]; then ok "idle after 5 connects: 1 totals line
 else fail "idle process lines" "totals lines $n, peer ok $ok_"; fi
 
 # 3. A long-lived client's ok connects are in metrics within seconds, and a
-# listener that never accepts shows FULL in a top snapshot: no interval set.
+# listener that stopped accepting shows FULL in a top snapshot: no interval set.
+# The stalled server took one connection, then stopped calling accept():
+# its first accept starts the live thread (a listen alone does not: an
+# nginx master never accepts, and its workers keep glibc's one-thread paths).
 cat >"$T/stall.py" <<'PY'
 import socket, sys, time
 srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(2)
 open(sys.argv[1], "w").write(str(srv.getsockname()[1]))
+c, _ = srv.accept()
 time.sleep(30)
 PY
 cat >"$T/client.py" <<'PY'
@@ -68,7 +72,7 @@ for i in $(seq 90); do
 	"$SA" top "$T/live" >"$T/top.out" 2>&1 </dev/null
 	grep -q "FULL" "$T/top.out" && { full=$i; break; }
 done
-if [ -n "$full" ]; then ok "a listener that never accepts shows FULL in a top snapshot within $((full / 10 + 1)) s"
+if [ -n "$full" ]; then ok "a listener that stopped accepting (after one) shows FULL in a top snapshot within $((full / 10 + 1)) s"
 else fail "stalled listener FULL in top" "$(head -8 "$T/top.out")"; fi
 
 # 4. A SIGTERM'd server has its summary and is not running.
@@ -131,6 +135,18 @@ NG
 	timeout 25 ab -n 300 -c 60 -s 8 http://127.0.0.1:$FR/ >"$N/ab.out" 2>&1
 	non2xx=$(awk '/Non-2xx responses/ {print $3}' "$N/ab.out")
 	sleep 5.5   # one more interval: the upstream's figures as late as nginx's
+	# Threads: none of ours in nginx's master (it only listens) nor in its
+	# workers (forked, single-threaded: their calls write their live lines),
+	# so both keep glibc's single-threaded paths.
+	master=$(cat "$N/logs/nginx.pid" 2>/dev/null)
+	workers=$(pgrep -P "${master:-0}" | tr '\n' ' ')
+	th=""; for p in $master $workers; do th="$th $(ls /proc/$p/task 2>/dev/null | wc -l)"; done
+	# (A worker that drops root writes into its master's file: by pid.)
+	wt=$(for w in $workers; do cat "$N"/x-*.jsonl | jq -c --argjson w "$w" 'select(.event=="totals" and .pid==$w)'; done | grep -c .)
+	want=" 1"; for w in $workers; do want="$want 1"; done
+	if [ -n "$workers" ] && [ "$th" = "$want" ] && [ "$wt" -ge 1 ]; then
+		ok "threads: nginx master and workers 1 each (none of ours); the workers' calls wrote $wt live totals lines"
+	else fail "threads of nginx" "master $master workers $workers: threads$th (want$want), worker totals $wt"; fi
 	kill -TERM $ng $up; wait $ng $up 2>/dev/null
 	"$SA" report "$N"/x-*.jsonl >"$N/report.out" 2>&1
 	n=$(sed -n 's/^  1\. connects never accepted: \([0-9]*\) connects\? to .*/\1/p' "$N/report.out")

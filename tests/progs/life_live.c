@@ -2,12 +2,14 @@
  * life_live.c: what the library's live thread must never change in its
  * host. Each mode prints what a test checks, the same whether the program
  * runs plainly or under the library (only "threads" differs, and says so).
- *   threads S       listen, sleep S s: the threads of this process and
+ * Each listens and connects once to itself first (the connect starts the
+ * library's live thread; a listen alone does not).
+ *   threads S       sleep S s: the threads of this process and
  *                   their names ("threads N names a,b")
- *   unshare S       listen, sleep S s, then unshare(CLONE_NEWNS) and
+ *   unshare S       sleep S s, then unshare(CLONE_NEWNS) and
  *                   unshare(CLONE_FS) and setns() back (all need a single
  *                   thread): their results, then a listen again
- *   setuid S        listen, sleep S s, then setgid/setuid(65534) (libc
+ *   setuid S        sleep S s, then setgid/setuid(65534) (libc
  *                   signals every thread to change its ids): the results,
  *                   within an alarm of 5 s
  *   forkchild S     listen and connect, fork: the child connects and
@@ -75,6 +77,8 @@ int main(int argc, char **argv)
 
 	if (l < 0)
 		return 2;
+	if (strcmp(mode, "forkchild") && strcmp(mode, "idle"))
+		one_connect(port);
 	if (!strcmp(mode, "threads")) {
 		usleep((useconds_t)(secs * 1e6));
 		threads("");
