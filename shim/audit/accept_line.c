@@ -30,14 +30,14 @@ static int bound_to_one(const char *local)
 
 void sa_accept_line_part(struct sa_listener *l)
 {
-	struct sa_out o = { l->line_part, l->line_part + sizeof l->line_part };
+	struct sa_linebuf o = { l->line_part, l->line_part + sizeof l->line_part };
 	size_t n = strlen(l->local);
 
 	l->line_part_len = 0;
 	/* Address text of a bound listener: nothing to escape. */
 	if ((l->family != AF_INET && l->family != AF_INET6) || !bound_to_one(l->local) ||
-	    sa_out_put(&o, ",\"listen_fd\":", 13) || sa_out_int(&o, l->listen_fd) ||
-	    sa_out_put(&o, ",\"local\":\"", 10) || sa_out_put(&o, l->local, n) || sa_out_put(&o, "\"", 1))
+	    sa_linebuf_put(&o, ",\"listen_fd\":", 13) || sa_linebuf_int(&o, l->listen_fd) ||
+	    sa_linebuf_put(&o, ",\"local\":\"", 10) || sa_linebuf_put(&o, l->local, n) || sa_linebuf_put(&o, "\"", 1))
 		return;
 	l->line_part_len = (unsigned char)(o.p - l->line_part);
 }

@@ -137,7 +137,7 @@ void sa_netns_summary(json_t *summary) SA_HIDDEN;
  * JSON: an int, {"onoff","linger"}, {"sec","usec"}, a string, or {"bytes":
  * n} for anything we cannot name; NULL buf or short len -> null. Returns 0,
  * or -1 when it does not fit. */
-int sa_optval_write(struct sa_out *o, enum sa_optkind k, const void *buf, socklen_t len) SA_HIDDEN;
+int sa_optval_write(struct sa_linebuf *o, enum sa_optkind k, const void *buf, socklen_t len) SA_HIDDEN;
 #define sa_line_opt(L, key, kind, buf, len) sa_line_opt_k((L), SA_LINE_K(key), (kind), (buf), (len))
 void sa_line_opt_k(struct sa_line *L, const char *k, size_t kn, enum sa_optkind kind,
 		   const void *buf, socklen_t len) SA_HIDDEN;

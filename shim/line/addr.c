@@ -205,21 +205,21 @@ int sa_addr_text(const struct sockaddr *sa, socklen_t len, char *out, size_t cap
 }
 
 /* The address as sa_json_addr() gives it. */
-/* sa_out_addr's other cases, apart: the IPv4 one then needs no frame. */
-static __attribute__((noinline)) int addr_other(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
+/* sa_linebuf_addr's other cases, apart: the IPv4 one then needs no frame. */
+static __attribute__((noinline)) int addr_other(struct sa_linebuf *o, const struct sockaddr *sa, socklen_t len)
 {
 	char t[SA_ADDR_TEXT_MAX];
 	int n = sa_addr_text(sa, len, t, sizeof t);
 
 	if (n < 0)
-		return sa_out_put(o, "null", 4);
+		return sa_linebuf_put(o, "null", 4);
 	if (sa->sa_family == AF_UNIX)   /* a path: any bytes */
-		return sa_out_bytes(o, t, (size_t)n);
+		return sa_linebuf_bytes(o, t, (size_t)n);
 	/* Digits, dots, colons, brackets, hex: nothing to escape. */
-	return sa_out_put(o, "\"", 1) || sa_out_put(o, t, (size_t)n) || sa_out_put(o, "\"", 1);
+	return sa_linebuf_put(o, "\"", 1) || sa_linebuf_put(o, t, (size_t)n) || sa_linebuf_put(o, "\"", 1);
 }
 
-int sa_out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
+int sa_linebuf_addr(struct sa_linebuf *o, const struct sockaddr *sa, socklen_t len)
 {
 	/* IPv4, most of what we write: straight into the line. */
 	if (sa && len >= (socklen_t)sizeof(struct sockaddr_in) && sa->sa_family == AF_INET &&

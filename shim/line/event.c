@@ -196,7 +196,7 @@ static void shorten_strings(json_t *v, size_t max)
 
 /* A value with the line's writers, in the object's order. Strings are
  * valid UTF-8 already (jansson checked them). */
-static int put_value(struct sa_out *o, json_t *v, int depth)
+static int put_value(struct sa_linebuf *o, json_t *v, int depth)
 {
 	const char *key;
 	json_t *val;
@@ -207,35 +207,35 @@ static int put_value(struct sa_out *o, json_t *v, int depth)
 		return -1;
 	switch (json_typeof(v)) {
 	case JSON_OBJECT:
-		if (sa_out_put(o, "{", 1))
+		if (sa_linebuf_put(o, "{", 1))
 			return -1;
 		json_object_foreach(v, key, val) {
-			if ((!first && sa_out_put(o, ",", 1)) || sa_out_str(o, key, strlen(key)) || sa_out_put(o, ":", 1) ||
+			if ((!first && sa_linebuf_put(o, ",", 1)) || sa_linebuf_str(o, key, strlen(key)) || sa_linebuf_put(o, ":", 1) ||
 			    put_value(o, val, depth + 1))
 				return -1;
 			first = 0;
 		}
-		return sa_out_put(o, "}", 1);
+		return sa_linebuf_put(o, "}", 1);
 	case JSON_ARRAY:
-		if (sa_out_put(o, "[", 1))
+		if (sa_linebuf_put(o, "[", 1))
 			return -1;
 		json_array_foreach(v, i, val) {
-			if ((i && sa_out_put(o, ",", 1)) || put_value(o, val, depth + 1))
+			if ((i && sa_linebuf_put(o, ",", 1)) || put_value(o, val, depth + 1))
 				return -1;
 		}
-		return sa_out_put(o, "]", 1);
+		return sa_linebuf_put(o, "]", 1);
 	case JSON_STRING:
-		return sa_out_str(o, json_string_value(v), json_string_length(v));
+		return sa_linebuf_str(o, json_string_value(v), json_string_length(v));
 	case JSON_INTEGER:
-		return sa_out_int(o, json_integer_value(v));
+		return sa_linebuf_int(o, json_integer_value(v));
 	case JSON_REAL:
-		return sa_out_real(o, json_real_value(v));
+		return sa_linebuf_real(o, json_real_value(v));
 	case JSON_TRUE:
-		return sa_out_put(o, "true", 4);
+		return sa_linebuf_put(o, "true", 4);
 	case JSON_FALSE:
-		return sa_out_put(o, "false", 5);
+		return sa_linebuf_put(o, "false", 5);
 	default:
-		return sa_out_put(o, "null", 4);
+		return sa_linebuf_put(o, "null", 4);
 	}
 }
 

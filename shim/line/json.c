@@ -73,7 +73,7 @@ static inline char *dec_back(char *end, uint64_t v)
 	return end;
 }
 
-int sa_out_u64(struct sa_out *o, uint64_t v)
+int sa_linebuf_u64(struct sa_linebuf *o, uint64_t v)
 {
 	char tmp[24], *b;
 
@@ -82,21 +82,21 @@ int sa_out_u64(struct sa_out *o, uint64_t v)
 		return 0;
 	}
 	b = dec_back(tmp + sizeof tmp, v);
-	return sa_out_put(o, b, (size_t)(tmp + sizeof tmp - b));
+	return sa_linebuf_put(o, b, (size_t)(tmp + sizeof tmp - b));
 }
 
-int sa_out_int(struct sa_out *o, long long v)
+int sa_linebuf_int(struct sa_linebuf *o, long long v)
 {
 	if (v < 0) {
-		if (sa_out_put(o, "-", 1))
+		if (sa_linebuf_put(o, "-", 1))
 			return -1;
-		return sa_out_u64(o, (uint64_t)0 - (uint64_t)v);
+		return sa_linebuf_u64(o, (uint64_t)0 - (uint64_t)v);
 	}
-	return sa_out_u64(o, (uint64_t)v);
+	return sa_linebuf_u64(o, (uint64_t)v);
 }
 
 /* The integer and microsecond parts of a in [1e-6, 1e15), rounded as
- * sa_out_real has always rounded them (one expression, shared). */
+ * sa_linebuf_real has always rounded them (one expression, shared). */
 static inline void real_parts(double a, uint64_t *ip, uint32_t *frac)
 {
 	/* a < 2^63 and the fraction's term < 2^63: the signed conversions
@@ -125,9 +125,9 @@ const char sa_trips[1000][4] = {
 #undef TRIP10
 #undef TRIP
 
-/* The integer part ip and the microseconds frac, as sa_out_real writes
+/* The integer part ip and the microseconds frac, as sa_linebuf_real writes
  * them. */
-static inline int parts_out(struct sa_out *o, uint64_t ip, uint32_t frac)
+static inline int parts_out(struct sa_linebuf *o, uint64_t ip, uint32_t frac)
 {
 	char digits[8];
 
@@ -136,14 +136,14 @@ static inline int parts_out(struct sa_out *o, uint64_t ip, uint32_t frac)
 		o->p += 1 + sa_frac_text(o->p + 1, frac);
 		return 0;
 	}
-	if (sa_out_u64(o, ip))
+	if (sa_linebuf_u64(o, ip))
 		return -1;
-	return sa_out_put(o, digits, sa_frac_text(digits, frac));
+	return sa_linebuf_put(o, digits, sa_frac_text(digits, frac));
 }
 
 /* Reals with microsecond precision, trailing zeros cut ("1.5", "0.0"):
  * every real we write is a time in s or ms, or a rounded percentile. */
-int sa_out_real(struct sa_out *o, double v)
+int sa_linebuf_real(struct sa_linebuf *o, double v)
 {
 	double a = v < 0 ? -v : v;
 	uint64_t ip;
@@ -151,34 +151,34 @@ int sa_out_real(struct sa_out *o, double v)
 	int n;
 
 	if (!(a <= 1.7976931348623157e308))
-		return sa_out_put(o, "null", 4);   /* NaN and infinities are not JSON */
+		return sa_linebuf_put(o, "null", 4);   /* NaN and infinities are not JSON */
 	if (a >= 1e15 || (a > 0 && a < 1e-6)) {
 		char tmp[32];
 		n = snprintf(tmp, sizeof tmp, "%.16g", v);
 		if (n <= 0 || n >= (int)sizeof tmp)
 			return -1;
-		return sa_out_put(o, tmp, (size_t)n);
+		return sa_linebuf_put(o, tmp, (size_t)n);
 	}
 	real_parts(a, &ip, &frac);
-	if (v < 0 && (ip || frac) && sa_out_put(o, "-", 1))
+	if (v < 0 && (ip || frac) && sa_linebuf_put(o, "-", 1))
 		return -1;
 	return parts_out(o, ip, frac);
 }
 
-/* sa_out_real(o, ns / 1e6), the same bytes from integer parts: below
+/* sa_linebuf_real(o, ns / 1e6), the same bytes from integer parts: below
  * 1e15 ns (11 days) the double's rounding error is under 0.06 ns, so
  * real_parts() gives exactly ns / 1e6 and ns % 1e6 (test_fmt compares the
  * two over every ns to 2e7 and at random). Saves the floating point of a
  * duration written on every accept line. */
 #define MS_NS_EXACT 1000000000000000ull
-int sa_out_ms_ns(struct sa_out *o, uint64_t ns)
+int sa_linebuf_ms_ns(struct sa_linebuf *o, uint64_t ns)
 {
 	if (SA_UNLIKELY(ns >= MS_NS_EXACT))
-		return sa_out_real(o, (double)ns / 1e6);
+		return sa_linebuf_real(o, (double)ns / 1e6);
 	return parts_out(o, ns / 1000000, (uint32_t)(ns % 1000000));
 }
 
-/* sa_out_real(o, v), the same bytes, with the integer part's digits kept
+/* sa_linebuf_real(o, v), the same bytes, with the integer part's digits kept
  * in c (a thread's own): a timestamp's seconds change once a second.
  * c->seq tells a reader or a writer that a signal handler rewrote c in
  * the middle (then the bytes are redone, or the cache forgotten). */
@@ -207,7 +207,7 @@ static __attribute__((noinline)) unsigned cache_fill(struct sa_real_cache *c, ui
 
 /* ip's digits from c and frac's after them; v (the same value) the long
  * way when a handler rewrote c meanwhile. Room was checked. */
-static inline int cached_parts(struct sa_out *o, double v, uint64_t ip, uint32_t frac, struct sa_real_cache *c)
+static inline int cached_parts(struct sa_linebuf *o, double v, uint64_t ip, uint32_t frac, struct sa_real_cache *c)
 {
 	unsigned seq;
 	char *start = o->p;
@@ -217,39 +217,39 @@ static inline int cached_parts(struct sa_out *o, double v, uint64_t ip, uint32_t
 	if (SA_UNLIKELY(!c->len || c->ip != ip)) {
 		seq = cache_fill(c, ip);
 		if (!seq)
-			return sa_out_real(o, v);
+			return sa_linebuf_real(o, v);
 	}
 	__builtin_memcpy(o->p, c->s, sizeof c->s);
 	o->p += c->len;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (SA_UNLIKELY(c->seq != seq)) {
 		o->p = start;
-		return sa_out_real(o, v);
+		return sa_linebuf_real(o, v);
 	}
 	o->p += sa_frac_text(o->p, frac);
 	return 0;
 }
 
-int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c)
+int sa_linebuf_real_cached(struct sa_linebuf *o, double v, struct sa_real_cache *c)
 {
 	uint64_t ip;
 	uint32_t frac;
 
 	if (!(v >= 1e-6 && v < 1e15) || (size_t)(o->end - o->p) < sizeof c->s + 8)
-		return sa_out_real(o, v);
+		return sa_linebuf_real(o, v);
 	real_parts(v, &ip, &frac);
 	return cached_parts(o, v, ip, frac, c);
 }
 
-/* sa_out_real_cached(o, sec + us / 1e6, c) from the integers: while sec <
+/* sa_linebuf_real_cached(o, sec + us / 1e6, c) from the integers: while sec <
  * 2^32 (the year 2106) the double is within 0.48 us of them, so
  * real_parts() gives back exactly sec and us (test_fmt: every microsecond
  * of several seconds, and at random). */
-int sa_out_ts_cached(struct sa_out *o, double v, uint64_t sec, uint32_t us, struct sa_real_cache *c)
+int sa_linebuf_ts_cached(struct sa_linebuf *o, double v, uint64_t sec, uint32_t us, struct sa_real_cache *c)
 {
 	if (SA_UNLIKELY(sec == 0 || sec >= (1ull << 32) || us >= 1000000) ||
 	    (size_t)(o->end - o->p) < sizeof c->s + 8)
-		return sa_out_real_cached(o, v, c);
+		return sa_linebuf_real_cached(o, v, c);
 	return cached_parts(o, v, sec, us, c);
 }
 
@@ -259,24 +259,24 @@ static int is_plain_byte(unsigned char c)
 }
 
 /* One escape for a byte JSON will not take as it is. */
-static int escape(struct sa_out *o, unsigned char c)
+static int escape(struct sa_linebuf *o, unsigned char c)
 {
 	static const char hex[] = "0123456789abcdef";
 	char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
 
 	switch (c) {
-	case '"': return sa_out_put(o, "\\\"", 2);
-	case '\\': return sa_out_put(o, "\\\\", 2);
-	case '\n': return sa_out_put(o, "\\n", 2);
-	case '\t': return sa_out_put(o, "\\t", 2);
-	case '\r': return sa_out_put(o, "\\r", 2);
-	default: return sa_out_put(o, esc, 6);
+	case '"': return sa_linebuf_put(o, "\\\"", 2);
+	case '\\': return sa_linebuf_put(o, "\\\\", 2);
+	case '\n': return sa_linebuf_put(o, "\\n", 2);
+	case '\t': return sa_linebuf_put(o, "\\t", 2);
+	case '\r': return sa_linebuf_put(o, "\\r", 2);
+	default: return sa_linebuf_put(o, esc, 6);
 	}
 }
 
 /* A JSON string of n bytes that are valid UTF-8 already. */
 /* s, n bytes that need no escape, quoted, when the buffer has room. */
-static inline int put_quoted(struct sa_out *o, const char *s, size_t n)
+static inline int put_quoted(struct sa_linebuf *o, const char *s, size_t n)
 {
 	*o->p++ = '"';
 	memcpy(o->p, s, n);
@@ -285,7 +285,7 @@ static inline int put_quoted(struct sa_out *o, const char *s, size_t n)
 	return 0;
 }
 
-int sa_out_str(struct sa_out *o, const char *s, size_t n)
+int sa_linebuf_str(struct sa_linebuf *o, const char *s, size_t n)
 {
 	size_t i = 0, run = 0;
 
@@ -294,24 +294,24 @@ int sa_out_str(struct sa_out *o, const char *s, size_t n)
 		i++;
 	if (i == n && (size_t)(o->end - o->p) >= n + 2)
 		return put_quoted(o, s, n);
-	if (sa_out_put(o, "\"", 1))
+	if (sa_linebuf_put(o, "\"", 1))
 		return -1;
 	for (i = 0; i < n; i++) {
 		if (is_plain_byte((unsigned char)s[i]))
 			continue;
-		if (sa_out_put(o, s + run, i - run) || escape(o, (unsigned char)s[i]))
+		if (sa_linebuf_put(o, s + run, i - run) || escape(o, (unsigned char)s[i]))
 			return -1;
 		run = i + 1;
 	}
-	if (sa_out_put(o, s + run, n - run))
+	if (sa_linebuf_put(o, s + run, n - run))
 		return -1;
-	return sa_out_put(o, "\"", 1);
+	return sa_linebuf_put(o, "\"", 1);
 }
 
-/* A JSON string of any bytes, as sa_json_bytes() then sa_out_str() would
+/* A JSON string of any bytes, as sa_json_bytes() then sa_linebuf_str() would
  * write it: valid UTF-8 kept, any other byte as the characters \xNN
  * (its backslash escaped in JSON). */
-int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
+int sa_linebuf_bytes(struct sa_linebuf *o, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, run = 0, k;
@@ -322,7 +322,7 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
 		i++;
 	if (i == n && (size_t)(o->end - o->p) >= n + 2)
 		return put_quoted(o, s, n);
-	if (sa_out_put(o, "\"", 1))
+	if (sa_linebuf_put(o, "\"", 1))
 		return -1;
 	while (i < n) {
 		if (u[i] < 0x80 && is_plain_byte(u[i])) {
@@ -333,21 +333,21 @@ int sa_out_bytes(struct sa_out *o, const char *s, size_t n)
 			i += k;
 			continue;
 		}
-		if (sa_out_put(o, s + run, i - run))
+		if (sa_linebuf_put(o, s + run, i - run))
 			return -1;
 		if (u[i] < 0x80) {
 			if (escape(o, u[i]))
 				return -1;
 		} else {
 			snprintf(x, sizeof x, "\\\\x%02x", u[i]);
-			if (sa_out_put(o, x, 5))
+			if (sa_linebuf_put(o, x, 5))
 				return -1;
 		}
 		run = ++i;
 	}
-	if (sa_out_put(o, s + run, n - run))
+	if (sa_linebuf_put(o, s + run, n - run))
 		return -1;
-	return sa_out_put(o, "\"", 1);
+	return sa_linebuf_put(o, "\"", 1);
 }
 
 /* Linux's errno names by number (the kernel's asm-generic/errno*.h, the

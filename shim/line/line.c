@@ -104,18 +104,18 @@ static int ident_ready(void)
 	pid_t pid = sa_pid(), tid = sa_tid();
 	unsigned gen = sa_comm_gen();
 	const char *comm;
-	struct sa_out w;
+	struct sa_linebuf w;
 
 	if (SA_UNLIKELY(ident.pid != pid || ident.tid != tid || ident.gen != gen || !ident.len)) {
 		comm = sa_comm();
 		w.p = ident.s;
 		w.end = ident.s + sizeof ident.s;
 		ident.len = 0;
-		if (sa_out_put(&w, SCHEMA_PID, sizeof SCHEMA_PID - 1) || sa_out_int(&w, pid) ||
-		    sa_out_put(&w, ",\"tid\":", 7) || sa_out_int(&w, tid) ||
-		    sa_out_put(&w, ",\"comm\":", 8) ||
-		    (comm ? sa_out_bytes(&w, comm, strlen(comm)) : sa_out_put(&w, "null", 4)) ||
-		    sa_out_put(&w, ",\"severity\":", 12))
+		if (sa_linebuf_put(&w, SCHEMA_PID, sizeof SCHEMA_PID - 1) || sa_linebuf_int(&w, pid) ||
+		    sa_linebuf_put(&w, ",\"tid\":", 7) || sa_linebuf_int(&w, tid) ||
+		    sa_linebuf_put(&w, ",\"comm\":", 8) ||
+		    (comm ? sa_linebuf_bytes(&w, comm, strlen(comm)) : sa_linebuf_put(&w, "null", 4)) ||
+		    sa_linebuf_put(&w, ",\"severity\":", 12))
 			return -1;
 		ident.pid = pid;
 		ident.tid = tid;
@@ -130,7 +130,7 @@ static int ident_ready(void)
 static void begin(struct sa_line *L, const char *event, const char *evtext, size_t evlen, int fd, int warn,
 		  double ts)
 {
-	struct sa_out *o = &L->o;
+	struct sa_linebuf *o = &L->o;
 	int r;
 
 	sa_emit_stamp_check();   /* a new process no fork handler saw: its own pid first */
@@ -142,7 +142,7 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
 	o->p = L->buf + 6;
 	if (ts > 0) {
 		L->ts = ts;
-		r = sa_out_real_cached(o, ts, &ts_digits);
+		r = sa_linebuf_real_cached(o, ts, &ts_digits);
 	} else {
 		/* sa_now_wall(), kept as integers for the writer too. */
 		struct timespec now;
@@ -151,7 +151,7 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
 		sa_clock(CLOCK_REALTIME, &now);
 		us = (uint32_t)(now.tv_nsec / 1000);
 		L->ts = (double)now.tv_sec + (double)us / 1e6;
-		r = sa_out_ts_fast(o, L->ts, (uint64_t)now.tv_sec, us, &ts_digits);
+		r = sa_linebuf_ts_fast(o, L->ts, (uint64_t)now.tv_sec, us, &ts_digits);
 	}
 	r = r || ident_ready();
 	if (!r && evtext && (size_t)(o->end - o->p) >= SA_EVTEXT_PAD + sizeof ident.s + 6) {
@@ -172,10 +172,10 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
 		o->p = p + 6;
 	} else {
 		r = r ||
-		    (evtext ? sa_out_put(o, evtext, evlen)
-			    : sa_out_put(o, ",\"event\":", 9) || sa_out_str(o, event, strlen(event))) ||
-		    sa_out_put(o, ident.s, ident.len) ||
-		    (warn ? sa_out_put(o, "\"warn\"", 6) : sa_out_put(o, "\"info\"", 6));
+		    (evtext ? sa_linebuf_put(o, evtext, evlen)
+			    : sa_linebuf_put(o, ",\"event\":", 9) || sa_linebuf_str(o, event, strlen(event))) ||
+		    sa_linebuf_put(o, ident.s, ident.len) ||
+		    (warn ? sa_linebuf_put(o, "\"warn\"", 6) : sa_linebuf_put(o, "\"info\"", 6));
 	}
 	sa_line_check(L, r);
 	L->core = L->o.p;
@@ -189,7 +189,7 @@ static void begin(struct sa_line *L, const char *event, const char *evtext, size
  * child): its pid and tid as given, nothing cached or changed. */
 void sa_line_begin_as(struct sa_line *L, const char *event, pid_t pid, pid_t tid)
 {
-	struct sa_out *o = &L->o;
+	struct sa_linebuf *o = &L->o;
 	struct timespec now;
 	const char *comm = sa_comm();
 	int r;
@@ -200,12 +200,12 @@ void sa_line_begin_as(struct sa_line *L, const char *event, pid_t pid, pid_t tid
 	L->o.end = L->buf + sizeof L->buf - 1;
 	clock_gettime(CLOCK_REALTIME, &now);
 	L->ts = (double)now.tv_sec + (double)(now.tv_nsec / 1000) / 1e6;
-	r = sa_out_put(o, "{\"ts\":", 6) || sa_out_real(o, L->ts) || sa_out_put(o, ",\"event\":", 9) ||
-	    sa_out_str(o, event, strlen(event)) || sa_out_put(o, SCHEMA_PID, sizeof SCHEMA_PID - 1) ||
-	    sa_out_int(o, pid) || sa_out_put(o, ",\"tid\":", 7) || sa_out_int(o, tid) ||
-	    sa_out_put(o, ",\"comm\":", 8) ||
-	    (comm ? sa_out_bytes(o, comm, strlen(comm)) : sa_out_put(o, "null", 4)) ||
-	    sa_out_put(o, ",\"severity\":\"warn\"", 18);
+	r = sa_linebuf_put(o, "{\"ts\":", 6) || sa_linebuf_real(o, L->ts) || sa_linebuf_put(o, ",\"event\":", 9) ||
+	    sa_linebuf_str(o, event, strlen(event)) || sa_linebuf_put(o, SCHEMA_PID, sizeof SCHEMA_PID - 1) ||
+	    sa_linebuf_int(o, pid) || sa_linebuf_put(o, ",\"tid\":", 7) || sa_linebuf_int(o, tid) ||
+	    sa_linebuf_put(o, ",\"comm\":", 8) ||
+	    (comm ? sa_linebuf_bytes(o, comm, strlen(comm)) : sa_linebuf_put(o, "null", 4)) ||
+	    sa_linebuf_put(o, ",\"severity\":\"warn\"", 18);
 	sa_line_check(L, r);
 	L->core = L->o.p;
 }
@@ -227,7 +227,7 @@ int sa_line_key(struct sa_line *L, const char *key)
 
 	if (L->over)
 		return -1;
-	if (sa_out_put(&L->o, ",", 1) || sa_out_str(&L->o, key, n) || sa_out_put(&L->o, ":", 1)) {
+	if (sa_linebuf_put(&L->o, ",", 1) || sa_linebuf_str(&L->o, key, n) || sa_linebuf_put(&L->o, ":", 1)) {
 		sa_line_overflow(L);
 		return -1;
 	}
@@ -248,7 +248,7 @@ void sa_line_int_slow(struct sa_line *L, const char *k, size_t kn, long long v)
 		}
 		return;
 	}
-	sa_line_check(L, sa_out_int(&L->o, v));
+	sa_line_check(L, sa_linebuf_int(&L->o, v));
 }
 
 void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err)
@@ -259,37 +259,37 @@ void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err)
 	if (sa_line_key_k(L, k, kn))
 		return;
 	n = sa_errno_name(err, b);
-	sa_line_check(L, sa_out_str(&L->o, n, strlen(n)));
+	sa_line_check(L, sa_linebuf_str(&L->o, n, strlen(n)));
 }
 
-static int out_codes(struct sa_out *o, const struct sa_findings *f)
+static int out_codes(struct sa_linebuf *o, const struct sa_findings *f)
 {
 	int i;
 
-	if (sa_out_put(o, ",\"findings\":[", 13))
+	if (sa_linebuf_put(o, ",\"findings\":[", 13))
 		return -1;
 	for (i = 0; i < f->n; i++)
-		if ((i && sa_out_put(o, ",", 1)) || sa_out_str(o, f->codes[i], strlen(f->codes[i])))
+		if ((i && sa_linebuf_put(o, ",", 1)) || sa_linebuf_str(o, f->codes[i], strlen(f->codes[i])))
 			return -1;
-	return sa_out_put(o, "]", 1);
+	return sa_linebuf_put(o, "]", 1);
 }
 
 int sa_line_finish_full(struct sa_line *L, const struct sa_findings *f)
 {
-	struct sa_out *o = &L->o;
+	struct sa_linebuf *o = &L->o;
 	int has = f && f->n > 0;
 
 	if (!L->over && has)
-		L->over = out_codes(o, f) || sa_out_put(o, ",\"msg\":", 7) ||
-			  sa_out_bytes(o, f->msg, strlen(f->msg));
+		L->over = out_codes(o, f) || sa_linebuf_put(o, ",\"msg\":", 7) ||
+			  sa_linebuf_bytes(o, f->msg, strlen(f->msg));
 	if (!L->over)
-		L->over = sa_out_put(o, "}", 1);
+		L->over = sa_linebuf_put(o, "}", 1);
 	if (L->over) {
 		/* Too long (it cannot be, for the fields these events carry):
 		 * the common fields, the codes and "truncated", as event.c does. */
 		o->p = L->core;
 		o->end = L->buf + sizeof L->buf - 1;
-		if ((has && out_codes(o, f)) || sa_out_put(o, ",\"truncated\":true}", 18))
+		if ((has && out_codes(o, f)) || sa_linebuf_put(o, ",\"truncated\":true}", 18))
 			return -1;
 	}
 	*o->p++ = '\n';

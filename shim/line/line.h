@@ -26,12 +26,12 @@
 /* ---- json.c: JSON written straight into a buffer -------------------------- */
 
 /* Writers: each returns 0, or -1 when the bytes do not fit before end. */
-struct sa_out {
+struct sa_linebuf {
 	char *p, *end;
 };
 /* Inline: it is most of what a line costs (a dozen calls per accept line
  * at trace; bench/callgrind.sh). */
-static inline int sa_out_put(struct sa_out *o, const char *s, size_t n)
+static inline int sa_linebuf_put(struct sa_linebuf *o, const char *s, size_t n)
 {
 	if ((size_t)(o->end - o->p) < n)
 		return -1;
@@ -39,10 +39,10 @@ static inline int sa_out_put(struct sa_out *o, const char *s, size_t n)
 	o->p += n;
 	return 0;
 }
-int sa_out_u64(struct sa_out *o, uint64_t v) SA_HIDDEN;
-int sa_out_int(struct sa_out *o, long long v) SA_HIDDEN;
-int sa_out_real(struct sa_out *o, double v) SA_HIDDEN;
-/* sa_out_real's bytes, the integer part's digits kept in c (one thread's,
+int sa_linebuf_u64(struct sa_linebuf *o, uint64_t v) SA_HIDDEN;
+int sa_linebuf_int(struct sa_linebuf *o, long long v) SA_HIDDEN;
+int sa_linebuf_real(struct sa_linebuf *o, double v) SA_HIDDEN;
+/* sa_linebuf_real's bytes, the integer part's digits kept in c (one thread's,
  * in TLS): a timestamp's seconds are written again every line. */
 struct sa_real_cache {
 	uint64_t ip;
@@ -50,12 +50,12 @@ struct sa_real_cache {
 	unsigned char len;    /* 0: empty */
 	char s[16];           /* the digits of ip (< 1e15 + 1) */
 };
-int sa_out_real_cached(struct sa_out *o, double v, struct sa_real_cache *c) SA_HIDDEN;
+int sa_linebuf_real_cached(struct sa_linebuf *o, double v, struct sa_real_cache *c) SA_HIDDEN;
 /* The same bytes for v = sec + us / 1e6 (as sa_now_wall() makes it, the
  * caller's v), from the integers. */
-int sa_out_ts_cached(struct sa_out *o, double v, uint64_t sec, uint32_t us, struct sa_real_cache *c) SA_HIDDEN;
-/* sa_out_real(o, ns / 1e6): a duration in ns written in ms, from integers. */
-int sa_out_ms_ns(struct sa_out *o, uint64_t ns) SA_HIDDEN;
+int sa_linebuf_ts_cached(struct sa_linebuf *o, double v, uint64_t sec, uint32_t us, struct sa_real_cache *c) SA_HIDDEN;
+/* sa_linebuf_real(o, ns / 1e6): a duration in ns written in ms, from integers. */
+int sa_linebuf_ms_ns(struct sa_linebuf *o, uint64_t ns) SA_HIDDEN;
 /* "00" "01" .. "99": two digits at a time. */
 extern const char sa_pairs[201] SA_HIDDEN;
 /* "000" .. "999", each with the number of its digits left once its
@@ -73,9 +73,9 @@ static inline size_t sa_frac_text(char *d, uint32_t f)
 	__builtin_memcpy(d + 4, sa_trips[lo], 4);   /* d[7]: lo's length byte, past the text */
 	return lo ? 4 + (size_t)sa_trips[lo][3] : hi ? 1 + (size_t)sa_trips[hi][3] : 2;
 }
-/* The line's ts (sa_out_ts_cached) with its common case inline: this
+/* The line's ts (sa_linebuf_ts_cached) with its common case inline: this
  * second's digits already in c, room for them. */
-static inline int sa_out_ts_fast(struct sa_out *o, double v, uint64_t sec, uint32_t us, struct sa_real_cache *c)
+static inline int sa_linebuf_ts_fast(struct sa_linebuf *o, double v, uint64_t sec, uint32_t us, struct sa_real_cache *c)
 {
 	char *start = o->p;
 	unsigned seq = c->seq;
@@ -83,22 +83,22 @@ static inline int sa_out_ts_fast(struct sa_out *o, double v, uint64_t sec, uint3
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (SA_UNLIKELY(!c->len || c->ip != sec || sec == 0 || sec >= (1ull << 32) || us >= 1000000 ||
 			(size_t)(o->end - o->p) < sizeof c->s + 8))
-		return sa_out_ts_cached(o, v, sec, us, c);
+		return sa_linebuf_ts_cached(o, v, sec, us, c);
 	__builtin_memcpy(o->p, c->s, sizeof c->s);
 	o->p += c->len;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (SA_UNLIKELY(c->seq != seq)) {   /* a handler rewrote c meanwhile */
 		o->p = start;
-		return sa_out_ts_cached(o, v, sec, us, c);
+		return sa_linebuf_ts_cached(o, v, sec, us, c);
 	}
 	o->p += sa_frac_text(o->p, us);
 	return 0;
 }
-int sa_out_str(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;   /* valid UTF-8 */
+int sa_linebuf_str(struct sa_linebuf *o, const char *s, size_t n) SA_HIDDEN;   /* valid UTF-8 */
 /* Any bytes: valid UTF-8 kept, every other byte as the characters \xNN. */
-int sa_out_bytes(struct sa_out *o, const char *s, size_t n) SA_HIDDEN;
+int sa_linebuf_bytes(struct sa_linebuf *o, const char *s, size_t n) SA_HIDDEN;
 /* An address as sa_addr_text() spells it, or null. */
-int sa_out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len) SA_HIDDEN;
+int sa_linebuf_addr(struct sa_linebuf *o, const struct sockaddr *sa, socklen_t len) SA_HIDDEN;
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
 size_t sa_utf8_seq(const unsigned char *s, size_t n) SA_HIDDEN;
@@ -281,7 +281,7 @@ long sa_journal_entry(const char *line, size_t len, char *buf, size_t cap) SA_HI
  *   sa_line_int(&L, "listen_fd", lfd); ...
  *   sa_line_emit(&L, SA_LEVEL_TRACE, &f);  -- counts, level check, write */
 struct sa_line {
-	struct sa_out o;
+	struct sa_linebuf o;
 	char *core;          /* end of the common fields */
 	int over;            /* a field did not fit */
 	const char *event;
@@ -344,7 +344,7 @@ static inline void sa_line_plain_k(struct sa_line *L, const char *k, size_t kn, 
 	L->o.p = p;
 }
 /* ,"key": for a key known only at run time (the jansson path); then a
- * value written with the sa_out_* writers on &L->o, checked with
+ * value written with the sa_linebuf_* writers on &L->o, checked with
  * sa_line_check(). Returns 0 when the key fitted. */
 int sa_line_key(struct sa_line *L, const char *key) SA_HIDDEN;
 static inline void sa_line_check(struct sa_line *L, int r)
@@ -390,35 +390,35 @@ SA_LINE_INLINE void sa_line_int_k(struct sa_line *L, const char *k, size_t kn, l
 SA_LINE_INLINE void sa_line_real_k(struct sa_line *L, const char *k, size_t kn, double v)
 {
 	if (!sa_line_key_k(L, k, kn))
-		sa_line_check(L, sa_out_real(&L->o, v));
+		sa_line_check(L, sa_linebuf_real(&L->o, v));
 }
 /* sa_line_real(L, key, ns / 1e6) for a duration in ns, the same bytes. */
 #define sa_line_ms_ns(L, key, ns) sa_line_ms_ns_k((L), SA_LINE_K(key), (ns))
 SA_LINE_INLINE void sa_line_ms_ns_k(struct sa_line *L, const char *k, size_t kn, uint64_t ns)
 {
 	if (!sa_line_key_k(L, k, kn))
-		sa_line_check(L, sa_out_ms_ns(&L->o, ns));
+		sa_line_check(L, sa_linebuf_ms_ns(&L->o, ns));
 }
 SA_LINE_INLINE void sa_line_null_k(struct sa_line *L, const char *k, size_t kn)
 {
 	if (!sa_line_key_k(L, k, kn))
-		sa_line_check(L, sa_out_put(&L->o, "null", 4));
+		sa_line_check(L, sa_linebuf_put(&L->o, "null", 4));
 }
 SA_LINE_INLINE void sa_line_bool_k(struct sa_line *L, const char *k, size_t kn, int v)
 {
 	if (!sa_line_key_k(L, k, kn))
-		sa_line_check(L, v ? sa_out_put(&L->o, "true", 4) : sa_out_put(&L->o, "false", 5));
+		sa_line_check(L, v ? sa_linebuf_put(&L->o, "true", 4) : sa_linebuf_put(&L->o, "false", 5));
 }
 SA_LINE_INLINE void sa_line_str_k(struct sa_line *L, const char *k, size_t kn, const char *s)
 {
 	if (!sa_line_key_k(L, k, kn))
-		sa_line_check(L, s ? sa_out_bytes(&L->o, s, __builtin_strlen(s)) : sa_out_put(&L->o, "null", 4));
+		sa_line_check(L, s ? sa_linebuf_bytes(&L->o, s, __builtin_strlen(s)) : sa_linebuf_put(&L->o, "null", 4));
 }
 SA_LINE_INLINE void sa_line_addr_k(struct sa_line *L, const char *k, size_t kn, const struct sockaddr *sa,
 				   socklen_t len)
 {
 	if (!sa_line_key_k(L, k, kn))
-		sa_line_check(L, sa_out_addr(&L->o, sa, len));
+		sa_line_check(L, sa_linebuf_addr(&L->o, sa, len));
 }
 void sa_line_errno_k(struct sa_line *L, const char *k, size_t kn, int err) SA_HIDDEN;
 /* Closes the line (findings and msg when f has any) into L->buf with its

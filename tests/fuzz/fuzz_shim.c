@@ -55,7 +55,7 @@ static void *exact(const uint8_t *p, size_t n)
 static void check_opt(int kind, const void *buf, socklen_t len)
 {
 	char out[1300], tiny[8];   /* a string option is cut at 200 bytes, 6 out per byte at most */
-	struct sa_out o = { out, out + sizeof out }, t = { tiny, tiny + sizeof tiny };
+	struct sa_linebuf o = { out, out + sizeof out }, t = { tiny, tiny + sizeof tiny };
 	json_error_t e;
 	json_t *v;
 

@@ -46,7 +46,7 @@ static char *ref_dec_back(char *end, uint64_t v)
 	return end;
 }
 
-static int ref_u64(struct sa_out *o, uint64_t v)
+static int ref_u64(struct sa_linebuf *o, uint64_t v)
 {
 	char tmp[24], *b;
 
@@ -55,20 +55,20 @@ static int ref_u64(struct sa_out *o, uint64_t v)
 		return 0;
 	}
 	b = ref_dec_back(tmp + sizeof tmp, v);
-	return sa_out_put(o, b, (size_t)(tmp + sizeof tmp - b));
+	return sa_linebuf_put(o, b, (size_t)(tmp + sizeof tmp - b));
 }
 
-static int ref_int(struct sa_out *o, long long v)
+static int ref_int(struct sa_linebuf *o, long long v)
 {
 	if (v < 0) {
-		if (sa_out_put(o, "-", 1))
+		if (sa_linebuf_put(o, "-", 1))
 			return -1;
 		return ref_u64(o, (uint64_t)0 - (uint64_t)v);
 	}
 	return ref_u64(o, (uint64_t)v);
 }
 
-static int ref_real(struct sa_out *o, double v)
+static int ref_real(struct sa_linebuf *o, double v)
 {
 	double a = v < 0 ? -v : v;
 	uint64_t ip, frac;
@@ -77,13 +77,13 @@ static int ref_real(struct sa_out *o, double v)
 	int n, i;
 
 	if (!(a <= 1.7976931348623157e308))
-		return sa_out_put(o, "null", 4);
+		return sa_linebuf_put(o, "null", 4);
 	if (a >= 1e15 || (a > 0 && a < 1e-6)) {
 		char tmp[32];
 		n = snprintf(tmp, sizeof tmp, "%.16g", v);
 		if (n <= 0 || n >= (int)sizeof tmp)
 			return -1;
-		return sa_out_put(o, tmp, (size_t)n);
+		return sa_linebuf_put(o, tmp, (size_t)n);
 	}
 	ip = (uint64_t)a;
 	frac = (uint64_t)((a - (double)ip) * 1e6 + 0.5);
@@ -91,7 +91,7 @@ static int ref_real(struct sa_out *o, double v)
 		ip++;
 		frac -= 1000000;
 	}
-	if (v < 0 && (ip || frac) && sa_out_put(o, "-", 1))
+	if (v < 0 && (ip || frac) && sa_linebuf_put(o, "-", 1))
 		return -1;
 	if (ref_u64(o, ip))
 		return -1;
@@ -105,7 +105,7 @@ static int ref_real(struct sa_out *o, double v)
 	}
 	for (n = 7; n > 2 && digits[n - 1] == '0'; n--)
 		;
-	return sa_out_put(o, digits, (size_t)n);
+	return sa_linebuf_put(o, digits, (size_t)n);
 }
 
 /* The octet table as json.c spelled it: "d...", "dd..", "ddd.". */
@@ -148,16 +148,16 @@ static int ref_addr_text(const struct sockaddr *sa, socklen_t len, char *out, si
 	}
 }
 
-static int ref_out_addr(struct sa_out *o, const struct sockaddr *sa, socklen_t len)
+static int ref_out_addr(struct sa_linebuf *o, const struct sockaddr *sa, socklen_t len)
 {
 	char t[SA_ADDR_TEXT_MAX];
 	int n = ref_addr_text(sa, len, t, sizeof t);
 
 	if (n < 0)
-		return sa_out_put(o, "null", 4);
+		return sa_linebuf_put(o, "null", 4);
 	if (sa->sa_family == AF_UNIX)
-		return sa_out_bytes(o, t, (size_t)n);
-	return sa_out_put(o, "\"", 1) || sa_out_put(o, t, (size_t)n) || sa_out_put(o, "\"", 1);
+		return sa_linebuf_bytes(o, t, (size_t)n);
+	return sa_linebuf_put(o, "\"", 1) || sa_linebuf_put(o, t, (size_t)n) || sa_linebuf_put(o, "\"", 1);
 }
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -175,8 +175,8 @@ static uint64_t rnd(void)
 /* Both writers into buffers of room bytes; same result, same bytes. */
 #define SAME(room, call_ref, call_new) do {                                     \
 	char a_[64], b_[64];                                                      \
-	struct sa_out ra_ = { a_, a_ + (room) }, rb_ = { b_, b_ + (room) };       \
-	struct sa_out *o_;                                                        \
+	struct sa_linebuf ra_ = { a_, a_ + (room) }, rb_ = { b_, b_ + (room) };       \
+	struct sa_linebuf *o_;                                                        \
 	int x_, y_;                                                               \
 	o_ = &ra_; x_ = (call_ref);                                               \
 	o_ = &rb_; y_ = (call_new);                                               \
@@ -252,15 +252,15 @@ static void reals(void **state)
 	(void)state;
 	memset(&c, 0, sizeof c);
 	for (k = 0; k < sizeof special / sizeof special[0]; k++) {
-		SAME(64, ref_real(o_, special[k]), sa_out_real(o_, special[k]));
-		SAME(64, ref_real(o_, special[k]), sa_out_real_cached(o_, special[k], &c));
+		SAME(64, ref_real(o_, special[k]), sa_linebuf_real(o_, special[k]));
+		SAME(64, ref_real(o_, special[k]), sa_linebuf_real_cached(o_, special[k], &c));
 	}
 	for (i = 0; i < 2000000; i++) {
 		double v = some_real();
 		int room = i % 16 == 0 ? (int)(rnd() % 30) : 64;
 
-		SAME(room, ref_real(o_, v), sa_out_real(o_, v));
-		SAME(room, ref_real(o_, v), sa_out_real_cached(o_, v, &c));
+		SAME(room, ref_real(o_, v), sa_linebuf_real(o_, v));
+		SAME(room, ref_real(o_, v), sa_linebuf_real_cached(o_, v, &c));
 	}
 }
 
@@ -277,8 +277,8 @@ static void every_microsecond(void **state)
 	for (b = 0; b < sizeof base / sizeof base[0]; b++)
 		for (f = 0; f < 1000000; f++) {
 			double v = base[b] + (double)f / 1e6;
-			SAME(64, ref_real(o_, v), sa_out_real(o_, v));
-			SAME(64, ref_real(o_, v), sa_out_real_cached(o_, v, &c));
+			SAME(64, ref_real(o_, v), sa_linebuf_real(o_, v));
+			SAME(64, ref_real(o_, v), sa_linebuf_real_cached(o_, v, &c));
 		}
 }
 
@@ -293,7 +293,7 @@ static void ts_cache(void **state)
 	memset(&c, 0, sizeof c);
 	for (i = 0; i < 1000000; i++) {
 		double v = t + (double)i * 0.0000137;
-		SAME(64, ref_real(o_, v), sa_out_real_cached(o_, v, &c));
+		SAME(64, ref_real(o_, v), sa_linebuf_real_cached(o_, v, &c));
 		if (i % 1000 == 7) {   /* as if a handler left its second half written */
 			memcpy(c.s, "99", 2);
 			c.seq++;
@@ -302,7 +302,7 @@ static void ts_cache(void **state)
 	}
 }
 
-/* A duration in ns as ms (sa_out_ms_ns) against the double it replaced:
+/* A duration in ns as ms (sa_linebuf_ms_ns) against the double it replaced:
  * every ns to 2e7, then at random over every magnitude, and at the edge of
  * its integer path (1e15 ns). */
 static void ms_from_ns(void **state)
@@ -317,20 +317,20 @@ static void ms_from_ns(void **state)
 
 	(void)state;
 	for (ns = 0; ns < 20000000; ns++)
-		SAME(64, ref_real(o_, (double)ns / 1e6), sa_out_ms_ns(o_, ns));
+		SAME(64, ref_real(o_, (double)ns / 1e6), sa_linebuf_ms_ns(o_, ns));
 	for (k = 0; k < sizeof edge / sizeof edge[0]; k++)
 		for (ns = edge[k] - 3; ns != edge[k] + 3; ns++)
-			SAME(64, ref_real(o_, (double)ns / 1e6), sa_out_ms_ns(o_, ns));
+			SAME(64, ref_real(o_, (double)ns / 1e6), sa_linebuf_ms_ns(o_, ns));
 	for (i = 0; i < 3000000; i++) {
 		uint64_t r = rnd();
 		int room = i % 16 == 0 ? (int)(rnd() % 30) : 64;
 
 		ns = rnd() >> (r % 64);
-		SAME(room, ref_real(o_, (double)ns / 1e6), sa_out_ms_ns(o_, ns));
+		SAME(room, ref_real(o_, (double)ns / 1e6), sa_linebuf_ms_ns(o_, ns));
 	}
 }
 
-/* The line's ts from integers (sa_out_ts_cached) against the double
+/* The line's ts from integers (sa_linebuf_ts_cached) against the double
  * sa_now_wall() makes: every microsecond of some seconds (the year 2026,
  * the last second before 2^31 and before 2^32, past 2^32), then random
  * seconds, with the cache carried across and rooms too small. */
@@ -349,8 +349,8 @@ static void ts_from_ints(void **state)
 		for (us = 0; us < 1000000; us++) {
 			double v = (double)secs[k] + (double)us / 1e6;
 
-			SAME(64, ref_real(o_, v), sa_out_ts_cached(o_, v, secs[k], us, &cb));
-			SAME(64, ref_real(o_, v), sa_out_ts_fast(o_, v, secs[k], us, &cb));
+			SAME(64, ref_real(o_, v), sa_linebuf_ts_cached(o_, v, secs[k], us, &cb));
+			SAME(64, ref_real(o_, v), sa_linebuf_ts_fast(o_, v, secs[k], us, &cb));
 		}
 	for (i = 0; i < 3000000; i++) {
 		uint64_t r = rnd(), sec = r % 8 == 0 ? rnd() % 100000000000ull : 1700000000 + (r >> 8) % 600000000;
@@ -359,9 +359,9 @@ static void ts_from_ints(void **state)
 
 		us = (uint32_t)(rnd() % 1000000);
 		v = (double)sec + (double)us / 1e6;
-		SAME(room, sa_out_real_cached(o_, v, &ca), sa_out_ts_cached(o_, v, sec, us, &cb));
-		SAME(room, ref_real(o_, v), sa_out_ts_cached(o_, v, sec, us, &cb));
-		SAME(room, ref_real(o_, v), sa_out_ts_fast(o_, v, sec, us, &cb));
+		SAME(room, sa_linebuf_real_cached(o_, v, &ca), sa_linebuf_ts_cached(o_, v, sec, us, &cb));
+		SAME(room, ref_real(o_, v), sa_linebuf_ts_cached(o_, v, sec, us, &cb));
+		SAME(room, ref_real(o_, v), sa_linebuf_ts_fast(o_, v, sec, us, &cb));
 		if (i % 1000 == 7) {   /* as if a handler left its second half written */
 			memcpy(cb.s, "99", 2);
 			cb.seq++;
@@ -412,8 +412,8 @@ static void ints(void **state)
 		long long v = some_int();
 		int room = i % 8 == 0 ? (int)(rnd() % 30) : 64;
 		char want[64];
-		struct sa_out w = { want, want + room };
-		int r = sa_out_put(&w, ",\"k\":", 5) || ref_int(&w, v);
+		struct sa_linebuf w = { want, want + room };
+		int r = sa_linebuf_put(&w, ",\"k\":", 5) || ref_int(&w, v);
 
 		L.o.p = L.buf;
 		L.o.end = L.buf + room;
@@ -467,13 +467,13 @@ static void ipv4(void **state)
 			assert_memory_equal(x, h, (size_t)nx);
 		}
 		SAME(room, ref_out_addr(o_, (struct sockaddr *)&in, len),
-		     sa_out_addr(o_, (struct sockaddr *)&in, len));
+		     sa_linebuf_addr(o_, (struct sockaddr *)&in, len));
 		/* Again from the thread's last address (json.c's last4), on
 		 * another port now and then. */
 		if (i % 3 == 0)
 			in.sin_port = (uint16_t)(in.sin_port + 1);
 		SAME(room, ref_out_addr(o_, (struct sockaddr *)&in, len),
-		     sa_out_addr(o_, (struct sockaddr *)&in, len));
+		     sa_linebuf_addr(o_, (struct sockaddr *)&in, len));
 	}
 }
 

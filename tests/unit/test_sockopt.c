@@ -59,7 +59,7 @@ static void names_of_common_options(void **state)
 static json_t *decode(enum sa_optkind k, const void *buf, socklen_t len)
 {
 	char out[512];
-	struct sa_out o = { out, out + sizeof out };
+	struct sa_linebuf o = { out, out + sizeof out };
 	json_error_t e;
 	json_t *j;
 
