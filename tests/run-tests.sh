@@ -50,6 +50,24 @@ for t in "$top"/tests/integration/*.sh; do
 	[ -n "$filter" ] && [[ "$(basename "$t")" != *$filter* ]] && continue
 	list+=("integration/$(basename "$t" .sh)|$t")
 done
+# The longest groups first (each 10 s or more on 2 cores; the order of
+# their last clean run): two at a time, the others then fill the gaps, so
+# the run does not end waiting on one long group started last.
+slow="peer_python peer_python_subprocess live_truth layers pkg_deb layout fuzz life_vfork attach
+      life_hangs daemon_memcached report_join life_first metrics_prom life_sigdfl life_exec report_html
+      life_jump test_fmt"
+first=() rest=()
+for s in $slow; do
+	for e in "${list[@]}"; do
+		l=${e%%|*}
+		[ "${l##*/}" = "$s" ] && first+=("$e")
+	done
+done
+for e in "${list[@]}"; do
+	l=${e%%|*}; case " $(echo $slow) " in *" ${l##*/} "*) continue ;; esac
+	rest+=("$e")
+done
+list=("${first[@]}" "${rest[@]}")
 
 # The lines every integration script's programs wrote (tests/lib.sh keeps
 # them before its temp dir goes), for the groups in tests/final/, which run
