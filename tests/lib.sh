@@ -1,7 +1,7 @@
 # Shared helpers for tests/integration/*.sh (bash). Source it first:
 #   . "$(dirname "$0")/../lib.sh"
 # Gives: $TOP, $LIB (libsockaudit.so), $PROGS (built helper programs), $T (a
-# temp dir removed on exit), ok/fail/check/check_jq, wait_port, and
+# temp dir removed on exit), ok/fail/check/check_jq, log_jq/first_event/count_events, wait_port, and
 # preload CMD... (runs CMD under the shim; set SOCKAUDIT_* yourself).
 set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,6 +47,13 @@ check_jq() {
 # plain dependency of the shim. Errors end the host with a distinct status so
 # tests notice them; leak checking of the host program itself is off (python
 # or nginx leaks are not ours; tests/integration/leaks.sh checks ours).
+# Named jq questions a test asks of a log (JSON lines, slurped):
+#   log_jq FILE FILTER       FILTER over the lines as one array
+#   first_event FILE EVENT   the first line of that event (compact), or null
+#   count_events FILE EVENT  how many lines of that event
+log_jq()       { jq -s "$2" "$1" 2>/dev/null; }
+first_event()  { jq -c -s --arg e "$2" '[.[] | select(.event == $e)][0]' "$1" 2>/dev/null; }
+count_events() { jq -s --arg e "$2" '[.[] | select(.event == $e)] | length' "$1" 2>/dev/null; }
 preload_value() {
 	local v=$LIB rt=""
 	case ",${SANITIZE:-}," in

@@ -14,7 +14,6 @@ for b in python3 curl nginx ab setpriv; do
 	command -v $b >/dev/null || { fail "$b not installed (scripts/ensure-deps.sh test)"; finish; }
 done
 SA="$TOP/sockaudit"
-jqn() { jq -s "$2" "$1" 2>/dev/null; }
 
 # A load that runs until $T/stop exists (60 s at most): one status code a line.
 load() {   # load PORT OUT
@@ -58,14 +57,14 @@ n=$(wc -l <"$T/codes1"); good=$(grep -cx 200 "$T/codes1")
 check "the load: $n requests across attach, detach and attach, all 200" test "$n" -ge 20 -a "$good" = "$n"
 check_jq "log 1: init says attached, with its time" "$T/a1.jsonl" \
 	'.[0].event == "init" and .[0].attached == true and (.[0].attached_at | type) == "number"'
-acc1=$(jqn "$T/a1.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
+acc1=$(log_jq "$T/a1.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
 check "log 1: the summary counts the accepts made while attached ($acc1)" test "$acc1" -ge 3
-bl=$(jqn "$T/a1.jsonl" '[.[] | select(.event=="listener_stats")][0].backlog')
+bl=$(log_jq "$T/a1.jsonl" '[.[] | select(.event=="listener_stats")][0].backlog')
 # The same server preloaded: its listen line's backlog.
 P2=$(free_port)
 SOCKAUDIT_LOG="$T/pre.jsonl" LD_PRELOAD="$(preload_value)" timeout 3 python3 -m http.server "$P2" --bind 127.0.0.1 \
 	--directory "$T/www" >/dev/null 2>&1
-pbl=$(jqn "$T/pre.jsonl" '[.[] | select(.event=="listen")][0].backlog_requested')
+pbl=$(log_jq "$T/pre.jsonl" '[.[] | select(.event=="listen")][0].backlog_requested')
 check "the listener learnt at attach has the preloaded run's backlog ($bl vs $pbl)" test -n "$bl" -a "$bl" = "$pbl"
 check_jq "log 2: its own init (attached) and summary" "$T/a2.jsonl" \
 	'(map(select(.event=="init" and .attached)) | length) == 1 and (map(select(.event=="summary")) | length) == 1'
@@ -121,9 +120,9 @@ touch "$T/g2"; cl_wait "$T/g2.done"
 "$SA" detach "$CL" >/dev/null 2>&1; rcd=$?
 kill "$CL"; wait "$CL" 2>/dev/null
 q='[.[] | select(.event=="summary")][0] | {ok: .connects.ok, failed: .connects.failed, n: .connect_ms.n, fast: (.connect_ms.p99 < 50)}'
-pre=$(jqn "$T/cpre.jsonl" "$q" | tr -d ' \n'); att=$(jqn "$T/catt.jsonl" "$q" | tr -d ' \n')
+pre=$(log_jq "$T/cpre.jsonl" "$q" | tr -d ' \n'); att=$(log_jq "$T/catt.jsonl" "$q" | tr -d ' \n')
 if [ $rc = 0 ] && [ $rcd = 0 ] && [ "$pre" = '{"ok":20,"failed":5,"n":20,"fast":true}' ] && [ "$att" = "$pre" ]; then
-	ok "connects attached as preloaded: $att (p99 preloaded $(jqn "$T/cpre.jsonl" '[.[] | select(.event=="summary")][0].connect_ms.p99') ms, attached $(jqn "$T/catt.jsonl" '[.[] | select(.event=="summary")][0].connect_ms.p99') ms)"
+	ok "connects attached as preloaded: $att (p99 preloaded $(log_jq "$T/cpre.jsonl" '[.[] | select(.event=="summary")][0].connect_ms.p99') ms, attached $(log_jq "$T/catt.jsonl" '[.[] | select(.event=="summary")][0].connect_ms.p99') ms)"
 else fail "connects attached as preloaded" "rc $rc/$rcd preloaded $pre attached $att"; fi
 
 # ---- 2c. The thread the call runs on has room on its stack ---------------
@@ -142,8 +141,8 @@ for i in range(5): socket.create_connection(("127.0.0.1", int(sys.argv[1])), tim
 		"$(awk '/^PORT/ {print $2}' "$T/as-$m.out")"
 	"$SA" detach "$AS" >/dev/null 2>&1
 	kill "$AS"; wait "$AS" 2>/dev/null
-	tid=$(jqn "$T/as-$m.jsonl" '[.[] | select(.event=="init")][0].tid')
-	acc=$(jqn "$T/as-$m.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
+	tid=$(log_jq "$T/as-$m.jsonl" '[.[] | select(.event=="init")][0].tid')
+	acc=$(log_jq "$T/as-$m.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
 	want=$AS; [ $m = small ] && want=$(awk '/^PORT/ {print $4}' "$T/as-$m.out")
 	if [ $rc = 0 ] && [ "$tid" = "$want" ] && [ "$acc" -ge 4 ]; then
 		ok "main thread on $m stack: the call ran on tid $tid ($([ $m = small ] && echo "the acceptor, not the 60 KiB stack" || echo "the main thread")), $acc accepts"
@@ -179,8 +178,8 @@ for i in range(int(sys.argv[2])):
 	mconnect 30
 	sleep 0.3
 	"$SA" detach "$MP" >"$T/r6d.out" 2>&1; rcd=$?
-	acc=$(jqn "$T/m.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
-	lib=$(jqn "$T/m.jsonl" '[.[] | select(.event=="init")][0].attached')
+	acc=$(log_jq "$T/m.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
+	lib=$(log_jq "$T/m.jsonl" '[.[] | select(.event=="init")][0].attached')
 	if [ $rc = 0 ] && [ $rcd = 0 ] && [ "$acc" = 30 ] && [ "$lib" = true ]; then
 		ok "a musl program: attached ($(sed 's/.*attached; //' "$T/r6.out" | cut -c1-60)), 30 accepts audited, detached"
 	else fail "a musl program attached" "rc $rc/$rcd accepts $acc attached $lib: $(cat "$T/r6.out" "$T/r6d.out" | head -3)"; fi
@@ -303,7 +302,7 @@ if gcc -shared -fPIC -o "$T/plug.so" "$T/plug.c" && gcc -o "$T/host" "$T/host.c"
 	sleep 0.2
 	"$SA" attach -o "$T/plug.jsonl" -l trace "$HP" >/dev/null 2>&1; rc=$?
 	touch "$T/go"; wait "$HP"; hrc=$?
-	c=$(jqn "$T/plug.jsonl" '[.[] | select(.event=="connect")] | length')
+	c=$(log_jq "$T/plug.jsonl" '[.[] | select(.event=="connect")] | length')
 	check "a library dlopen'd after the attach is redirected: its 3 connects audited ($c), host status $hrc" \
 		test $rc = 0 -a "$hrc" = 0 -a "$c" = 3 -a "$(cat "$T/host.out")" = "accepted 3"
 else fail "the dlopen test's program and library build"; fi
@@ -317,7 +316,7 @@ if command -v redis-server >/dev/null && command -v redis-cli >/dev/null; then
 	"$SA" attach -o "$T/redis.jsonl" "$RS" >/dev/null 2>&1; rc=$?
 	ok_n=0; for i in $(seq 30); do [ "$(redis-cli -p "$P" ping)" = PONG ] && ok_n=$((ok_n + 1)); done
 	"$SA" detach "$RS" >/dev/null 2>&1
-	acc=$(jqn "$T/redis.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
+	acc=$(log_jq "$T/redis.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
 	check "redis: attached (rc $rc), 30 of 30 PINGs answered ($ok_n), the accepts counted ($acc)" \
 		test $rc = 0 -a $ok_n = 30 -a "$acc" -ge 30
 	kill -TERM "$RS"; wait "$RS"; rc=$?
@@ -349,8 +348,8 @@ CFG
 	"$SA" attach -o "$T/haproxy.jsonl" "$HA" >"$T/ha.out" 2>&1; rc=$?
 	good=0; for i in $(seq 30); do [ "$(curl -s -m 5 "http://127.0.0.1:$P/")" = hi ] && good=$((good + 1)); done
 	"$SA" detach "$HA" >/dev/null 2>&1
-	acc=$(jqn "$T/haproxy.jsonl" '[.[] | select(.event=="summary")][0].counts | (.accept // 0)')
-	con=$(jqn "$T/haproxy.jsonl" '[.[] | select(.event=="summary")][0].connects.ok // 0')
+	acc=$(log_jq "$T/haproxy.jsonl" '[.[] | select(.event=="summary")][0].counts | (.accept // 0)')
+	con=$(log_jq "$T/haproxy.jsonl" '[.[] | select(.event=="summary")][0].connects.ok // 0')
 	check "haproxy (2 threads): attached (rc $rc, $(grep -o '[0-9]* threads* stopped' "$T/ha.out")), 30 of 30 replies ($good), accepts $acc, backend connects $con" \
 		test $rc = 0 -a $good = 30 -a "$acc" -ge 30 -a "$con" -ge 30
 	kill -USR1 "$HA"; wait "$HA"; rc=$?
@@ -379,7 +378,7 @@ JAVA
 	"$SA" attach -o "$T/java.jsonl" "$JV" >"$T/jv.out" 2>&1; rc=$?
 	good=0; for i in $(seq 20); do [ "$(curl -s -m 5 "http://127.0.0.1:$P/")" = hi ] && good=$((good + 1)); done
 	"$SA" detach "$JV" >/dev/null 2>&1
-	acc=$(jqn "$T/java.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
+	acc=$(log_jq "$T/java.jsonl" '[.[] | select(.event=="summary")][0].counts.accept // 0')
 	check "a JVM ($(grep -o '[0-9]* threads stopped for [0-9.]* ms' "$T/jv.out")): 20 of 20 replies ($good), its libnio accepts counted ($acc)" \
 		test $rc = 0 -a $good = 20 -a "$acc" -ge 20
 	kill "$JV"

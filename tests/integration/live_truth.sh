@@ -25,8 +25,8 @@ check "its parent has one" grep -qx "parent threads 2 names life_live,sockaudit"
 # 2. An idle process writes nothing more: 5 connects, then 4 s idle at a
 # 1 s interval give one totals line, not four.
 SOCKAUDIT_STATS_INTERVAL=1 LR_LOG="$T/idle.jsonl" life_shim "$T/idle" 20 info "$P" idle 5 4
-n=$(jq -s '[.[] | select(.event=="totals")] | length' "$T/idle.jsonl")
-ok_=$(jq -s '[.[] | select(.event=="totals")][0].connect_peers[0].ok' "$T/idle.jsonl")
+n=$(count_events "$T/idle.jsonl" totals)
+ok_=$(first_event "$T/idle.jsonl" totals | jq '.connect_peers[0].ok')
 if [ "$n" = 1 ] && [ "$ok_" = 5 ]; then ok "idle after 5 connects: 1 totals line in 4 intervals, 5 ok to its peer"
 else fail "idle process lines" "totals lines $n, peer ok $ok_"; fi
 
