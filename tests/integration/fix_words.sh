@@ -17,6 +17,10 @@ PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 SMAX=64
 CASES="nginx_set nginx_def haproxy_set haproxy_def redis_set redis_def apache_set apache_def lighttpd_set
 	lighttpd_def memcached_set memcached_def python_call"
+# nginx started with no -c reads its default path, /etc/nginx/nginx.conf
+# (Debian's, with its default site): when the package's files are there.
+NGDEF=/etc/nginx/sites-enabled/default
+[ -f /etc/nginx/nginx.conf ] && [ -f $NGDEF ] && CASES="$CASES nginx_path"
 [ -x "$PGBIN/postgres" ] && CASES="$CASES postgres_set postgres_def"
 for c in $CASES; do
 	ip netns add sa-fw-$c-$$ || { fail "ip netns add sa-fw-$c-$$"; finish; }
@@ -128,6 +132,9 @@ lighttpd_case lighttpd_set "server.listen-backlog = 200" & lighttpd_case lighttp
 chown nobody "$T/memcached_set" "$T/memcached_def"
 run memcached_set TERM memcached -u nobody -l 127.0.0.1 -p 11211 -U 0 -b 200 &
 run memcached_def TERM memcached -u nobody -l 127.0.0.1 -p 11211 -U 0 &
+case " $CASES " in *" nginx_path "*)
+	run nginx_path TERM nginx -g 'daemon off; master_process off;' & ;;
+esac
 run python_call TERM python3 -c 'import socket, time; s = socket.socket(); s.bind(("127.0.0.1", 8080)); s.listen(511); time.sleep(10)' &
 [ -x "$PGBIN/postgres" ] && postgres_cases &
 wait
@@ -187,6 +194,18 @@ else
 fi
 check_jq "nginx_set --json: the fix names the file, line, directive and sysctl" "$T/nginx_set.fix" \
 	".[0] | .program==\"nginx\" and .origin==\"set\" and .file==\"$T/nginx_set/sites/app.conf\" and .line==3 and .directive==\"listen 127.0.0.1:8080 backlog=200;\" and (.sysctl|startswith(\"ip netns exec sa-fw-nginx_set-$$ \")) and (.sysctl_keep|test(\"/etc/sysctl.d/\"))"
+if [ -n "${NGDEF:-}" ] && case " $CASES " in *" nginx_path "*) true ;; *) false ;; esac; then
+	# Its first listen in that file, read here: the report must name it.
+	l=$(grep -nE '^[[:space:]]*listen[[:space:]]' $NGDEF | head -1 | cut -d: -f1)
+	d=$(sed -n "${l}p" $NGDEF | sed 's/^[[:space:]]*//')
+	first nginx_path
+	check "nginx_path (no -c): the first item names $NGDEF:$l ($d), reached from /etc/nginx/nginx.conf" \
+		grep -qF " at $NGDEF:$l ($d)" "$T/nginx_path.first"
+	check "nginx_path: and leads with the sysctl in its namespace" \
+		grep -q "Fix: ip netns exec sa-fw-nginx_path-$$ sysctl -w net.core.somaxconn=511" "$T/nginx_path.first"
+else
+	echo "ok - nginx_path # SKIP no /etc/nginx/nginx.conf with a default site here"
+fi
 check_jq "python_call --json: no file, the call" "$T/python_call.fix" '.[0] | .origin=="unknown" and .file==null and .line==null and (.why|test("listen\\(fd, 511\\)"))'
 "$SA" report --html "$T/nginx_set.html" "$T/nginx_set/sa.jsonl"
 check "nginx_set --html: Fix first shows the sysctl and the file:line" grep -q "<div class=fix><b>Fix: ip netns exec sa-fw-nginx_set-$$ sysctl -w net.core.somaxconn=200</b>.*app.conf:3" "$T/nginx_set.html"
