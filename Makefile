@@ -53,8 +53,9 @@ FLAGS_NOW   := $(CC) $(SA_CFLAGS) $(SHIM_CFLAGS) $(SA_LDFLAGS)
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(subst ','\'',$(FLAGS_NOW))' ] || printf '%s\n' '$(subst ','\'',$(FLAGS_NOW))' >$(FLAGS_STAMP); })
 
 # The shim's floors, lowest first: each calls only its own and lower ones
-# (`make check-layers`).
-LAYERS    := base line kernel state audit core
+# (`make check-layers`). judge/, the pure judges, calls nothing of the
+# shim at all: the CLI links it.
+LAYERS    := judge base line kernel state audit core
 SHIM_SRC  := $(foreach l,$(LAYERS),$(sort $(wildcard shim/$(l)/*.c shim/$(l)/*.S)))
 SHIM_OBJ  := $(patsubst shim/%.S,$(BUILD)/obj/%.o,$(patsubst shim/%.c,$(BUILD)/obj/%.o,$(SHIM_SRC)))
 # Everything but the libc-name definitions and the link glue: what unit
@@ -73,8 +74,13 @@ CLI_LAYERS := $(subst $(space),+,$(CLI_BASE)) $(subst $(space),+,$(CLI_VERBS)) $
 CLI_SRC   := $(sort $(wildcard cli/*.c $(foreach d,$(CLI_BASE) $(CLI_VERBS) $(CLI_UPPER),cli/$(d)/*.c)))
 CLI_HDR   := $(wildcard cli/*/*.h)
 CLI_OBJ   := $(patsubst cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
-# The kernel floor's pure rules, linked into the CLI too (`sockaudit explain`).
-CLI_SHARED_OBJ := $(BUILD)/obj/kernel/readback.o $(BUILD)/obj/kernel/sockopt_judge.o $(BUILD)/obj/kernel/optnames.o
+# What the CLI links of the shim (`sockaudit explain`): every judge, and
+# the kernel floor's option table and read-back words (optnames.o,
+# readback.o), which call nothing of the shim either (common/readback.h).
+# The CLI sees one folder of the shim's headers: the judges' (judge/judge.h).
+JUDGE_OBJ := $(patsubst shim/%.c,$(BUILD)/obj/%.o,$(sort $(wildcard shim/judge/*.c)))
+CLI_SHARED_OBJ := $(JUDGE_OBJ) $(BUILD)/obj/kernel/readback.o $(BUILD)/obj/kernel/optnames.o
+CLI_INC   := -Icli -Ishim
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRC))
 PROG_SRC  := $(sort $(wildcard tests/progs/*.c))
@@ -132,9 +138,9 @@ SHIM_START := -nostartfiles $(shell $(CC) -print-file-name=crtendS.o) -Wl,--wrap
 libsockaudit.so: $(SHIM_OBJ) shim/exports.map $(BUILD)/shim.ld
 	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map $(SHIM_LAYOUT) -Wl,-T,$(BUILD)/shim.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) $(SHIM_START) -ldl -lpthread $(SHIM_BINDING)
 
-$(BUILD)/cli/%.o: cli/%.c $(CLI_HDR) $(wildcard common/*.h) include/sockaudit.h $(FLAGS_STAMP)
+$(BUILD)/cli/%.o: cli/%.c $(CLI_HDR) $(wildcard common/*.h shim/judge/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(SA_CFLAGS) -Icli -DSOCKAUDIT_LIBDIR=\"$(PKGLIBDIR)\" -c -o $@ $<
+	$(CC) $(SA_CFLAGS) $(CLI_INC) -DSOCKAUDIT_LIBDIR=\"$(PKGLIBDIR)\" -c -o $@ $<
 
 sockaudit: $(CLI_OBJ) $(CLI_SHARED_OBJ)
 	$(CC) -o $@ $(LAUNCHER_START) $(CLI_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(LAUNCHER_LIBS)

@@ -1,7 +1,7 @@
 /*
  * connect_outcomes.h: the words a connect line's "outcome" field holds
  * (docs/events.md), one spelling for the library that writes them
- * (shim/audit/connect_judge.c, the summary's "connects" counts) and the
+ * (shim/audit/connect_line.c, the summary's "connects" counts) and the
  * CLI that reads them (report, metrics, top).
  *
  * Macros for single words, and one table of fixed-width strings for code

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check-layers: floors call only down.
 
-Usage: scripts/check-layers.py OBJDIR [LAYER ...]   (default layers: base line kernel state audit core)
+Usage: scripts/check-layers.py OBJDIR [LAYER ...]   (default layers: judge base line kernel state audit core)
 
 OBJDIR holds one folder of objects per layer (build/obj/base/*.o ...), lowest first. For every
 object, each symbol it needs (nm -u) must be defined in its own layer or a lower one, never in a
@@ -32,7 +32,7 @@ def main():
         print(__doc__.strip(), file=sys.stderr)
         return 2
     objdir = sys.argv[1]
-    layers = sys.argv[2:] or ["base", "line", "kernel", "state", "audit", "core"]
+    layers = sys.argv[2:] or ["judge", "base", "line", "kernel", "state", "audit", "core"]
     defined = {}   # symbol -> (layer index, room, object)
     needs = []     # (layer index, room, object, undefined symbols)
     for i, layer in enumerate(layers):

@@ -3,7 +3,7 @@
  * asked of the kernel itself (a fresh socket, the real setsockopt or
  * listen, the read-back), judged and worded by the library's own code
  * (sa_sockopt_judge and sa_sockopt_say, sa_backlog_judge and
- * sa_backlog_say: shim/kernel/sockopt_judge.c and readback.c, the shim's
+ * sa_backlog_say: shim/judge/sockopt_judge.c and shim/kernel/readback.c, the shim's
  * read-back audits' judges and words), and printed for people or as JSON.
  *
  * Sockets made here never connect anywhere but loopback in the namespace

@@ -1,7 +1,7 @@
 /*
  * explain/explain.h: what verb.c (queries, options), answer.c (the
  * kernel's answers) and print.c (their printing) share. The judges and their words come
- * from common/readback.h (shim/kernel/sockopt_judge.c and readback.c), the
+ * from common/readback.h (shim/judge/sockopt_judge.c and shim/kernel/readback.c), the
  * SYN schedules from common/syn_schedule.h, a finding code's words from
  * common/finding_text.h: the library's own code and words.
  */

@@ -2,7 +2,7 @@
  * explain/print.c: `sockaudit explain` answers for people (text) and for
  * scripts (--json). Every number printed was read from this kernel or
  * computed by the library's own functions (common/syn_schedule.h,
- * shim/kernel/sockopt_judge.c and readback.c); the sentences beside them say which rule
+ * shim/judge/sockopt_judge.c and shim/kernel/readback.c); the sentences beside them say which rule
  * applies.
  */
 #include <errno.h>

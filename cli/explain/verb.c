@@ -4,7 +4,7 @@
  *
  * Each option value is set on a fresh socket in the network namespace
  * asked about and read back with getsockopt, then judged by the shim's own
- * judge and words (shim/kernel/sockopt_judge.c and readback.c, linked
+ * judge and words (shim/judge/sockopt_judge.c and shim/kernel/readback.c, linked
  * here): the same sentence the shim would write at read-back. backlog=N listens on a fresh socket and reads
  * the backlog back with TCP_INFO; syn and synack read the sysctls the shim
  * reads. A finding code (listen_overflows) prints its meaning, mechanism

@@ -14,9 +14,9 @@
  * lookup. EAGAIN from a non-blocking accept loop is only counted.
  * Never changes the child or the listener.
  *
- * The shape: which way an accept goes is sa_accept_route() (accept.h, the
+ * The shape: which way an accept goes is sa_accept_route() (judge/judge.h, the
  * one rule the inline path asks too); for the full audit this file reads
- * the facts (read_facts), accept_judge.c says what they mean
+ * the facts (read_facts), judge/accept_judge.c says what they mean
  * (sa_accept_judge, pure), and this file counts (count_accept), words the
  * findings and writes the line.
  */

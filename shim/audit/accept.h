@@ -143,39 +143,8 @@ int sa_pct(uint64_t part, uint64_t whole) SA_HIDDEN;
 /* Appends advice sentences (strings) to arr. Returns how many. */
 int sa_listener_advice(const struct sa_advice_in *in, json_t *arr) SA_HIDDEN;
 
-/* ---- accept_judge.c: what one accept's facts mean (pure) ------------------ */
-
-enum sa_empty_cause { SA_EMPTY_NONE, SA_EMPTY_DEFER_EXPIRED, SA_EMPTY_SYNCOOKIE };
-/* Why a deferred listener handed over a child with no data (kernel facts
- * Q5): a SYN-ACK was resent -> the window expired; none and not Fast Open
- * -> SYN cookies skipped the gate. */
-enum sa_empty_cause sa_empty_cause(int defer_s, long bytes_ready, int state,
-				   uint32_t total_retrans, uint32_t total_rto, uint8_t options) SA_HIDDEN;
-/* Whether the accept queue was at capacity when accept() ran, from the
- * listener's queue length read right after. */
-int sa_queue_was_full(int backlog, uint32_t len_after, long queue_ms) SA_HIDDEN;
-/* The bytes waiting on a child nobody read from yet, from its TCP_INFO;
- * 0 when TCP_INFO cannot say (then FIONREAD can). */
-int sa_accept_bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes) SA_HIDDEN;
-
-/* What the full audit read about one accepted connection. */
-struct sa_accept_facts {
-	int tcp, defer_s;
-	const struct sa_tcpinfo *ti;     /* the child's; NULL: not read */
-	const struct sa_tcpinfo *listener_ti;    /* the listener's, in LISTEN; NULL: not read */
-	const int *bytes;                /* bytes waiting; NULL: not known */
-	int last_backlog;                /* the listener's last read-back; -1: none */
-};
-/* What they mean. */
-struct sa_accept_verdict {
-	enum sa_empty_cause cause;       /* why it arrived empty on a deferred listener */
-	int full;                        /* the accept queue was at capacity */
-	int backlog;                     /* effective: the listener's TCP_INFO, else last_backlog */
-	int with_data;                   /* 1 data waiting, 0 none, -1 not known */
-	int client_first;                /* the client spoke first (data already here) */
-	int plain;                       /* nothing was read from the kernel */
-};
-void sa_accept_judge(const struct sa_accept_facts *in, struct sa_accept_verdict *v) SA_HIDDEN;
+/* What one accept's facts mean and which way it goes (sa_accept_judge,
+ * sa_accept_route) are the judge floor's: judge/judge.h, through audit.h. */
 
 /* ---- accept_line.c: the accept line ------------------------------------- */
 
@@ -203,15 +172,6 @@ void sa_accept_line(const struct sa_accept_seen *a, const struct sa_findings *f)
 enum { SA_SPEAKER_UNKNOWN = 3, SA_SPEAKER_CLIENT = 1, SA_SPEAKER_SERVER = 2 };
 /* A listener counter bumped from any thread; returns the new value. */
 #define SA_RELAXED_ADD(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
-
-/* The TCP_INFO sample (sa_accept_route): one accept in SA_ACCEPT_SAMPLE_EVERY (by count, so the cost per request
- * does not grow with the request rate: 2 getsockopt / 128 = 0.016 syscalls
- * per accept, and the sampled accept's full path, ~1,300 instructions, is
- * ~10 per accept), and any accept 100 ms or more after the last sample, so
- * a quiet listener is sampled at every accept (10 a second at most). */
-#define SA_ACCEPT_SAMPLE_EVERY 128
-#define SA_ACCEPT_SAMPLE_EVERY_TRACE 16   /* trace: every accept has a line, 1 in 16 its TCP_INFO */
-#define SA_ACCEPT_SAMPLE_NS 100000000ull
 
 /* speaker.c: which connections are watched for who speaks first. */
 /* Accepts with an fd entry, numbered: on the fd table's first page, which
@@ -247,55 +207,7 @@ static inline __attribute__((always_inline)) void sa_accept_count_only(int lfd, 
 	sa_listener_tick_l(l, t1);
 }
 
-/* ---- which way an accept goes: the count-only rule, written once ---------- */
-
-#define SA_WATCH_FIRST 64
-/* The same connections as the TCP_INFO sample (accepts % 128 == 0): one fd
- * entry serves both, and a watched connection costs ~600 instructions. */
-#define SA_WATCH_EVERY SA_ACCEPT_SAMPLE_EVERY
-
-/* What decides how much work one accepted connection gets. Gathered by the
- * inline fast path below (from the listener's fd entry, before any call)
- * and by sa_accept_audit (from the entry it made or found); judged by
- * sa_accept_route, the one place the rule is written. */
-struct sa_accept_gate {
-	bool tcp;                   /* the listener is a TCP socket */
-	bool listener;              /* it has listener state (struct sa_listener) */
-	bool deferred;              /* TCP_DEFER_ACCEPT is set on it */
-	bool trace;                 /* every accept has a line */
-	bool sample_due;            /* 100 ms since the listener's last TCP_INFO sample, or sampled already */
-	bool child_known;           /* an fd entry holds the new connection's number */
-	bool netns_ready;           /* the namespace baseline is taken */
-	uint64_t accepts;           /* the listener's accepts before this one */
-};
-enum sa_accept_route {
-	SA_ROUTE_COUNT,          /* counted and timed only: no fd entry, no line, no syscall */
-	SA_ROUTE_TRACE_PLAIN,    /* trace, nothing to read from the kernel: entry, watch, line */
-	SA_ROUTE_SAMPLE,         /* the full audit, with the TCP_INFO sample */
-	SA_ROUTE_FULL,           /* the full audit, off the sample */
-};
-/* Pure. A TCP connection is sampled on its listener's every 128th accept
- * (16th at trace), 100 ms after the last sample, or when it has no listener
- * state; off the sample, one from a plain listener (TCP, listener state,
- * not deferred) is only counted below trace unless it is watched for who
- * speaks first (the listener's first SA_WATCH_FIRST), its number already
- * has an entry (a close we did not see), or the baseline is missing; at
- * trace it gets the plain line. Everything else takes the full audit. */
-static inline __attribute__((always_inline)) enum sa_accept_route sa_accept_route(const struct sa_accept_gate *g)
-{
-	if (!g->tcp)
-		return SA_ROUTE_FULL;
-	if (!g->listener || g->sample_due ||
-	    g->accepts % (g->trace ? SA_ACCEPT_SAMPLE_EVERY_TRACE : SA_ACCEPT_SAMPLE_EVERY) == 0)
-		return SA_ROUTE_SAMPLE;
-	if (g->deferred)
-		return SA_ROUTE_FULL;
-	if (g->trace)
-		return SA_ROUTE_TRACE_PLAIN;
-	if (g->accepts < SA_WATCH_FIRST || g->child_known || !g->netns_ready)
-		return SA_ROUTE_FULL;
-	return SA_ROUTE_COUNT;
-}
+/* ---- the common accept, judged by sa_accept_route (judge/judge.h) ------ */
 
 /* The common accept below trace, inline in the accept wrapper (called
  * below trace only: at trace every accept goes on). It gathers the gate's

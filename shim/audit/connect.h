@@ -1,8 +1,9 @@
 /*
- * connect.h: the pure decisions of connect.c (when a connect
- * is complete, what its outcome is, which findings it carries, which
- * histogram bucket it falls in), shared with its cmocka tests. Nothing
- * here makes a system call.
+ * connect.h: the connecting side's files (connect.c, connect_line.c,
+ * connect_peers.c) and their tests. Its judges (when a connect is
+ * complete, how it ended, which findings it carries) are the judge
+ * floor's (judge/judge.h, through audit.h); here are the findings' words,
+ * the line, the peers and the histogram bucket.
  */
 #ifndef SA_AUDIT_CONNECT_H
 #define SA_AUDIT_CONNECT_H
@@ -11,25 +12,8 @@
 
 #include "audit/audit.h"
 
-enum sa_conn_outcome {
-	SA_CONN_PENDING = 0,        /* still in the handshake: keep waiting */
-	SA_CONN_OK,
-	SA_CONN_FAILED,
-	SA_CONN_ABANDONED,          /* closed before the handshake finished */
-	SA_CONN_INTERRUPTED,        /* a blocking connect returned EINTR (a signal) */
-	SA_CONN_DISCONNECT,         /* connect(AF_UNSPEC): a datagram socket's peer dissolved, or a connection aborted */
-};
-
-/* The program read SO_ERROR and got so_error; tcp_state is the socket's
- * state right after. *err gets the final errno (0 when unknown). */
-enum sa_conn_outcome sa_conn_judge_sockerr(int so_error, int tcp_state, int *err) SA_HIDDEN;
-/* The first read/write-family call after connect returned ret (err when
- * ret < 0). */
-enum sa_conn_outcome sa_conn_judge_io(ssize_t ret, int err, int tcp_state, int *errout) SA_HIDDEN;
-/* connect() called again on a socket whose connect is pending. */
-enum sa_conn_outcome sa_conn_judge_reconnect(int ret, int err, int *errout) SA_HIDDEN;
-
-/* Findings for one finished connect. syn_retrans < 0 means unknown (not
+/* Adds the findings for one finished connect, as sa_conn_judge (judge.h)
+ * decides them, worded (connect_line.c). syn_retrans < 0 means unknown (not
  * TCP); defer_s is TCP_DEFER_ACCEPT as read back on the connecting socket;
  * k is the kernel's SYN schedule (NULL: Linux's defaults). */
 struct sa_syn_sched;
@@ -57,9 +41,8 @@ struct sa_conn_done {
 void sa_connect_line(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
 		     const struct sa_conn_done *d, struct sa_findings *f, enum sa_level lvl, int retrans,
 		     int defer_s) SA_HIDDEN;
+/* The outcome's word on the line ("ok", "failed", ...: connect_outcomes.h). */
 const char *sa_conn_outcome_name(enum sa_conn_outcome o) SA_HIDDEN;
-/* SYN_SENT or SYN_RECV: the handshake is still under way. */
-int sa_conn_handshaking(int tcp_state) SA_HIDDEN;
 
 /* connect_peers.c: a finished connect counted under its peer (TCP, IPv4
  * and IPv6); the summary's connect_peers and connect_peers_rest. */

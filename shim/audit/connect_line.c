@@ -1,11 +1,63 @@
 /*
  * connect_line.c: the connect line, from what connect.c decided about one
- * connect (struct sa_conn_done) and the findings it carries. Writes only.
+ * connect (struct sa_conn_done), and the words of the findings it carries
+ * (which ones apply is the judge floor's sa_conn_judge). Writes only.
  */
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "audit/connect.h"
+#include "connect_outcomes.h"
+#include "syn_schedule.h"
+
+const char *sa_conn_outcome_name(enum sa_conn_outcome o)
+{
+	switch (o) {
+	case SA_CONN_OK: return SA_OUTCOME_OK;
+	case SA_CONN_FAILED: return SA_OUTCOME_FAILED;
+	case SA_CONN_ABANDONED: return SA_OUTCOME_ABANDONED;
+	case SA_CONN_INTERRUPTED: return SA_OUTCOME_INTERRUPTED;
+	case SA_CONN_DISCONNECT: return SA_OUTCOME_DISCONNECT;
+	default: return SA_OUTCOME_PENDING;
+	}
+}
+
+void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double connect_ms,
+		      int syn_retrans, int defer_s, int slow_ms, int is_unix,
+		      const struct sa_syn_sched *k)
+{
+	const struct sa_conn_facts in = {
+		.outcome = o, .ms = connect_ms, .syn_retrans = syn_retrans, .defer_s = defer_s,
+		.slow_ms = slow_ms, .is_unix = is_unix, .sched = k,
+	};
+	struct sa_conn_verdict v;
+
+	sa_conn_judge(&in, &v);
+	if (v.syn_retransmitted)
+		sa_findings_add(f, "syn_retransmitted",
+				SA_MSG_SYN_RETRANSMITTED,
+				syn_retrans, sa_plural((unsigned)syn_retrans, "retransmission", "retransmissions"),
+				o == SA_CONN_FAILED ? "failed" : o == SA_CONN_ABANDONED ? "was given up" :
+				o == SA_CONN_INTERRUPTED ? "was interrupted by a signal" : "completed",
+				connect_ms, v.syn_last_due_s);
+	if (v.slow == SA_CONN_SLOW_ABANDONED)
+		sa_findings_add(f, "slow_connect",
+				SA_MSG_SLOW_CONNECT_ABANDONED,
+				connect_ms, slow_ms);
+	else if (v.slow == SA_CONN_SLOW_INTERRUPTED)
+		sa_findings_add(f, "slow_connect",
+				SA_MSG_SLOW_CONNECT_INTERRUPTED,
+				connect_ms, slow_ms);
+	else if (v.slow == SA_CONN_SLOW_DONE)
+		sa_findings_add(f, "slow_connect", SA_MSG_SLOW_CONNECT,
+				connect_ms, slow_ms,
+				v.slow_tail == SA_CONN_TAIL_UNIX ? SA_MSG_SLOW_CONNECT_UNIX_TAIL :
+				v.slow_tail == SA_CONN_TAIL_NO_SYN_DROP ? SA_MSG_SLOW_CONNECT_NO_SYN_DROP_TAIL : "");
+	if (v.defer_on_client)
+		sa_findings_add(f, "defer_on_client_socket",
+				SA_MSG_DEFER_ON_CLIENT_SOCKET,
+				defer_s);
+}
 
 static const char *proto_name(const struct sa_sock *s)
 {

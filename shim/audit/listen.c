@@ -130,7 +130,7 @@ void sa_listen_defer_checks(int fd, struct sa_sock *s, struct sa_findings *f)
 }
 
 /* backlog_clamped when the kernel kept less than was asked: judged and
- * worded by the kernel floor (sa_backlog_judge, sa_backlog_say), as
+ * worded as the judge and kernel floors say (sa_backlog_judge, sa_backlog_say), as
  * `sockaudit explain backlog=N` does. */
 static void backlog_findings(struct sa_findings *f, int backlog, int effective, const char *source,
 			     long somaxconn)

@@ -25,8 +25,8 @@
  * The shape: the seen entry and the level are the gate's facts; whether the
  * call is read back and whether it gets a line are sa_sockopt_read_back_due
  * and sa_sockopt_route (sockopt.h); what a read-back means is
- * sa_sockopt_judge and its words sa_sockopt_say (shim/kernel/
- * sockopt_judge.c and readback.c, shared with `sockaudit explain`); this
+ * sa_sockopt_judge and its words sa_sockopt_say (shim/judge/
+ * sockopt_judge.c and shim/kernel/readback.c, shared with `sockaudit explain`); this
  * file reads, counts and writes.
  */
 #include <errno.h>

@@ -1,8 +1,9 @@
 /*
  * sockopt.h: the pure decisions of sockopt.c, shared with their cmocka
  * tests: whether a setsockopt is read back, and whether it gets a line or
- * is only counted. What a read-back means (sa_sockopt_judge) and its words
- * (sa_sockopt_say) are the kernel floor's (common/readback.h), shared with
+ * is only counted. What a read-back means (sa_sockopt_judge, the judge
+ * floor's: judge/judge.h) and its words (sa_sockopt_say, the kernel floor's:
+ * common/readback.h) are shared with
  * `sockaudit explain`. Nothing here makes a system call.
  */
 #ifndef SA_AUDIT_SOCKOPT_H

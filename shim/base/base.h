@@ -1,10 +1,11 @@
 /*
- * base.h: the ground floor of the shim (shim/base/): the real libc symbols,
+ * base.h: the shim's ground floor (shim/base/): the real libc symbols,
  * the configuration (a pure parse of SOCKAUDIT_*), the process's runtime
  * state (active or not, pid, tid, comm, the re-entry flag) and the clocks.
  *
- * Layers, lowest first: base, out, kernel, state, audit, core. A file calls
- * only into its own layer and the ones below; a lower layer that needs
+ * Layers, lowest first: judge (the pure judges, which call nothing of the
+ * shim, not even this floor), base, line, kernel, state, audit, core. A
+ * file calls only into its own layer and the ones below; a lower layer that needs
  * something from a higher one gets a registered hook (`make check-layers`
  * fails on an upward reference). Never installed.
  *

@@ -2,9 +2,9 @@
  * kernel.h: the kernel floor (shim/kernel/): what the kernel stores and
  * how to read it across versions: struct tcp_info, the TCP states, the
  * network namespace's counters, /proc/sys values, the socket option table
- * and its decoders, TCP_DEFER_ACCEPT's rounding, and the pure judge of a
- * read-back with its words. Above line/ (decoders write JSON), below
- * state/.
+ * and its decoders, and the words of a read-back's verdict (the verdict
+ * itself is the judge floor's, judge/judge.h). Above line/ (decoders write
+ * JSON), below state/.
  *
  * Reads only: nothing here changes kernel state a host may read later
  * (never SO_ERROR, which the kernel clears when it is read).
@@ -13,40 +13,15 @@
 #define SA_KERNEL_H
 
 #include "line/line.h"
-/* optnames.c (the option table), sockopt_judge.c (what a read-back or a
- * backlog means) and readback.c (the arithmetic and the words): shared
- * with `sockaudit explain`. */
+/* optnames.c (the option table) and readback.c (a read-back verdict's
+ * words, this kernel's settings): shared with `sockaudit explain`. It
+ * brings the judge floor's header (judge/judge.h): the TCP_INFO facts, what
+ * a read-back or a backlog means. */
 #include "readback.h"
 
 /* ---- tcpinfo.c: struct tcp_info across kernels ---------------------------- */
 
-/* TCP states as tcp_info reports them (include/net/tcp_states.h). */
-enum sa_tcp_state {
-	SA_TCP_UNKNOWN = -1,        /* not TCP, or TCP_INFO unreadable */
-	SA_TCP_ESTABLISHED = 1,
-	SA_TCP_SYN_SENT = 2,
-	SA_TCP_SYN_RECV = 3,
-	SA_TCP_CLOSE = 7,
-	SA_TCP_CLOSE_WAIT = 8,
-	SA_TCP_LISTEN = 10,
-};
-
-struct sa_tcpinfo {
-	int valid;                  /* getsockopt(TCP_INFO) succeeded */
-	unsigned len;               /* bytes the kernel filled */
-	uint8_t state;              /* enum sa_tcp_state */
-	uint32_t unacked, sacked;   /* on a listener: queue length, backlog */
-	uint32_t total_retrans;
-	uint32_t last_data_sent, last_data_recv, last_ack_recv; /* ms */
-	uint32_t rtt, rto;          /* us */
-	uint32_t data_segs_out, data_segs_in; /* 0 when has_data_segs is 0 */
-	int has_data_segs;
-	uint64_t bytes_received;
-	int has_bytes_received;     /* 4.1+ */
-	uint32_t total_rto;          /* 6.7+, else 0 */
-	int has_total_rto;
-	uint8_t options;
-};
+/* Fills the judge floor's struct sa_tcpinfo (judge/judge.h) from getsockopt(TCP_INFO). */
 int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti) SA_HIDDEN;
 /* Reads a /proc/sys integer; returns -errno when absent. */
 int sa_read_sysctl(const char *path, long *out) SA_HIDDEN;

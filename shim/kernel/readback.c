@@ -1,14 +1,16 @@
 /*
- * readback.c: the kernel's arithmetic behind the read-back findings
- * (TCP_DEFER_ACCEPT rounds, the effective backlog, this kernel's SYN
- * schedules) and the words of a verdict of sockopt_judge.c, filled from
- * the one table of finding words (common/finding_text.h) and said through
- * the caller's callback (common/readback.h). Shared by the shim's
- * read-back audits and `sockaudit explain`, which links this object.
+ * readback.c: the words of a verdict of the judge floor's sockopt_judge.c
+ * (a read-back or a backlog), filled from the one table of finding words
+ * (common/finding_text.h) and said through the caller's callback
+ * (common/readback.h), and the readers of this kernel's settings behind
+ * the read-back findings (this kernel's SYN schedules, a sysctl file, the
+ * release). Shared by the shim's read-back audits and `sockaudit
+ * explain`, which links this object.
  *
  * Calls nothing of the shim: no sa_real, no log line, no state; the only
  * syscalls are uname() in sa_kernel_at_least() and the sysctl read of
- * sa_sysctl_read() through the caller's functions.
+ * sa_sysctl_read() through the caller's functions. Decides nothing: what
+ * a read-back means is judged in shim/judge/.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,53 +26,6 @@
 #include "finding_text.h"
 #include "readback.h"
 #include "syn_schedule.h"
-
-/* Kernel's secs_to_retrans(seconds, TCP_TIMEOUT_INIT/HZ = 1, TCP_RTO_MAX/HZ = 120). */
-int sa_defer_rounds(int seconds)
-{
-	int res = 0, timeout = 1, period;
-
-	if (seconds > 0) {
-		period = timeout;
-		res = 1;
-		while (seconds > period && res < 255) {
-			res++;
-			timeout <<= 1;
-			if (timeout > 120)
-				timeout = 120;
-			period += timeout;
-		}
-	}
-	return res;
-}
-
-/* Kernel's retrans_to_secs(). */
-int sa_defer_secs(int rounds)
-{
-	int period = 0, timeout = 1;
-
-	/* The kernel keeps rounds in a u8 (icsk_accept_queue.rskq_defer_accept),
-	 * so never more than 255; past that the loop would overflow period. */
-	if (rounds > 255)
-		rounds = 255;
-	if (rounds > 0) {
-		period = timeout;
-		while (--rounds) {
-			timeout <<= 1;
-			if (timeout > 120)
-				timeout = 120;
-			period += timeout;
-		}
-	}
-	return period;
-}
-
-int sa_backlog_effective(int backlog, long somaxconn)
-{
-	if (somaxconn < 0)
-		return backlog;
-	return (unsigned)backlog > (unsigned long)somaxconn ? (int)somaxconn : backlog;
-}
 
 /* Out of line, so that its note's 300 bytes are not on the stack (nor
  * behind a stack-protector check) of every other finding's words. */

@@ -20,6 +20,18 @@ else
 fi
 rm -f "$T/obj/base/zz_planted.o"
 
+# A judge that adds its own finding (the line floor's sa_findings_add): the
+# judge floor calls nothing of the shim.
+printf 'void sa_findings_add(void *, const char *, const char *, ...);\nvoid sa_planted3(void);\nvoid sa_planted3(void) { sa_findings_add(0, "x", "y"); }\n' >"$T/up3.c"
+cc -c -o "$T/obj/judge/zz_planted.o" "$T/up3.c"
+out=$("$CHECK" "$T/obj" 2>&1)
+if [ $? != 0 ] && grep -q "upward: .*zz_planted.o (judge) uses sa_findings_add" <<<"$out"; then
+	ok "a judge that adds a finding itself is refused"
+else
+	fail "a judge that adds a finding itself is refused" "$out"
+fi
+rm -f "$T/obj/judge/zz_planted.o"
+
 # A libc name the shim exports (core/interpose.o) called from line/.
 printf 'long send(int, const void *, unsigned long, int);\nvoid sa_planted2(void);\nvoid sa_planted2(void) { send(0, 0, 0, 0); }\n' >"$T/up2.c"
 cc -c -o "$T/obj/line/zz_planted.o" "$T/up2.c"
@@ -43,7 +55,7 @@ else
 fi
 
 # No header of a higher floor is included from a lower one.
-bad=$(cd "$TOP/shim" && layers="base out kernel state audit core"; i=0
+bad=$(cd "$TOP/shim" && layers="judge base line kernel state audit core"; i=0
 	for l in $layers; do
 		j=0
 		for h in $layers; do
@@ -53,6 +65,10 @@ bad=$(cd "$TOP/shim" && layers="base out kernel state audit core"; i=0
 		i=$((i + 1))
 	done)
 if [ -z "$bad" ]; then ok "no floor includes a higher floor's header"; else fail "no floor includes a higher floor's header" "$bad"; fi
+
+# The CLI and common/ see one floor of the shim's headers: the judges'.
+bad=$(cd "$TOP" && grep -rln '#include "\(base\|line\|kernel\|state\|audit\|core\)/' cli common)
+if [ -z "$bad" ]; then ok "cli/ and common/ include no shim header but judge/judge.h"; else fail "cli/ and common/ include no shim header but judge/judge.h" "$bad"; fi
 
 # Files stay readable: none over about 500 lines.
 big=$(find "$TOP/shim" "$TOP/cli" "$TOP/common" -name '*.[ch]' -exec wc -l {} + | awk '$2 != "total" && $1 > 520 {print $2 ": " $1}')

@@ -1,6 +1,6 @@
 /* Unit tests for the accepting side's pure parts: /proc/net/{netstat,snmp}
  * parsing and deltas (netns.c), which way an accept goes and what its facts
- * mean (audit/accept_judge.c, sa_accept_route in accept.h), and
+ * mean (judge/accept_judge.c, sa_accept_route in judge/judge.h), and
  * listener_stats advice (listener_stats.c). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -119,6 +119,42 @@ static void findings(void **state)
 	assert_non_null(strstr(f.msg, "unix_stream_connect() waits only while the listener's queue is full"));
 }
 
+/* sa_conn_judge alone: which findings a finished connect carries, and
+ * the numbers their words need, as a table. */
+static void judge_findings(void **state)
+{
+	static const struct {
+		struct sa_conn_facts in;
+		bool syn;
+		double due_s;
+		enum sa_conn_slow slow;
+		enum sa_conn_slow_tail tail;
+		bool defer;
+	} rows[] = {
+		{ { SA_CONN_OK, 30, 0, 0, 500, 0, NULL }, false, 0, SA_CONN_SLOW_NONE, SA_CONN_TAIL_NONE, false },
+		/* Linux's schedule: SYNs resent at 1 and 2 s, the second one 2 s in. */
+		{ { SA_CONN_OK, 2045, 2, 0, 500, 0, NULL }, true, 2.0, SA_CONN_SLOW_DONE, SA_CONN_TAIL_NONE, false },
+		{ { SA_CONN_OK, 600, 0, 0, 500, 0, NULL }, false, 0, SA_CONN_SLOW_DONE, SA_CONN_TAIL_NO_SYN_DROP, false },
+		{ { SA_CONN_OK, 800, -1, 0, 500, 1, NULL }, false, 0, SA_CONN_SLOW_DONE, SA_CONN_TAIL_UNIX, false },
+		/* slow_ms is inclusive: a connect of exactly 500 ms is slow. */
+		{ { SA_CONN_FAILED, 500, -1, 0, 500, 0, NULL }, false, 0, SA_CONN_SLOW_DONE, SA_CONN_TAIL_NONE, false },
+		{ { SA_CONN_ABANDONED, 1200, 1, 0, 1000, 0, NULL }, true, 1.0, SA_CONN_SLOW_ABANDONED, SA_CONN_TAIL_NONE, false },
+		{ { SA_CONN_INTERRUPTED, 1200, 0, 0, 1000, 1, NULL }, false, 0, SA_CONN_SLOW_INTERRUPTED, SA_CONN_TAIL_NONE, false },
+		{ { SA_CONN_OK, 0.1, 0, 1, 500, 0, NULL }, false, 0, SA_CONN_SLOW_NONE, SA_CONN_TAIL_NONE, true },
+		{ { SA_CONN_OK, 0.1, 0, -1, 500, 0, NULL }, false, 0, SA_CONN_SLOW_NONE, SA_CONN_TAIL_NONE, false },
+	};
+	struct sa_conn_verdict v;
+	size_t i;
+
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		sa_conn_judge(&rows[i].in, &v);
+		if (v.syn_retransmitted != rows[i].syn || v.slow != rows[i].slow || v.slow_tail != rows[i].tail ||
+		    v.defer_on_client != rows[i].defer || (rows[i].syn && v.syn_last_due_s != rows[i].due_s))
+			fail_msg("row %zu: syn %d (%.1f s) slow %d tail %d defer %d", i, v.syn_retransmitted,
+				 v.syn_last_due_s, v.slow, v.slow_tail, v.defer_on_client);
+	}
+}
+
 static json_t *summary(void)
 {
 	json_t *s = json_object();
@@ -238,6 +274,7 @@ int main(void)
 		cmocka_unit_test(judge_io),
 		cmocka_unit_test(judge_reconnect),
 		cmocka_unit_test(findings),
+		cmocka_unit_test(judge_findings),
 		cmocka_unit_test(hooks_and_summary),
 	};
 

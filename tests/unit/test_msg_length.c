@@ -127,7 +127,8 @@ static void readback_words(void **state)
 	}
 }
 
-/* The connect line (shim/audit/connect_judge.c), one finding at a time:
+/* The connect line's findings (judged by shim/judge/connect_judge.c, worded by
+ * shim/audit/connect_line.c), one finding at a time:
  * the longest outcome word, a connect of about 23 days. */
 static void connect_words(void **state)
 {

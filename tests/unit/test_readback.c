@@ -1,4 +1,4 @@
-/* Unit tests for shim/kernel/sockopt_judge.c, readback.c and optnames.c:
+/* Unit tests for shim/judge/sockopt_judge.c, shim/kernel/readback.c and optnames.c:
  * what the shim's read-back audits and `sockaudit explain` both say, as
  * tables of (facts -> finding code and words) through the judge and its
  * words, the backlog judge as a table, the SYN schedule, and the option

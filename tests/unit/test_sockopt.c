@@ -1,7 +1,7 @@
 /* Unit tests for the setsockopt audit's pure parts: the TCP_DEFER_ACCEPT
  * rounding table measured in the reference study, option names and value
  * decoders (kernel/sockopt.c), what a read-back means
- * (kernel/sockopt_judge.c, shared with `sockaudit explain`) and whether a
+ * (judge/sockopt_judge.c, shared with `sockaudit explain`) and whether a
  * call gets a line (audit/sockopt.h), as tables. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,30 +1,16 @@
 /*
- * connect_judge.c: the pure decisions of the connecting side (connect.h):
+ * connect_judge.c: the pure decisions of the connecting side (judge/judge.h):
  * when a connect is complete and how it ended, from what the program saw
  * and the socket's TCP state, and which findings a finished connect
- * carries, worded from what its line measured. No system call: cmocka
- * tests call these directly.
+ * carries, with the numbers their words need. The words themselves are
+ * the audit's (shim/audit/connect_line.c). No system call: cmocka tests
+ * call these directly.
  */
 #include <errno.h>
-#include <math.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <string.h>
-#include "audit/connect.h"
-#include "connect_outcomes.h"
-#include "syn_schedule.h"
 
-const char *sa_conn_outcome_name(enum sa_conn_outcome o)
-{
-	switch (o) {
-	case SA_CONN_OK: return SA_OUTCOME_OK;
-	case SA_CONN_FAILED: return SA_OUTCOME_FAILED;
-	case SA_CONN_ABANDONED: return SA_OUTCOME_ABANDONED;
-	case SA_CONN_INTERRUPTED: return SA_OUTCOME_INTERRUPTED;
-	case SA_CONN_DISCONNECT: return SA_OUTCOME_DISCONNECT;
-	default: return SA_OUTCOME_PENDING;
-	}
-}
+#include "judge/judge.h"
+#include "syn_schedule.h"
 
 int sa_conn_handshaking(int tcp_state)
 {
@@ -82,39 +68,29 @@ enum sa_conn_outcome sa_conn_judge_reconnect(int ret, int err, int *errout)
 	return SA_CONN_FAILED;
 }
 
-void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double connect_ms,
-		      int syn_retrans, int defer_s, int slow_ms, int is_unix,
-		      const struct sa_syn_sched *k)
+void sa_conn_judge(const struct sa_conn_facts *in, struct sa_conn_verdict *v)
 {
 	static const struct sa_syn_sched defaults = SA_SYN_SCHED_DEFAULTS;
+	const struct sa_syn_sched *k = in->sched ? in->sched : &defaults;
+	enum sa_conn_outcome o = in->outcome;
 
-	if (!k)
-		k = &defaults;
-	if (syn_retrans > 0)
-		sa_findings_add(f, "syn_retransmitted",
-				SA_MSG_SYN_RETRANSMITTED,
-				syn_retrans, sa_plural((unsigned)syn_retrans, "retransmission", "retransmissions"),
-				o == SA_CONN_FAILED ? "failed" : o == SA_CONN_ABANDONED ? "was given up" :
-				o == SA_CONN_INTERRUPTED ? "was interrupted by a signal" : "completed",
-				connect_ms, sa_syn_retrans_at_ms(syn_retrans, k->linear, k->rto_max_ms) / 1000.0);
-	if (connect_ms >= slow_ms) {
-		if (o == SA_CONN_ABANDONED)
-			sa_findings_add(f, "slow_connect",
-					SA_MSG_SLOW_CONNECT_ABANDONED,
-					connect_ms, slow_ms);
-		else if (o == SA_CONN_INTERRUPTED)
-			sa_findings_add(f, "slow_connect",
-					SA_MSG_SLOW_CONNECT_INTERRUPTED,
-					connect_ms, slow_ms);
-		else
-			sa_findings_add(f, "slow_connect", SA_MSG_SLOW_CONNECT,
-					connect_ms, slow_ms,
-					is_unix ? SA_MSG_SLOW_CONNECT_UNIX_TAIL :
-					syn_retrans == 0 ? SA_MSG_SLOW_CONNECT_NO_SYN_DROP_TAIL : "");
+	memset(v, 0, sizeof *v);
+	if (in->syn_retrans > 0) {
+		v->syn_retransmitted = true;
+		v->syn_last_due_s = sa_syn_retrans_at_ms(in->syn_retrans, k->linear, k->rto_max_ms) / 1000.0;
 	}
-	if (defer_s > 0)
-		sa_findings_add(f, "defer_on_client_socket",
-				SA_MSG_DEFER_ON_CLIENT_SOCKET,
-				defer_s);
+	if (in->ms >= in->slow_ms) {
+		if (o == SA_CONN_ABANDONED)
+			v->slow = SA_CONN_SLOW_ABANDONED;
+		else if (o == SA_CONN_INTERRUPTED)
+			v->slow = SA_CONN_SLOW_INTERRUPTED;
+		else
+			v->slow = SA_CONN_SLOW_DONE;
+		/* A unix socket has no SYN to drop; a TCP connect that resent
+		 * none was slow for another reason. */
+		if (v->slow == SA_CONN_SLOW_DONE)
+			v->slow_tail = in->is_unix ? SA_CONN_TAIL_UNIX :
+				       in->syn_retrans == 0 ? SA_CONN_TAIL_NO_SYN_DROP : SA_CONN_TAIL_NONE;
+	}
+	v->defer_on_client = in->defer_s > 0;
 }
-

@@ -1,15 +1,16 @@
 /*
- * accept_judge.c: the pure decisions of the accepting side (accept.h):
+ * accept_judge.c: the pure decisions of the accepting side (judge/judge.h):
  * which way an accepted connection goes (sa_accept_route, inline in
- * accept.h because the accept wrapper runs it), and, for one that took the
- * full audit, what its facts mean: why it arrived empty, whether the
- * queue was full, how many bytes were waiting. No system call: cmocka
- * tests call these directly with tables of facts.
+ * judge.h because the accept wrapper runs it), and, for one that took the
+ * full audit (shim/audit/accept.c), what its facts mean: why it arrived
+ * empty, whether the queue was full, how many bytes were waiting. No
+ * system call and no words: cmocka tests call these directly with tables
+ * of facts.
  */
 #include <limits.h>
 #include <string.h>
 
-#include "audit/accept.h"
+#include "judge/judge.h"
 
 #define TCPI_OPT_TFO_CHILD 128
 #ifndef TCPI_OPT_SYN_DATA

@@ -1,20 +1,21 @@
 /*
  * sockopt_judge.c: what the kernel's answer to a setsockopt or a listen
- * means (common/readback.h): a read-back unlike the value asked, with the
- * kernel function behind each adjustment, and a backlog smaller than the
- * one asked. Pure: facts in, a verdict code out, no system call (a sysctl
+ * means (judge/judge.h): a read-back unlike the value asked, with the
+ * kernel function behind each adjustment, a backlog smaller than the one
+ * asked, and the kernel's TCP_DEFER_ACCEPT and backlog arithmetic they
+ * rest on. Pure: facts in, a verdict code out, no system call (a sysctl
  * a rule needs is read through the facts' callback). The shim's audits
- * and `sockaudit explain` both judge here; cmocka tests it as tables
- * (tests/unit/test_sockopt.c, test_readback.c). Whether a call is read
- * back at all, and whether it gets a line, is the audit's business
- * (shim/audit/sockopt.h).
+ * and `sockaudit explain` both judge here, and word the verdict with
+ * kernel/readback.c; cmocka tests it as tables (tests/unit/test_sockopt.c,
+ * test_readback.c). Whether a call is read back at all, and whether it
+ * gets a line, is the audit's business (shim/audit/sockopt.h).
  */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <string.h>
 #include <sys/time.h>
 
-#include "readback.h"
+#include "judge/judge.h"
 
 static int is_buf(int level, int opt)
 {
@@ -169,4 +170,51 @@ enum sa_backlog_verdict sa_backlog_judge(const struct sa_backlog_facts *in)
 	if (in->somaxconn >= 0 && in->effective == in->somaxconn)
 		return SA_BACKLOG_CLAMPED_SOMAXCONN;
 	return SA_BACKLOG_CLAMPED_OTHER;
+}
+
+/* Kernel's secs_to_retrans(seconds, TCP_TIMEOUT_INIT/HZ = 1, TCP_RTO_MAX/HZ = 120). */
+int sa_defer_rounds(int seconds)
+{
+	int res = 0, timeout = 1, period;
+
+	if (seconds > 0) {
+		period = timeout;
+		res = 1;
+		while (seconds > period && res < 255) {
+			res++;
+			timeout <<= 1;
+			if (timeout > 120)
+				timeout = 120;
+			period += timeout;
+		}
+	}
+	return res;
+}
+
+/* Kernel's retrans_to_secs(). */
+int sa_defer_secs(int rounds)
+{
+	int period = 0, timeout = 1;
+
+	/* The kernel keeps rounds in a u8 (icsk_accept_queue.rskq_defer_accept),
+	 * so never more than 255; past that the loop would overflow period. */
+	if (rounds > 255)
+		rounds = 255;
+	if (rounds > 0) {
+		period = timeout;
+		while (--rounds) {
+			timeout <<= 1;
+			if (timeout > 120)
+				timeout = 120;
+			period += timeout;
+		}
+	}
+	return period;
+}
+
+int sa_backlog_effective(int backlog, long somaxconn)
+{
+	if (somaxconn < 0)
+		return backlog;
+	return (unsigned)backlog > (unsigned long)somaxconn ? (int)somaxconn : backlog;
 }
