@@ -33,14 +33,20 @@ chmod 0755 "$T"
 
 # run CASE SIGNAL CMD...: CMD under the shim in CASE's namespace until its log
 # ($T/CASE/sa.jsonl: a program that drops its privileges creates it in its own folder)
-# has a listen line (at most 10 s), then SIGNAL and a bounded wait. setsid:
-# apache signals its whole process group when it stops.
+# has a listen line and, with READY=FILE, FILE is there (at most 10 s in all), then
+# SIGNAL and a bounded wait. A listen line alone is not enough for a program that sets
+# options after listen() (apache's AcceptFilter sets TCP_DEFER_ACCEPT once every
+# listener is open): READY names what the program writes when its set-up is over.
+# setsid: apache signals its whole process group when it stops.
 run() {
 	local c=$1 sig=$2 i; shift 2
 	setsid ip netns exec sa-fw-$c-$$ env SOCKAUDIT_LOG="$T/$c/sa.jsonl" LD_PRELOAD="$(preload_value)" "$@" \
 		>"$T/$c.out" 2>&1 </dev/null &
 	local pid=$!
-	for i in $(seq 200); do grep -q '"event":"listen"' "$T/$c/sa.jsonl" 2>/dev/null && break; sleep 0.05; done
+	for i in $(seq 200); do
+		grep -q '"event":"listen"' "$T/$c/sa.jsonl" 2>/dev/null && [ -z "$READY" -o -s "$READY" ] && break
+		sleep 0.05
+	done
 	kill -$sig $pid 2>/dev/null
 	timeout 5 tail --pid=$pid -f /dev/null || kill -9 $pid 2>/dev/null
 	wait $pid 2>/dev/null
@@ -99,7 +105,8 @@ CONF
 	printf '# queue\n%s\n' "$2" >"$D/conf.d/backlog.conf"
 	# apache_def keeps apache's default deferral (AcceptFilter http data).
 	[ $1 = apache_def ] && sed -i '/^AcceptFilter/d' "$D/apache2.conf"
-	run $1 TERM /usr/sbin/apache2 -d "$D" -f apache2.conf -DFOREGROUND
+	# Its pid file is written after ap_setup_listeners() has set every accept filter.
+	READY=$D/httpd.pid run $1 TERM /usr/sbin/apache2 -d "$D" -f apache2.conf -DFOREGROUND
 }
 lighttpd_case() {   # lighttpd_case CASE BACKLOG-LINE
 	local D=$T/$1
