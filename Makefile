@@ -41,8 +41,8 @@ SA_CFLAGS  := -std=gnu11 -fPIC -D_GNU_SOURCE -DSOCKAUDIT_VERSION_STR=\"$(VERSION
 # cmocka fixes every test's signature (void **state), used or not.
 UNIT_CFLAGS := $(SA_CFLAGS) -Wno-unused-parameter
 SA_LDFLAGS := $(SAN_FLAGS) $(LDFLAGS)
-# -ffunction-sections: shim/sa_fork_text.ld gathers, by name, the functions
-# a forked child runs.
+# -ffunction-sections: every function in a section of its own (a judge in
+# shim/sa_fork_text.ld is placed by its name; the rest by SA_FORK_TEXT).
 SHIM_CFLAGS := -fvisibility=hidden -ffunction-sections $(if $(JANSSON_STATIC),-DSA_JANSSON_OWN)
 
 # The flags everything was built with: when they change (SANITIZE=..., a

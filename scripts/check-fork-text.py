@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
-"""check-fork-text.py LDFILE OBJDIR SRCDIR: every function LDFILE places by
-name still exists.
+"""check-fork-text.py LDFILE OBJDIR LIB: the fork text holds what it should.
 
-shim/sa_fork_text.ld gathers a forked child's code by section name
-(-ffunction-sections: .text.NAME), and the linker matches names silently:
-a renamed or removed function would leave the fork text without a word.
-A name passes when an object the line names defines it (nm), or, for a
-static function inlined into its callers, when that object's source file
-still defines it. A name whose function the compiler cloned
-(.text.NAME.constprop.0, .isra.0, .part.0) must have the clone's section
-placed too (.text.NAME.*): a clone outside the fork text is a page a
-child faults in. Prints one line per missing name and, last,
-"checked N"; exits 1 when a name is missing.
+A function gets its place in the fork text by an attribute on its
+definition (SA_FORK_TEXT, SA_START_TEXT in shim/base/placement.h: a
+section .text.sa_placed.*) or, for the few that cannot include the shim's
+headers (the judges), by its name in LDFILE (shim/sa_fork_text.ld). The
+linker matches both silently, so this checks:
+  - every .text.sa_placed.* section an object of OBJDIR uses has its line
+    in LDFILE (a new macro without its line would leave its functions in
+    the generic .text);
+  - every name LDFILE places is defined by an object (a renamed function
+    would drop out), and a clone the compiler made of it (.text.NAME.*) is
+    placed too;
+  - in LIB, every function of those sections and names lies before
+    sa_fork_text_end, the empty function that closes the fork text.
+Prints one line per problem and, last, "checked N"; exits 1 on a problem.
 """
-import fnmatch
 import glob
 import os
 import re
@@ -21,58 +23,61 @@ import subprocess
 import sys
 
 
-def symbols(obj, cache={}):
-    if obj not in cache:
-        out = subprocess.run(["nm", "--defined-only", obj], capture_output=True, text=True).stdout
-        cache[obj] = {f[2].split(".")[0] for f in (l.split() for l in out.splitlines())
-                      if len(f) == 3 and f[1] in "tTwW"}
-    return cache[obj]
+def run(*cmd):
+    return subprocess.run(cmd, capture_output=True, text=True).stdout
 
 
-def sections(obj, cache={}):
-    if obj not in cache:
-        out = subprocess.run(["readelf", "-SW", obj], capture_output=True, text=True).stdout
-        cache[obj] = re.findall(r"\]\s+(\.text\.\S+)", out)
-    return cache[obj]
+def functions(obj):
+    """(section, name) of every function an object defines."""
+    out = []
+    for l in run("objdump", "-t", obj).splitlines():
+        f = l.split()
+        if len(f) >= 6 and " F " in l:
+            sec = next((x for x in f if x.startswith(".text")), None)
+            if sec:
+                out.append((sec, f[-1]))
+    return out
 
 
-def defined_in_source(name, src):
-    if not os.path.exists(src):
-        return False
-    with open(src) as f:
-        return re.search(r"^[A-Za-z_][^;=]*[\s*]" + re.escape(name) + r"\(", f.read(), re.M) is not None
-
-
-def main(ld, objdir, srcdir):
+def main(ld, objdir, lib):
     with open(ld) as f:
         text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
-    objs = glob.glob(os.path.join(objdir, "**", "*.o"), recursive=True)
-    missing, checked = [], 0
-    placed = []   # (object pattern, section pattern) of every line
-    for m in re.finditer(r"(\S*)\(([^)]*)\)", text):
-        for sec in m.group(2).split():
-            placed.append((m.group(1).lstrip("*") or "*", sec))
-    for m in re.finditer(r"(\S*)\(([^)]*)\)", text):
-        pattern = m.group(1).lstrip("*") or "*"
-        mine = [o for o in objs if fnmatch.fnmatch(os.path.basename(o), pattern)]
-        for sec in m.group(2).split():
-            name = re.sub(r"^\.text\.(unlikely\.|hot\.|startup\.)?", "", sec)
-            name = re.sub(r"\.\*$", "", name)
-            checked += 1
-            for o in mine:
-                for c in sections(o):
-                    if c.startswith(sec + ".") and not any(
-                            fnmatch.fnmatch(os.path.basename(o), op) and fnmatch.fnmatch(c, sp) for op, sp in placed):
-                        missing.append(m.group(1) + "(" + sec + "): its clone " + c + " is not placed")
-            if any(name in symbols(o) for o in mine):
-                continue
-            srcs = [os.path.join(srcdir, os.path.relpath(o, objdir))[:-2] + ".c" for o in mine]
-            if not any(defined_in_source(name, s) for s in srcs):
-                missing.append(m.group(1) + "(" + sec + ")" + ("" if mine else ": no such object"))
-    for x in missing:
-        print(x)
-    print("checked", checked)
-    return 1 if missing or checked == 0 else 0
+    lines = set(re.findall(r"\*\(([^)]*)\)", text))
+    by_attr = {s for s in lines if s.startswith(".text.sa_placed.")}
+    by_name = {s[len(".text."):] for s in lines if s not in by_attr}
+    by_name.discard("sa_fork_text_end")
+    problems, want = [], set()
+    used = set()
+    for o in glob.glob(os.path.join(objdir, "**", "*.o"), recursive=True):
+        for sec, name in functions(o):
+            if sec.startswith(".text.sa_placed."):
+                used.add(sec)
+                want.add(name)
+            elif sec[len(".text."):] in by_name:
+                want.add(name)
+            else:
+                base = next((n for n in by_name if sec.startswith(".text." + n + ".")), None)
+                if base:
+                    problems.append("%s: its clone %s is not placed" % (base, sec))
+    for sec in sorted(used - by_attr):
+        problems.append("%s is used by a placement attribute but %s has no line for it" % (sec, ld))
+    for n in sorted(by_name - want):
+        problems.append(".text.%s: no object defines %s" % (n, n))
+    addr = {}
+    for l in run("nm", "--defined-only", lib).splitlines():
+        f = l.split()
+        if len(f) == 3 and f[1] in "tTwW":
+            addr.setdefault(f[2], []).append(int(f[0], 16))
+    end = min(addr.get("sa_fork_text_end", [0]))
+    if not end:
+        problems.append("%s has no sa_fork_text_end" % lib)
+    for n in sorted(want):
+        if n in addr and not any(a < end for a in addr[n]):
+            problems.append("%s is placed but lies after sa_fork_text_end in %s" % (n, lib))
+    for p in problems:
+        print(p)
+    print("checked", len(want))
+    return 1 if problems or not want else 0
 
 
 if __name__ == "__main__":

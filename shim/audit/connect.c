@@ -113,7 +113,7 @@ static int is_ours(struct sa_sock *s)
 	return 0;
 }
 
-void sa_connect_reset(void)
+SA_FORK_TEXT void sa_connect_reset(void)
 {
 	sa_hist_reset(&hist);
 	SA_ZERO(buckets);
@@ -155,7 +155,7 @@ static int defer_of(int fd, const struct sa_sock *s)
 
 
 
-static void report_connect(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
+SA_FORK_TEXT static void report_connect(int fd, const struct sa_sock *s, const struct sockaddr *peer, socklen_t plen,
 			   const struct sa_conn_done *d)
 {
 	const struct sa_config *cfg = sa_cfg();
@@ -310,7 +310,7 @@ void sa_connect_left(int fd, struct sa_sock *s, const struct sockaddr *peer, soc
 		mark_pending(s, peer, plen, t0, 1, &d.ti);
 }
 
-void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
+SA_FORK_TEXT void sa_connect_audit(int fd, struct sa_sock *s, const struct sockaddr *addr, socklen_t len,
 		      int ret, int err, uint64_t t0, uint64_t t1)
 {
 	struct sa_sock tmp;

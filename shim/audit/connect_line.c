@@ -22,7 +22,7 @@ const char *sa_conn_outcome_name(enum sa_conn_outcome o)
 	}
 }
 
-void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double connect_ms,
+SA_FORK_TEXT void sa_conn_findings(struct sa_findings *f, enum sa_conn_outcome o, double connect_ms,
 		      int syn_retrans, int defer_s, int slow_ms, int is_unix,
 		      const struct sa_syn_sched *k)
 {

@@ -32,7 +32,7 @@
 static int preloaded_by_env = -1;
 
 /* Whether VALUE (an LD_PRELOAD value) names our library. */
-static int names_us(const char *v)
+SA_FORK_TEXT static int names_us(const char *v)
 {
 	/* An array, not a literal: .rodata sits in the library's first pages,
 	 * which the loader has read already; a literal's pool is after .text. */
@@ -53,7 +53,7 @@ static int names_us(const char *v)
 	return 0;
 }
 
-void sa_exec_init(char *const envp[])
+SA_START_TEXT void sa_exec_init(char *const envp[])
 {
 	const char *v;
 
@@ -65,7 +65,7 @@ void sa_exec_init(char *const envp[])
 	preloaded_by_env = v && names_us(v);
 }
 
-int sa_exec_env_preloads(char *const envp[])
+SA_FORK_TEXT int sa_exec_env_preloads(char *const envp[])
 {
 	size_t i;
 
@@ -100,7 +100,7 @@ static void write_shared(struct sa_line *L)
 		sa_sinkio_write_raw(fd, L->buf, (size_t)len);
 }
 
-int sa_exec_drops_preload(char *const envp[])
+SA_FORK_TEXT int sa_exec_drops_preload(char *const envp[])
 {
 	/* The scan first: an exec that keeps the library (a shell's) then
 	 * binds nothing (getauxval) and writes no page. */

@@ -129,7 +129,7 @@ static void remember_closed(const struct sa_listener *l)
 
 /* l's inline-counted accepts into the accept event count, if this
  * process's (an inherited listener holds the parent's until adopted). */
-static void fold_counted(struct sa_listener *l)
+SA_FORK_TEXT static void fold_counted(struct sa_listener *l)
 {
 	uint64_t n;
 
@@ -147,7 +147,7 @@ void sa_listener_fold_counted(void)
 			fold_counted(l);
 }
 
-static void retire(struct sa_listener *l)
+SA_FORK_TEXT static void retire(struct sa_listener *l)
 {
 	fold_counted(l);
 	if (is_active(l)) {
@@ -193,7 +193,7 @@ void sa_listener_hooks_init(void)
 	sa_fd_set_listener_hooks(ref, unref);
 }
 
-void sa_listener_release(struct sa_sock *s, int defer)
+SA_FORK_TEXT void sa_listener_release(struct sa_sock *s, int defer)
 {
 	struct sa_listener *l = __atomic_exchange_n(&s->lsn.listener, NULL, __ATOMIC_ACQ_REL);
 
@@ -398,13 +398,13 @@ void sa_listener_emit(struct sa_listener *l)
 	sa_signals_release(&old);
 }
 
-static int is_active(const struct sa_listener *l)
+SA_FORK_TEXT static int is_active(const struct sa_listener *l)
 {
 	return __atomic_load_n(&l->epoch, __ATOMIC_ACQUIRE) == sa_proc_epoch() &&
 	       (LOAD(l->accepts) || LOAD(l->eagain) || LOAD(l->errors) || LOAD(l->left_by_jump));
 }
 
-int sa_accept_active(void)
+SA_FORK_TEXT int sa_accept_active(void)
 {
 	struct sa_listener *l;
 
@@ -473,7 +473,7 @@ void sa_accept_summary(json_t *summary, int final)
  * listener entries stay, since workers accept on inherited listeners; their
  * counters are cleared when the child first counts on one
  * (sa_listener_adopt), so a child that never accepts writes none of them. */
-void sa_accept_reset(void)
+SA_FORK_TEXT void sa_accept_reset(void)
 {
 	/* Another thread of the parent may have held it at fork time. */
 	SA_ZERO(emit_lock);

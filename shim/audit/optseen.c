@@ -137,7 +137,7 @@ int sa_optseen_readback(uint64_t nth, int full, int always)
 	return always || full || nth <= SA_OPT_SAMPLE_FIRST || nth % SA_OPT_SAMPLE_EVERY == 0;
 }
 
-void sa_sockopt_reset(void)
+SA_FORK_TEXT void sa_sockopt_reset(void)
 {
 	/* The process epoch moved on (sa_proc_epoch_next): every slot is free. */
 	SA_ZERO(seen_overflow);

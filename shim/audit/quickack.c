@@ -268,7 +268,7 @@ void sa_quickack_summary(json_t *summary)
 	json_object_set_new(summary, "quickack", q);
 }
 
-void sa_quickack_reset(void)
+SA_FORK_TEXT void sa_quickack_reset(void)
 {
 	SA_ZERO(qa);
 }

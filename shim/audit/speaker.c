@@ -109,7 +109,7 @@ static __attribute__((noinline)) void server_first(int fd, const struct sa_sock 
 	sa_line_emit(&L, SA_LEVEL_TRACE, &f);
 }
 
-static void record_speaker(int fd, struct sa_sock *s, int who)
+SA_FORK_TEXT static void record_speaker(int fd, struct sa_sock *s, int who)
 {
 	struct sa_listener *l = origin_listener(s);
 	uint8_t expected = 0;
@@ -141,7 +141,7 @@ static void record_speaker(int fd, struct sa_sock *s, int who)
 	server_first(fd, s, l, SA_RELAXED_ADD(l->first_server, 1));
 }
 
-void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
+SA_FORK_TEXT void sa_accept_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
 {
 	int n = 0;
 
@@ -195,7 +195,7 @@ static void close_duped(int fd, struct sa_sock *s)
 		sa_flags_clear(s, SA_F_WATCH_IO);
 }
 
-void sa_accept_close(int fd, struct sa_sock *s, int defer)
+SA_FORK_TEXT void sa_accept_close(int fd, struct sa_sock *s, int defer)
 {
 	if (sa_sock_flags(s) & SA_F_LISTENER)
 		sa_listener_release(s, defer);

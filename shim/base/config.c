@@ -88,7 +88,7 @@ static inline const char *after_prefix(const char *s, const char *p)
 static char *snap_find(const char *name);
 
 /* A relative log path, which needs the start directory. */
-static int log_is_relative(const char *v)
+SA_START_TEXT static int log_is_relative(const char *v)
 {
 	return v && *v && *v != '/' && strcmp(v, "stderr") != 0 && strcmp(v, "syslog") != 0 &&
 	       strncmp(v, "fd:", 3) != 0;
@@ -115,12 +115,12 @@ static const char preload_key[] = "LD_PRELOAD=";
  * by the constructor only (the host may overwrite it later). */
 static const char *preload_at_start SA_START_DATA;
 
-const char *sa_env_start_preload(void)
+SA_START_TEXT const char *sa_env_start_preload(void)
 {
 	return preload_at_start;
 }
 
-void sa_env_capture(char **envp)
+SA_START_TEXT void sa_env_capture(char **envp)
 {
 	char **e;
 	size_t small, used, len;
@@ -201,7 +201,7 @@ int sa_env_final(void)
 }
 
 /* The setting NAME as copied, whatever the secure-execution rule says. */
-static char *snap_find(const char *name)
+SA_START_TEXT static char *snap_find(const char *name)
 {
 	const char *v;
 	int i;
@@ -212,12 +212,12 @@ static char *snap_find(const char *name)
 	return NULL;
 }
 
-int sa_env_present(const char *name)
+SA_START_TEXT int sa_env_present(const char *name)
 {
 	return snap_find(name) != NULL;
 }
 
-char *sa_env_get(const char *name)
+SA_START_TEXT char *sa_env_get(const char *name)
 {
 	if (!snap_n || sa_env_secure())
 		return NULL;

@@ -54,4 +54,22 @@
  * start stay few. */
 #define SA_COLD_RODATA(name) __attribute__((section(".rodata.sa_" #name)))
 
+/* Code. A forked child does not inherit the page table entries of our
+ * text, so each 64 kB window of it that the child runs is a page fault
+ * (filemap_map_pages() maps the cached pages around the faulting one): a
+ * fork-per-connection server pays that per connection. SA_FORK_TEXT goes
+ * on a function a forked child runs (the fork handler, the wrappers a
+ * child calls, what they call: what `valgrind --tool=callgrind
+ * --trace-children=yes --zero-before=sa_lifecycle_new_process` shows a
+ * socat child run, bench/socat_fork.sh); SA_START_TEXT on what every exec
+ * runs of ours (the constructor) and every shell at its end (_exit).
+ * shim/sa_fork_text.ld puts both first in .text, right after the headers
+ * and .rodata, where one fault reads them with the headers. One section
+ * per macro, not one per function: the compiler keeps a function with a
+ * section of its own in one piece (no .text.unlikely part elsewhere), and
+ * its clones (.constprop, .isra) in the same section. A function missing
+ * its attribute costs a fault, never behaviour. */
+#define SA_FORK_TEXT __attribute__((section(".text.sa_placed.fork")))
+#define SA_START_TEXT __attribute__((section(".text.sa_placed.start")))
+
 #endif

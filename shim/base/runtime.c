@@ -34,17 +34,17 @@ void sa_run_set_state(enum sa_run_state st)
 	__atomic_store_n(&sa_rt_state, (int)st, __ATOMIC_RELEASE);
 }
 
-struct sa_config *sa_cfg_slot(void)
+SA_FORK_TEXT struct sa_config *sa_cfg_slot(void)
 {
 	return &sa_rt_cfg;
 }
 
-void sa_proc_epoch_next(void)
+SA_FORK_TEXT void sa_proc_epoch_next(void)
 {
 	sa_rt_proc.epoch++;
 }
 
-void sa_set_pid(pid_t p)
+SA_FORK_TEXT void sa_set_pid(pid_t p)
 {
 	if (__atomic_load_n(&sa_rt_proc.pid, __ATOMIC_RELAXED) != p)
 		__atomic_store_n(&sa_rt_proc.pid, p, __ATOMIC_RELAXED);
@@ -64,7 +64,7 @@ pid_t sa_tid_fill(void)
 	return sa_rt_tid;
 }
 
-void sa_tid_forget(void)
+SA_FORK_TEXT void sa_tid_forget(void)
 {
 	if (sa_rt_tid)
 		sa_rt_tid = 0;

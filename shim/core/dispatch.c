@@ -15,7 +15,7 @@
 
 /* The entry for a socket fd, created on first sight (inherited sockets,
  * sockets made before our constructor ran). NULL for non-sockets. */
-static struct sa_sock *lazy_track(int fd)
+SA_FORK_TEXT static struct sa_sock *lazy_track(int fd)
 {
 	struct sa_sock *s = sa_fd_get(fd);
 	uint64_t w;
@@ -39,7 +39,7 @@ static struct sa_sock *lazy_track(int fd)
 	return s;
 }
 
-void sa_on_socket(int fd, int domain, int type, int protocol)
+SA_FORK_TEXT void sa_on_socket(int fd, int domain, int type, int protocol)
 {
 	struct sa_sock *s = sa_fd_track(fd);
 
@@ -114,7 +114,7 @@ static int connect_addr_readable(int ret, int err, socklen_t len)
 	return ret == 0 || (err != EFAULT && err != EBADF && err != ENOTSOCK);
 }
 
-void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len, int ret, int err,
+SA_FORK_TEXT void sa_on_connect(int fd, const struct sockaddr *addr, socklen_t len, int ret, int err,
 		   uint64_t t0, uint64_t t1)
 {
 	if (!connect_addr_readable(ret, err, len)) {
@@ -162,7 +162,7 @@ static __attribute__((noinline)) void on_io_connecting(int fd, struct sa_sock *s
 
 /* The accepted socket's first I/O (every trace connection) is a tail call:
  * the connect case, which has a call to come back from, is apart. */
-void sa_on_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
+SA_FORK_TEXT void sa_on_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int err)
 {
 	if (SA_UNLIKELY(sa_sock_flags(s) & SA_F_CONNECTING)) {
 		on_io_connecting(fd, s, dir, ret, err);
@@ -172,7 +172,7 @@ void sa_on_io(int fd, struct sa_sock *s, enum sa_io_dir dir, ssize_t ret, int er
 		sa_accept_io(fd, s, dir, ret, err);
 }
 
-void sa_on_close(int fd, struct sa_sock *s)
+SA_FORK_TEXT void sa_on_close(int fd, struct sa_sock *s)
 {
 	uint32_t f = sa_sock_flags(s);
 

@@ -179,7 +179,7 @@ void sa_init_again(void)
 }
 
 /* The process ends (sa_lifecycle_summary says when and what is written). */
-void sa_lifecycle_end(void)
+SA_FORK_TEXT void sa_lifecycle_end(void)
 {
 	/* A call of this thread's still in flight at its exit() never
 	 * returns (a handler jumped out of it, or is exiting from inside it):
@@ -193,7 +193,7 @@ void sa_lifecycle_end(void)
 	sa_lifecycle_summary();
 }
 
-__attribute__((destructor)) static void sa_dtor(void)
+SA_FORK_TEXT __attribute__((destructor)) static void sa_dtor(void)
 {
 	sa_lifecycle_end();
 }

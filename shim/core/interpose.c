@@ -52,7 +52,7 @@ COLD_RESOLVER(dup2) COLD_RESOLVER(dup3)
 #define AUDITING() ((SA_LIKELY(!sa_in_shim) || sa_pass_in_shim()) && !IN_VM_CHILD() && sa_ensure_init())
 
 
-SA_EXPORT int socket(int domain, int type, int protocol)
+SA_FORK_TEXT SA_EXPORT int socket(int domain, int type, int protocol)
 {
 	int ret, err;
 
@@ -66,7 +66,7 @@ SA_EXPORT int socket(int domain, int type, int protocol)
 	return ret;
 }
 
-SA_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
+SA_FORK_TEXT SA_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 {
 	int ret, err;
 
@@ -233,7 +233,7 @@ SA_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *alen, int flags)
 	return do_accept(fd, addr, alen, flags, 1);
 }
 
-SA_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
+SA_FORK_TEXT SA_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	uint64_t t0, t1;
 	int ret, err;
@@ -253,7 +253,7 @@ SA_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 
 /* The parts of before_close off its common path, out of line so that
  * close() keeps a small frame. */
-static __attribute__((noinline, cold)) void close_inside(int fd)
+SA_FORK_TEXT static __attribute__((noinline, cold)) void close_inside(int fd)
 {
 	/* In a host signal handler only the lock-free part: forget fd. In a
 	 * child that shares our memory, nothing at all: its fds are its own
@@ -262,7 +262,7 @@ static __attribute__((noinline, cold)) void close_inside(int fd)
 		sa_fd_forget(fd);
 }
 
-static __attribute__((noinline)) void close_tracked(int fd, struct sa_sock *s)
+SA_FORK_TEXT static __attribute__((noinline)) void close_tracked(int fd, struct sa_sock *s)
 {
 	int err = errno;
 
@@ -297,12 +297,12 @@ static inline __attribute__((always_inline)) void before_close(int fd)
 	sa_in_shim--;
 }
 
-void sa_before_close(int fd)
+SA_FORK_TEXT void sa_before_close(int fd)
 {
 	before_close(fd);
 }
 
-SA_EXPORT int close(int fd)
+SA_FORK_TEXT SA_EXPORT int close(int fd)
 {
 	READY(close);
 	before_close(fd);
@@ -372,7 +372,7 @@ SA_EXPORT void closefrom(int lowfd)
 	}
 }
 
-SA_EXPORT int dup(int fd)
+SA_FORK_TEXT SA_EXPORT int dup(int fd)
 {
 	int ret, err;
 
@@ -392,7 +392,7 @@ SA_EXPORT int dup(int fd)
  * about a socket that stays open. oldfd is asked about only when newfd is
  * our log's or one we know (a shell's or a spawner's dup2 onto 0, 1 and 2
  * makes no system call of ours). */
-int sa_dup_closes_newfd(int oldfd, int newfd, int flags, int is3)
+SA_FORK_TEXT int sa_dup_closes_newfd(int oldfd, int newfd, int flags, int is3)
 {
 	int err = errno, ok;
 
@@ -406,7 +406,7 @@ int sa_dup_closes_newfd(int oldfd, int newfd, int flags, int is3)
 	return ok;
 }
 
-static int do_dup2(int oldfd, int newfd, int flags, int is3)
+SA_FORK_TEXT static int do_dup2(int oldfd, int newfd, int flags, int is3)
 {
 	int ret, err;
 
@@ -420,13 +420,13 @@ static int do_dup2(int oldfd, int newfd, int flags, int is3)
 	return ret;
 }
 
-SA_EXPORT int dup2(int oldfd, int newfd)
+SA_FORK_TEXT SA_EXPORT int dup2(int oldfd, int newfd)
 {
 	READY(dup2);
 	return do_dup2(oldfd, newfd, 0, 0);
 }
 
-SA_EXPORT int dup3(int oldfd, int newfd, int flags)
+SA_FORK_TEXT SA_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	READY(dup3);
 	return do_dup2(oldfd, newfd, flags, 1);

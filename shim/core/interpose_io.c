@@ -40,7 +40,7 @@ COLD_RESOLVER(writev) COLD_RESOLVER(read_chk) COLD_RESOLVER(recv_chk) COLD_RESOL
  * do not watch) is one table lookup and needs no saved registers: measured
  * with bench/callgrind.sh, read() on a pipe went from +38 to +19 instructions
  * over the real call. errno is still the real call's when this runs. */
-static __attribute__((noinline, cold)) void io_watched(int fd, struct sa_sock *s,
+SA_FORK_TEXT static __attribute__((noinline, cold)) void io_watched(int fd, struct sa_sock *s,
 						       enum sa_io_dir dir, ssize_t ret)
 {
 	int err = errno;
@@ -67,7 +67,7 @@ static __attribute__((noinline, cold)) void io_watched(int fd, struct sa_sock *s
 	return ret_;                                                             \
 } while (0)
 
-SA_EXPORT ssize_t read(int fd, void *buf, size_t n)
+SA_FORK_TEXT SA_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	IO_WRAP(read, SA_IO_READ, fd, buf, n);
 }
@@ -77,12 +77,12 @@ SA_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 	IO_WRAP(read_chk, SA_IO_READ, fd, buf, n, buflen);
 }
 
-SA_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+SA_FORK_TEXT SA_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	IO_WRAP(write, SA_IO_WRITE, fd, buf, n);
 }
 
-SA_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+SA_FORK_TEXT SA_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	IO_WRAP(recv, SA_IO_READ, fd, buf, n, flags);
 }

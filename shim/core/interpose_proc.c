@@ -229,7 +229,7 @@ SA_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 
 /* ---- _exit: the summary before a process ends without exit() ---------------- */
 
-SA_EXPORT void _exit(int status)
+SA_START_TEXT SA_EXPORT void _exit(int status)
 {
 	/* Resolved with the rest at init (an audited process's children
 	 * inherit it); else now, which writes only our own table. */
@@ -242,7 +242,7 @@ SA_EXPORT void _exit(int status)
 	__builtin_unreachable();
 }
 
-SA_EXPORT void _Exit(int status)
+SA_START_TEXT SA_EXPORT void _Exit(int status)
 {
 	_exit(status);
 }
@@ -251,7 +251,7 @@ SA_EXPORT void _Exit(int status)
  * Thin and async-signal-safe (exec may follow vfork or run in a handler):
  * the check (audit/exec.c) allocates nothing; then the real call, as made.
  * execv/execl/execle/execlp end in the real execve/execvp, as in libc. */
-static void exec_check(const char *call, const char *prog, char *const envp[])
+SA_FORK_TEXT static void exec_check(const char *call, const char *prog, char *const envp[])
 {
 	int err = errno, shared = sa_in_vfork || IN_VM_CHILD();
 
@@ -273,7 +273,7 @@ static void exec_check(const char *call, const char *prog, char *const envp[])
 
 #define EXEC_READY(fn) SA_REAL_READY(fn)
 
-SA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+SA_FORK_TEXT SA_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	EXEC_READY(execve);
 	exec_check("execve", path, envp);
@@ -387,7 +387,7 @@ SA_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
  * child sharing our memory go straight to libc. */
 #define SIGNALS_RAW() ((sa_in_shim && !sa_in_signal) || sa_in_vfork || IN_VM_CHILD())
 
-SA_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+SA_FORK_TEXT SA_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
 	READY(sigaction);
 	if (SIGNALS_RAW())
@@ -395,7 +395,7 @@ SA_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	return sa_sig_action(sig, act, oldact);
 }
 
-SA_EXPORT sighandler_t signal(int sig, sighandler_t h)
+SA_FORK_TEXT SA_EXPORT sighandler_t signal(int sig, sighandler_t h)
 {
 	READY(signal);
 	if (SIGNALS_RAW())

@@ -148,13 +148,13 @@ static __attribute__((noinline)) void reopen_for_pid(struct sa_config *cfg, int 
 	}
 }
 
-void sa_lifecycle_new_process(void)
+SA_FORK_TEXT void sa_lifecycle_new_process(void)
 {
 	sa_lifecycle_new_process_fds(0);
 }
 
 /* shares_fds: a clone(CLONE_FILES) child, whose fd table is its parent's. */
-void sa_lifecycle_new_process_fds(int shares_fds)
+SA_FORK_TEXT void sa_lifecycle_new_process_fds(int shares_fds)
 {
 	struct sa_config *cfg = sa_cfg_slot();
 	pid_t parent;
@@ -323,7 +323,7 @@ void sa_lifecycle_init(void)
  * loader's work for our library. */
 #ifdef __GLIBC__
 /* glibc passes an ELF constructor (argc, argv, envp). */
-__attribute__((constructor)) static void sa_ctor(int argc, char **argv, char **envp)
+SA_START_TEXT __attribute__((constructor)) static void sa_ctor(int argc, char **argv, char **envp)
 {
 	/* musl's loader, which takes this build when an audited glibc program
 	 * execs a musl one, calls a constructor with no arguments: the three
@@ -339,7 +339,7 @@ __attribute__((constructor)) static void sa_ctor(int argc, char **argv, char **e
 	sa_exec_init(envp);
 }
 #else
-__attribute__((constructor)) static void sa_ctor(void)
+SA_START_TEXT __attribute__((constructor)) static void sa_ctor(void)
 {
 	sa_env_capture(NULL);
 	sa_exec_init(NULL);

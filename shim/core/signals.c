@@ -56,7 +56,7 @@ static __attribute__((noinline, cold)) void note_inflight(uint64_t t0)
 	sa_inflight.sig_t0 = t0;
 }
 
-static void enter(uintptr_t frame, int *saved_shim, uintptr_t *saved_frame)
+SA_FORK_TEXT static void enter(uintptr_t frame, int *saved_shim, uintptr_t *saved_frame)
 {
 	uint64_t t0 = __atomic_load_n(&sa_inflight.t0, __ATOMIC_RELAXED);
 
@@ -69,7 +69,7 @@ static void enter(uintptr_t frame, int *saved_shim, uintptr_t *saved_frame)
 	sa_in_signal++;
 }
 
-static void leave(int saved_shim, uintptr_t saved_frame)
+SA_FORK_TEXT static void leave(int saved_shim, uintptr_t saved_frame)
 {
 	sa_in_signal--;
 	sa_in_shim = saved_shim;
@@ -77,7 +77,7 @@ static void leave(int saved_shim, uintptr_t saved_frame)
 }
 
 /* Signals whose default action ends the process (signal(7)). */
-static int fatal_by_default(int sig)
+SA_FORK_TEXT static int fatal_by_default(int sig)
 {
 	switch (sig) {
 	case SIGCHLD: case SIGCONT: case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
@@ -98,7 +98,7 @@ static int fatal_by_default(int sig)
  * fork-per-connection server's SIGCHLD reaper: one syscall per connection
  * saved). The disposition is asked only when such a signal is pending.
  */
-static void after_handler(int handled)
+SA_FORK_TEXT static void after_handler(int handled)
 {
 	sigset_t pend;
 	struct sigaction cur;
@@ -117,7 +117,7 @@ static void after_handler(int handled)
 	}
 }
 
-static void tramp_plain(int sig)
+SA_FORK_TEXT static void tramp_plain(int sig)
 {
 	void (*h)(int) = __atomic_load_n((void (**)(int))&handlers[PLAIN][sig], __ATOMIC_ACQUIRE);
 	uintptr_t f;
@@ -130,7 +130,7 @@ static void tramp_plain(int sig)
 	leave(s, f);
 }
 
-static void tramp_info(int sig, siginfo_t *si, void *uc)
+SA_FORK_TEXT static void tramp_info(int sig, siginfo_t *si, void *uc)
 {
 	void (*h)(int, siginfo_t *, void *) =
 		__atomic_load_n((void (**)(int, siginfo_t *, void *))&handlers[INFO][sig], __ATOMIC_ACQUIRE);
@@ -304,7 +304,7 @@ static int wants_ender(int sig, const struct sigaction *a)
 }
 
 /* A handler the host wrote itself (not default, ignore or empty). */
-static int wants_tramp(const struct sigaction *a)
+SA_FORK_TEXT static int wants_tramp(const struct sigaction *a)
 {
 	if (a->sa_flags & SA_SIGINFO)
 		return a->sa_sigaction != NULL;
@@ -313,14 +313,14 @@ static int wants_tramp(const struct sigaction *a)
 
 /* Not stored when unchanged: a forked child that installs its parent's
  * handler again (socat's) would copy the data page for nothing. */
-static void set_handler(int kind, int sig, void *h)
+SA_FORK_TEXT static void set_handler(int kind, int sig, void *h)
 {
 	if (__atomic_load_n(&handlers[kind][sig], __ATOMIC_ACQUIRE) != h)
 		__atomic_store_n(&handlers[kind][sig], h, __ATOMIC_RELEASE);
 }
 
 /* The host's handler in place of a trampoline the kernel reported. */
-static void *unwrap(void *k, void *prev_plain, void *prev_info)
+SA_FORK_TEXT static void *unwrap(void *k, void *prev_plain, void *prev_info)
 {
 	return k == (void *)tramp_plain ? prev_plain : k == (void *)tramp_info ? prev_info : k;
 }
@@ -333,7 +333,7 @@ static void *unwrap(void *k, void *prev_plain, void *prev_info)
  * a fifth of the start cost of a `sh -c`). Otherwise set up now, to know. */
 static const char disable_name[] = SOCKAUDIT_ENV_DISABLE, comm_name[] = SOCKAUDIT_ENV_COMM;
 
-static int tramp_wanted(void)
+SA_FORK_TEXT static int tramp_wanted(void)
 {
 	/* What the constructor's environment (it never changes after) says,
 	 * kept: 1 neither variable set, the trampoline; 2 SOCKAUDIT_DISABLE
@@ -381,7 +381,7 @@ static int tramp_wanted(void)
  * (a bad pointer faults there as here); the kernel checks the rest
  * (EINVAL), and on an error the table is put back.
  */
-int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact)
+SA_FORK_TEXT int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
 	struct sigaction kold, a;
 	void *prev[2], *h = NULL;
@@ -427,7 +427,7 @@ int sa_sig_action(int sig, const struct sigaction *act, struct sigaction *oldact
 
 /* signal() through libc's own, with the trampoline: libc picks the flags
  * (SA_RESTART unless siginterrupt), one system call as without us. */
-sighandler_t sa_sig_signal(int sig, sighandler_t h)
+SA_FORK_TEXT sighandler_t sa_sig_signal(int sig, sighandler_t h)
 {
 	sighandler_t old;
 	void *prev[2];

@@ -39,7 +39,7 @@ void sa_totals_write(void)
 	sa_event_emit(ev, SA_LEVEL_WARN, NULL);
 }
 
-void sa_summary_write(void)
+SA_FORK_TEXT void sa_summary_write(void)
 {
 	sigset_t old;
 	json_t *ev;
@@ -71,7 +71,7 @@ void sa_summary_write(void)
 	sa_signals_release(&old);
 }
 
-void sa_summary_reset_after_fork(void)
+SA_FORK_TEXT void sa_summary_reset_after_fork(void)
 {
 	if (!forked_child)   /* a child's child: written already (every page written is a copy) */
 		forked_child = 1;

@@ -200,7 +200,7 @@ json_t *sa_netns_delta_json(const struct sa_netns_snap *a, const struct sa_netns
 int base_state;
 static struct sa_netns_snap base;
 
-void sa_netns_baseline(void)
+SA_FORK_TEXT void sa_netns_baseline(void)
 {
 	int expected = 0;
 

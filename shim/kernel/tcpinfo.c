@@ -46,7 +46,7 @@ struct ktcp_info {
 
 #define HAS(len, field) ((len) >= offsetof(struct ktcp_info, field) + sizeof(((struct ktcp_info *)0)->field))
 
-int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti)
+SA_FORK_TEXT int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti)
 {
 	struct ktcp_info k;
 	socklen_t len = sizeof k;

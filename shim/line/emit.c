@@ -17,12 +17,12 @@ int sa_emit_notes_pending;
 static int first_done SA_PROC_PAGE;              /* first_line ran in this process */
 static uint64_t written SA_PROC_PAGE;            /* lines this process wrote */
 
-uint64_t sa_lines_written(void)
+SA_FORK_TEXT uint64_t sa_lines_written(void)
 {
 	return __atomic_load_n(&written, __ATOMIC_RELAXED);
 }
 
-void sa_lines_written_reset(void)
+SA_FORK_TEXT void sa_lines_written_reset(void)
 {
 	SA_ZERO(written);
 	SA_ZERO(first_done);    /* a forked child: its own first line */
@@ -47,7 +47,7 @@ static void count_findings(const struct sa_findings *f)
 		sa_findings_count(f->codes[i]);
 }
 
-void sa_emit_skip(const char *event, const struct sa_findings *f)
+SA_FORK_TEXT void sa_emit_skip(const char *event, const struct sa_findings *f)
 {
 	sa_event_count(event);
 	if (f && f->n > 0) {

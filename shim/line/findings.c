@@ -120,7 +120,7 @@ static int any_set(const uint64_t *c, size_t n)
 	return 0;
 }
 
-int sa_findings_any(void)
+SA_FORK_TEXT int sa_findings_any(void)
 {
 	return any_set(finding_counts, NCODES);
 }
@@ -152,7 +152,7 @@ _Static_assert(SA_EV_OTHER + 1 == NEVENTS, "enum sa_event_id follows sa_event_na
 #define event_slot sa_event_slot
 unsigned char event_slot[SA_EVENT_SLOTS] SA_PROC_PAGE;
 
-void sa_event_count(const char *event)
+SA_FORK_TEXT void sa_event_count(const char *event)
 {
 	size_t h = ((uintptr_t)event >> 2) % SA_EVENT_SLOTS;
 	size_t i = __atomic_load_n(&event_slot[h], __ATOMIC_RELAXED);
@@ -169,12 +169,12 @@ json_t *sa_event_counts(void)
 	return counts_object(event_names, event_counts, NEVENTS);
 }
 
-int sa_event_any(void)
+SA_FORK_TEXT int sa_event_any(void)
 {
 	return any_set(event_counts, NEVENTS);
 }
 
-void sa_event_counts_reset(void)
+SA_FORK_TEXT void sa_event_counts_reset(void)
 {
 	SA_ZERO(event_counts);
 	SA_ZERO(finding_counts);

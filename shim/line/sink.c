@@ -344,7 +344,7 @@ static void forget_inherited(int fd)
 	__atomic_compare_exchange_n(&sa_sink_inherited_fd, &fd, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
-void sa_sink_before_close_slow(int fd)
+SA_FORK_TEXT void sa_sink_before_close_slow(int fd)
 {
 	int cur = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE);
 
@@ -390,7 +390,7 @@ const char *sa_sink_describe(void)
 	return describe[0] ? describe : "stderr";
 }
 
-void sa_sink_atfork_child(void)
+SA_FORK_TEXT void sa_sink_atfork_child(void)
 {
 	/* Only the forking thread exists: nobody is writing. The fd our
 	 * memory names is looked at again before the first line (see

@@ -332,7 +332,7 @@ uint64_t sa_sink_dropped(void)
 }
 
 
-void sa_sinkio_atfork_child(void)
+SA_FORK_TEXT void sa_sinkio_atfork_child(void)
 {
 	/* Only the forking thread exists: nobody owns the stream tail. A child
 	 * counts its own drops. */

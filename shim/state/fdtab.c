@@ -73,7 +73,7 @@ static void *map(size_t bytes)
 /* The chunk *pp of `bytes`, mapped on first use (two threads racing: one
  * mapping wins; *won says whether it was this call's). NULL when memory is
  * short. */
-static void *chunk_map(void **pp, size_t bytes, int *won)
+SA_FORK_TEXT static void *chunk_map(void **pp, size_t bytes, int *won)
 {
 	void *c = __atomic_load_n(pp, __ATOMIC_ACQUIRE), *expected = NULL;
 
@@ -100,7 +100,7 @@ static void *chunk_map(void **pp, size_t bytes, int *won)
 	return c;
 }
 
-static struct sa_sock *entry_at(int fd, int create)
+SA_FORK_TEXT static struct sa_sock *entry_at(int fd, int create)
 {
 	struct sa_sock **pp, *c;
 	int won = 0;
@@ -136,7 +136,7 @@ static void *side_page(void **chunks, size_t size, int fd, int create)
 }
 
 /* fd's chunk's side page, mapped on first use when create is set. */
-static inline struct sa_fd_side *side_of(int fd, int create)
+SA_FORK_TEXT static inline struct sa_fd_side *side_of(int fd, int create)
 {
 	struct sa_fd_side *d = sa_fd_side_of(fd);
 	int won;
@@ -146,7 +146,7 @@ static inline struct sa_fd_side *side_of(int fd, int create)
 	return chunk_map((void **)&sa_fd_sides[(unsigned int)fd >> CHUNK_BITS], sizeof(struct sa_fd_side), &won);
 }
 
-static void gen_bump(int fd)
+SA_FORK_TEXT static void gen_bump(int fd)
 {
 	struct sa_fd_side *d = side_of(fd, 1);
 
@@ -190,7 +190,7 @@ void sa_fd_origin_clear_range(unsigned int first, unsigned int last)
 }
 
 /* A new socket on fd starts with no quickack history. */
-static inline void qa_clear(int fd)
+SA_FORK_TEXT static inline void qa_clear(int fd)
 {
 	struct sa_sock_quickack *q;
 
@@ -206,7 +206,7 @@ static inline void qa_clear(int fd)
 
 /* One more tracked entry in the chunk whose side page is d; waits (a
  * bounded while) when the chunk is being handed back. 0 when it could not. */
-static inline int live_inc(struct sa_fd_side *d)
+SA_FORK_TEXT static inline int live_inc(struct sa_fd_side *d)
 {
 	uint32_t *p, v;
 	int spins = 0;
@@ -268,7 +268,7 @@ static __attribute__((noinline)) void chunk_emptied(int fd, struct sa_fd_side *d
 
 /* One fewer in fd's chunk (side page d); the last one out hands the
  * chunk's pages back. Inline: every close of a tracked fd comes here. */
-static inline void live_dec(int fd, struct sa_fd_side *d)
+SA_FORK_TEXT static inline void live_dec(int fd, struct sa_fd_side *d)
 {
 	uint32_t v;
 
@@ -335,7 +335,7 @@ static inline struct sa_sock *slot_made(int fd)
 
 /* A new socket on fd: its entry zeroed, its origin word and quickack window
  * gone, its generation bumped (bump); the side page looked up once. */
-static struct sa_sock *reset_entry(int fd, int bump)
+SA_FORK_TEXT static struct sa_sock *reset_entry(int fd, int bump)
 {
 	struct sa_fd_side *d;
 	struct sa_sock *s;
@@ -370,7 +370,7 @@ static struct sa_sock *reset_entry(int fd, int bump)
 	return s;
 }
 
-struct sa_sock *sa_fd_track(int fd)
+SA_FORK_TEXT struct sa_sock *sa_fd_track(int fd)
 {
 	return reset_entry(fd, 1);
 }
@@ -382,7 +382,7 @@ struct sa_sock *sa_fd_adopt(int fd)
 
 /* The side page is looked up once, for the origin word, the generation
  * and the live count. */
-void sa_fd_forget(int fd)
+SA_FORK_TEXT void sa_fd_forget(int fd)
 {
 	struct sa_fd_side *d;
 	struct sa_sock *c;
@@ -407,7 +407,7 @@ void sa_fd_forget(int fd)
 		live_dec(fd, d);
 }
 
-void sa_fd_dup(int oldfd, int newfd)
+SA_FORK_TEXT void sa_fd_dup(int oldfd, int newfd)
 {
 	struct sa_sock *o = sa_fd_get(oldfd), *n;
 	struct sa_listener *l;
@@ -476,12 +476,12 @@ uint64_t sa_fd_forks(void)
 	return __atomic_load_n(&sa_fd_first.hot.forks, __ATOMIC_RELAXED);
 }
 
-void sa_fd_forked(void)
+SA_FORK_TEXT void sa_fd_forked(void)
 {
 	__atomic_add_fetch(&sa_fd_first.hot.forks, 1, __ATOMIC_RELAXED);
 }
 
-void sa_fdtab_atfork_child(void)
+SA_FORK_TEXT void sa_fdtab_atfork_child(void)
 {
 	unsigned int i;
 

@@ -32,7 +32,7 @@ static double fast_log2(double x)   /* x >= 1, finite */
 	return e + l2tab[i] + (l2tab[i + 1] - l2tab[i]) * (double)(m & ((1ull << 44) - 1)) / (double)(1ull << 44);
 }
 
-int sa_hist_bucket(double ms)
+SA_FORK_TEXT int sa_hist_bucket(double ms)
 {
 	int b;
 
@@ -140,7 +140,7 @@ static double bucket_mid(int b)
 	return H_BASE * ratio_pow[b - 1] * (1 + H_RATIO) / 2;   /* pow(H_RATIO, b - 1) */
 }
 
-void sa_hist_add(struct sa_hist *h, double ms)
+SA_FORK_TEXT void sa_hist_add(struct sa_hist *h, double ms)
 {
 	uint64_t bits, old;
 
@@ -221,7 +221,7 @@ json_t *sa_hist_json(const struct sa_hist *h)
 	return o;
 }
 
-void sa_hist_reset(struct sa_hist *h)
+SA_FORK_TEXT void sa_hist_reset(struct sa_hist *h)
 {
 	sa_zero(h, offsetof(struct sa_hist, tail));
 	if (h->tail)

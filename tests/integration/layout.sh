@@ -10,41 +10,25 @@
 
 [ -f "$LIB" ] || { fail "libsockaudit.so built" "$LIB missing"; finish; }
 
-# The fork text is gathered by function name, which the linker matches
-# silently: every name shim/sa_fork_text.ld lists must still exist
-# (scripts/check-fork-text.py), and a name that does not is caught.
+# The fork text is gathered by an attribute on each function
+# (SA_FORK_TEXT, SA_START_TEXT: one section each) and, for a judge, by its
+# name in shim/sa_fork_text.ld; the linker matches both silently.
+# scripts/check-fork-text.py checks that every such function lies in the
+# fork text, and catches a renamed name and a section without its line.
 chk=$TOP/scripts/check-fork-text.py
-if out=$("$chk" "$TOP/shim/sa_fork_text.ld" "$BUILD/obj" "$TOP/shim" 2>&1); then
-	ok "every function shim/sa_fork_text.ld places exists ($(echo "$out" | tail -1))"
+if out=$("$chk" "$TOP/shim/sa_fork_text.ld" "$BUILD/obj" "$LIB" 2>&1); then
+	ok "every function placed in the fork text lies before sa_fork_text_end ($(echo "$out" | tail -1))"
 else
-	fail "every function shim/sa_fork_text.ld places exists" "$(echo "$out" | tr '\n' ' ')"
+	fail "every function placed in the fork text lies before sa_fork_text_end" "$(echo "$out" | tr '\n' ' ')"
 fi
-sed 's/\.text\.sa_fd_track /.text.sa_fd_track_renamed /' "$TOP/shim/sa_fork_text.ld" >"$T/renamed.ld"
-out=$("$chk" "$T/renamed.ld" "$BUILD/obj" "$TOP/shim" 2>&1)
-[ $? = 1 ] && echo "$out" | grep -q 'sa_fd_track_renamed' && ok "a renamed fork-text function is reported" ||
-	fail "a renamed fork-text function is reported" "$out"
-# A function the compiler cloned (slot.constprop.0) is placed by its
-# clone's section too (.text.NAME.*): without that, the clone sits
-# outside the fork text (a fault in every socat child), and the check
-# says so. Shown by dropping each .text.NAME.* line of the script.
-nclone=0; bad=""
-for pat in $(grep -oE '\.text\.[A-Za-z0-9_]+\.\*' "$TOP/shim/sa_fork_text.ld"); do
-	python3 -c 'import sys; s = open(sys.argv[1]).read(); open(sys.argv[2], "w").write(s.replace(" " + sys.argv[3], "", 1))' \
-		"$TOP/shim/sa_fork_text.ld" "$T/noclone.ld" "$pat"
-	out=$("$chk" "$T/noclone.ld" "$BUILD/obj" "$TOP/shim" 2>&1)
-	if echo "$out" | grep -q "its clone ${pat%.\*}\.[a-z]*\.[0-9]* is not placed"; then
-		nclone=$((nclone + 1))
-	else
-		bad="$bad $pat"
-	fi
-done
-if [ -n "$bad" ]; then
-	fail "a compiler clone outside the fork text is reported" "not reported without:$bad"
-elif [ "$nclone" = 0 ]; then
-	echo "ok - a compiler clone outside the fork text is reported # SKIP no .text.NAME.* line in the fork text"
-else
-	ok "a compiler clone outside the fork text is reported ($nclone placed clone lines checked)"
-fi
+sed 's/\.text\.sa_conn_judge)/.text.sa_conn_judge_renamed)/' "$TOP/shim/sa_fork_text.ld" >"$T/renamed.ld"
+out=$("$chk" "$T/renamed.ld" "$BUILD/obj" "$LIB" 2>&1)
+[ $? = 1 ] && echo "$out" | grep -q 'sa_conn_judge_renamed' && ok "a renamed fork-text name is reported" ||
+	fail "a renamed fork-text name is reported" "$out"
+grep -v 'sa_placed\.start' "$TOP/shim/sa_fork_text.ld" >"$T/noline.ld"
+out=$("$chk" "$T/noline.ld" "$BUILD/obj" "$LIB" 2>&1)
+[ $? = 1 ] && echo "$out" | grep -q '^\.text\.sa_placed\.start is used' && ok "a placement section without its line is reported" ||
+	fail "a placement section without its line is reported" "$out"
 loads=$(readelf -lW "$LIB" | awk '$1 == "LOAD" { f = ""; for (i = 7; i < NF; i++) f = f $i; print f }' | tr '\n' ' ')
 nro=$(readelf -lW "$LIB" | awk '$1 == "LOAD" && $0 !~ / RW / { n++ } END { print n + 0 }')
 [ "$nro" = 1 ] && ok "one read-only LOAD segment for headers, .rodata and .text (LOAD flags: $loads)" ||
