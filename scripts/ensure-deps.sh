@@ -17,7 +17,7 @@ daemons="haproxy redis-server redis-tools memcached apache2 apache2-utils lightt
 for group in "$@"; do
 	case "$group" in
 	build) pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev" ;;
-	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils libcap2-bin strace clang libclang-rt-14-dev chromium fonts-dejavu-core wget faketime tmux musl-tools dpkg-dev $daemons $debpkg $oldlibc $fleet" ;;
+	test)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev libcmocka-dev jq python3 curl iproute2 nginx-light procps valgrind binutils openjdk-17-jdk-headless libcap2-bin strace clang libclang-rt-14-dev chromium fonts-dejavu-core wget faketime tmux musl-tools dpkg-dev $daemons $debpkg $oldlibc $fleet" ;;
 	# make musl: musl-gcc, and dpkg-source to unpack jansson's source package.
 	musl)  pkgs="$pkgs gcc make musl-tools dpkg-dev binutils linux-libc-dev" ;;
 	deb)   pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev $debpkg" ;;
