@@ -35,10 +35,6 @@
 
 #include "launch/inject.h"
 
-#ifndef NT_X86_XSTATE
-#define NT_X86_XSTATE 0x202
-#endif
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -163,15 +159,10 @@ static struct inj_thread *caller(struct inj *j)
 	if (j->caller >= 0 && j->caller < j->n && !j->t[j->caller].gone)
 		return &j->t[j->caller];
 	for (int i = 0; i < j->n; i++) {
-#if defined(__x86_64__)
-		struct user_regs_struct r;
+		struct inj_regs r;
 
-		if (j->t[i].gone || ptrace(PTRACE_GETREGS, j->t[i].tid, 0, &r) != 0 || !stack_room_ok(j->pid, r.rsp))
+		if (j->t[i].gone || regs_read(j->t[i].tid, &r) != 0 || !stack_room_ok(j->pid, regs_sp(&r)))
 			continue;
-#else
-		if (j->t[i].gone)
-			continue;
-#endif
 		j->caller = i;
 		return &j->t[i];
 	}
@@ -206,41 +197,33 @@ int inj_read(struct inj *j, uintptr_t at, void *p, size_t n)
 	return process_vm_readv(j->pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -errno;
 }
 
-#if defined(__x86_64__)
 static int save(struct inj *j, struct inj_thread *t)
 {
-	struct iovec v = { j->xstate, sizeof j->xstate };
+	int rc = regs_read(t->tid, &j->regs);
 
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &j->regs) != 0)
-		return -errno;
-	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &v) == 0)
-		j->xstate_len = v.iov_len;
-	else if (ptrace(PTRACE_GETFPREGS, t->tid, 0, j->xstate) == 0)
-		j->xstate_len = 0;   /* the legacy area only */
-	else
-		return -errno;
-	j->saved = 1;
-	return 0;
+	if (rc == 0)
+		rc = regs_ext_save(t->tid, &j->ext);
+	if (rc == 0)
+		j->saved = 1;
+	return rc;
 }
 
 static int restore(struct inj *j, struct inj_thread *t)
 {
-	struct iovec v = { j->xstate, j->xstate_len };
-	int r = 0;
+	int r = regs_write(t->tid, &j->regs), x = regs_ext_restore(t->tid, &j->ext);
 
-	if (ptrace(PTRACE_SETREGS, t->tid, 0, &j->regs) != 0)
-		r = -errno;
-	if (j->xstate_len ? ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &v) != 0
-			  : ptrace(PTRACE_SETFPREGS, t->tid, 0, j->xstate) != 0)
-		r = r ? r : -errno;
-	return r;
+	return r ? r : x;
 }
-#endif
 
 int inj_prepare(struct inj *j, char *err, size_t cap)
 {
-#if defined(__x86_64__)
-	struct inj_thread *t = caller(j);
+	struct inj_thread *t;
+
+	if (!INJ_ARCH_OK) {
+		snprintf(err, cap, "attach is not built for this architecture yet");
+		return -ENOSYS;
+	}
+	t = caller(j);
 
 	if (!t) {
 		snprintf(err, cap, "no thread of process %d could be stopped with room on its stack for the call",
@@ -252,20 +235,11 @@ int inj_prepare(struct inj *j, char *err, size_t cap)
 		return -EIO;
 	}
 	return 0;
-#else
-	snprintf(err, cap, "attach is not built for this architecture yet");
-	return -ENOSYS;
-#endif
 }
 
 uintptr_t inj_data_at(const struct inj *j, size_t len)
 {
-#if defined(__x86_64__)
-	return (j->regs.rsp - 128 - len) & ~(uintptr_t)15;   /* below the red zone, 16-aligned */
-#else
-	(void)j, (void)len;
-	return 0;
-#endif
+	return (regs_sp(&j->regs) - regs_red_zone - len) & ~(uintptr_t)15;   /* below any red zone, 16-aligned */
 }
 
 /* Lets the other threads go (a call that waits on one of them). */
@@ -281,13 +255,12 @@ static void release_others(struct inj *j, struct inj_thread *keep)
 	}
 }
 
-#if defined(__x86_64__)
 /* Writes the data and a frame whose return address is 0 below the
  * thread's stack, points its registers at fn(args) and lets it run. */
 static int start_call(struct inj *j, struct inj_thread *t, uintptr_t fn, const long *args, int nargs,
 		      const void *data, size_t len, uintptr_t *data_at, char *err, size_t cap)
 {
-	struct user_regs_struct r = j->regs;
+	struct inj_regs r = j->regs;
 	uintptr_t sp, ra = 0, at;
 
 	/* The data, then the frame. */
@@ -299,20 +272,12 @@ static int start_call(struct inj *j, struct inj_thread *t, uintptr_t fn, const l
 	}
 	if (data_at)
 		*data_at = at;
-	sp -= 8;   /* the return address: 0, a fault we catch */
-	if (peek_write(j->pid, sp, &ra, sizeof ra) != 0) {
+	sp = regs_call(&r, fn, args, nargs, sp);   /* the return address: 0, a fault we catch */
+	if (sp && peek_write(j->pid, sp, &ra, sizeof ra) != 0) {
 		snprintf(err, cap, "cannot write to process %d's stack: %s", (int)j->pid, strerror(errno));
 		return -EIO;
 	}
-	r.rsp = sp;
-	r.rip = fn;
-	r.rax = 0;
-	r.orig_rax = (unsigned long)-1;   /* not in a system call: nothing to restart */
-	r.rdi = nargs > 0 ? (unsigned long)args[0] : 0;
-	r.rsi = nargs > 1 ? (unsigned long)args[1] : 0;
-	r.rdx = nargs > 2 ? (unsigned long)args[2] : 0;
-	r.rcx = nargs > 3 ? (unsigned long)args[3] : 0;
-	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) != 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) != 0) {
+	if (regs_write(t->tid, &r) != 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) != 0) {
 		snprintf(err, cap, "cannot run thread %d: %s", (int)t->tid, strerror(errno));
 		restore(j, t);
 		return -EIO;
@@ -321,7 +286,7 @@ static int start_call(struct inj *j, struct inj_thread *t, uintptr_t fn, const l
 }
 
 /* Waits for the call to return into the 0 return address (a SIGSEGV at
- * rip 0) and takes its return value; other signals are kept for the
+ * pc 0) and takes its return value; other signals are kept for the
  * thread, and the other threads let go after a second. */
 static int wait_return(struct inj *j, struct inj_thread *t, double t0, long *ret, char *err, size_t cap)
 {
@@ -356,14 +321,14 @@ static int wait_return(struct inj *j, struct inj_thread *t, double t0, long *ret
 			continue;
 		}
 		if (WSTOPSIG(st) == SIGSEGV) {
-			struct user_regs_struct now;
+			struct inj_regs now;
 
-			if (ptrace(PTRACE_GETREGS, t->tid, 0, &now) == 0 && now.rip == 0) {
-				*ret = (long)now.rax;
+			if (regs_read(t->tid, &now) == 0 && regs_pc(&now) == 0) {
+				*ret = regs_ret(&now);
 				break;
 			}
 			snprintf(err, cap, "the call faulted in process %d (at %#llx)", (int)j->pid,
-				 (unsigned long long)now.rip);
+				 (unsigned long long)regs_pc(&now));
 			restore(j, t);
 			return -EFAULT;
 		}
@@ -372,18 +337,17 @@ static int wait_return(struct inj *j, struct inj_thread *t, double t0, long *ret
 	}
 	return 0;
 }
-#endif
 
 int inj_call(struct inj *j, uintptr_t fn, const long *args, int nargs, const void *data, size_t len,
 	     uintptr_t *data_at, long *ret, char *err, size_t cap)
 {
-#if defined(__x86_64__)
-	struct inj_thread *t = caller(j);
+	struct inj_thread *t;
 	double t0 = now_s();
 	int rc;
 
 	if (inj_prepare(j, err, cap) != 0)
-		return -EIO;
+		return INJ_ARCH_OK ? -EIO : -ENOSYS;
+	t = caller(j);
 	rc = start_call(j, t, fn, args, nargs, data, len, data_at, err, cap);
 	if (rc == 0)
 		rc = wait_return(j, t, t0, ret, err, cap);
@@ -395,11 +359,6 @@ int inj_call(struct inj *j, uintptr_t fn, const long *args, int nargs, const voi
 		return -EIO;
 	}
 	return 0;
-#else
-	(void)j, (void)fn, (void)args, (void)nargs, (void)data, (void)len, (void)data_at, (void)ret;
-	snprintf(err, cap, "attach is not built for this architecture yet");
-	return -ENOSYS;
-#endif
 }
 
 /* Every thread let go, each held signal delivered; a process that was

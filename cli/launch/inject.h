@@ -13,6 +13,42 @@
 
 #define INJ_MAX_THREADS 4096
 
+/* Where attach is built: elsewhere inj_prepare() says it is not. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define INJ_ARCH_OK 1
+#else
+#define INJ_ARCH_OK 0
+#endif
+
+/* regs.c, the per-architecture part: a thread's registers (glibc's
+ * user_regs_struct on x86_64 and aarch64) and its extended state (x87/SSE/
+ * AVX; FP/SIMD or SVE), read and put back; fn(args) set up in the
+ * registers with its stack at sp (16-aligned) and return address 0. */
+struct inj_regs {
+#if INJ_ARCH_OK
+	struct user_regs_struct r;
+#else
+	int none;
+#endif
+};
+struct inj_ext {
+	unsigned char buf[16384] __attribute__((aligned(64)));
+	size_t len;
+	int kind;              /* the regset it came from (0: x86_64's legacy FP area) */
+};
+extern const size_t regs_red_zone;   /* bytes below sp the code there may use */
+int regs_read(pid_t tid, struct inj_regs *r);
+int regs_write(pid_t tid, const struct inj_regs *r);
+int regs_ext_save(pid_t tid, struct inj_ext *x);
+int regs_ext_restore(pid_t tid, struct inj_ext *x);
+uintptr_t regs_sp(const struct inj_regs *r);
+uintptr_t regs_pc(const struct inj_regs *r);
+long regs_ret(const struct inj_regs *r);
+/* r pointed at fn(args...) (up to 4), its stack at sp: where the return
+ * address 0 is to be written on the stack (r's new sp), or 0 when the
+ * architecture keeps it in a register. */
+uintptr_t regs_call(struct inj_regs *r, uintptr_t fn, const long *args, int nargs, uintptr_t sp);
+
 struct inj_thread {
 	pid_t tid;
 	int seized, gone;
@@ -26,11 +62,8 @@ struct inj {
 	struct inj_thread t[INJ_MAX_THREADS];
 	int saved;
 	int caller;            /* the thread calls run on, -1 until chosen */
-#if defined(__x86_64__)
-	struct user_regs_struct regs;
-#endif
-	unsigned char xstate[16384] __attribute__((aligned(64)));
-	size_t xstate_len;
+	struct inj_regs regs;  /* its registers and extended state when we came */
+	struct inj_ext ext;
 	double stopped_at, call_ms;
 };
 
