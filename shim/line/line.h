@@ -14,6 +14,7 @@
 #define SA_LINE_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <jansson.h>
 
 #include "base/base.h"
@@ -189,18 +190,18 @@ uint64_t sa_sink_take_unreported(const char **why) SA_HIDDEN;
  * through, look at it again before the next line. Never changes the host
  * call. */
 /* What sa_sink_before_close looks at (sink.c), inline on every close. */
-extern int sa_sink_host_fd SA_HIDDEN, sa_sink_own_fd SA_HIDDEN, sa_sink_own_failed SA_HIDDEN;
-extern int sa_sink_inherited_fd SA_HIDDEN;
+extern int sa_sink_host_fd SA_HIDDEN, sa_sink_own_failed SA_HIDDEN;
+extern _Atomic int sa_sink_own_fd SA_HIDDEN, sa_sink_inherited_fd SA_HIDDEN;
 void sa_sink_before_close_slow(int fd) SA_HIDDEN;
 /* Whether a close of fd concerns the sink. No own fd yet (a forked child
  * before its first line) is the rare case that also looks at the parent's
  * fd it set aside. */
 static inline __attribute__((always_inline)) int sa_sink_near(int fd)
 {
-	int cur = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE);
+	int cur = atomic_load_explicit(&sa_sink_own_fd, memory_order_acquire);
 
 	return fd == sa_sink_host_fd || fd == cur ||
-	       (cur < 0 && (sa_sink_own_failed || fd == __atomic_load_n(&sa_sink_inherited_fd, __ATOMIC_RELAXED)));
+	       (cur < 0 && (sa_sink_own_failed || fd == atomic_load_explicit(&sa_sink_inherited_fd, memory_order_relaxed)));
 }
 static inline __attribute__((always_inline)) void sa_sink_before_close(int fd)
 {
@@ -254,7 +255,7 @@ int sa_sinkio_write_stream(int fd, const char *line, size_t len) SA_HIDDEN;  /* 
 void sa_sinkio_atfork_child(void) SA_HIDDEN;
 int sa_sinkio_open_syslog(void) SA_HIDDEN;          /* high, close-on-exec, or -errno */
 int sa_sinkio_write_syslog(int fd, const char *line, size_t len) SA_HIDDEN;
-int sa_sinkio_syslog_slot(int *slot) SA_HIDDEN;
+int sa_sinkio_syslog_slot(_Atomic int *slot) SA_HIDDEN;
 
 /* ---- sink_host.c: lines to the host's fd (stderr, fd:N) ------------------- */
 

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -46,10 +47,8 @@ static enum sa_sink_kind kind = SA_SINK_STDERR;
 /* Global, not static: line.h's inline close check reads this,
  * sa_sink_host_fd (sink_host.c) and sa_sink_own_failed. */
 
-int sa_sink_own_fd = -1;            /* our fd: path or syslog, opened at the first line; atomic */
+_Atomic int sa_sink_own_fd = -1;            /* our fd: path or syslog, opened at the first line; atomic */
 int sa_sink_own_failed SA_START_DATA;             /* errno of the last failed open */
-static long own_checked SA_PROC_PAGE;   /* coarse second of the last identity check */
-static long own_retry;              /* coarse second of the last failed open */
 static dev_t own_dev;
 static ino_t own_ino;
 static char path[512];
@@ -57,7 +56,7 @@ static const char *path_refused;    /* why the path was refused, if it was */
 /* A forked child's copy of its parent's file (%p), kept until the child's
  * own file opens, and used instead if it may not (nginx workers drop to
  * nobody). sa_sink_inherited_fd is read by the inline close check. */
-int sa_sink_inherited_fd = -1;
+_Atomic int sa_sink_inherited_fd = -1;
 static int inherited_shared;        /* the fd table is the parent's (CLONE_FILES) */
 static dev_t inherited_dev;
 static ino_t inherited_ino;
@@ -66,12 +65,22 @@ static char describe[560];   /* "" until a sink opens: "stderr"; a zero table */
 
 static __thread int in_write SA_TLS;
 
-static int sink_shut SA_PROC_PAGE;   /* sa_sink_close: no line after a detach */
-static int writers SA_PROC_PAGE;                 /* lines being written now */
+/* The words threads share to write, check and shut the sink: on the
+ * process page (a line bumps writers; a forked child resets it and
+ * own_checked, which that page's copy costs nothing more). */
+static struct {
+	_Atomic long own_checked;   /* coarse second of the last identity check */
+	_Atomic long own_retry;     /* coarse second of the last failed open */
+	_Atomic int shut;           /* sa_sink_close: no line after a detach */
+	_Atomic int writers;        /* lines being written now */
+} sink SA_PROC_PAGE;
+/* A forked child's reset, writing nothing that is zero already (sa_zero). */
+#define ATOMIC_ZERO(x) do { if (atomic_load_explicit(&(x), memory_order_relaxed)) \
+	atomic_store_explicit(&(x), 0, memory_order_relaxed); } while (0)
 
 static void shut_now(void)
 {
-	int fd = __atomic_exchange_n(&sa_sink_own_fd, -1, __ATOMIC_ACQ_REL);
+	int fd = atomic_exchange_explicit(&sa_sink_own_fd, -1, memory_order_acq_rel);
 
 	if (fd >= 0)
 		sa_sinkio_close(fd);
@@ -115,7 +124,7 @@ static int inherited_is_there(int fd)
  * the fd table is shared: it is the parent's fd too). */
 static void drop_inherited(void)
 {
-	int fd = __atomic_exchange_n(&sa_sink_inherited_fd, -1, __ATOMIC_ACQ_REL);
+	int fd = atomic_exchange_explicit(&sa_sink_inherited_fd, -1, memory_order_acq_rel);
 
 	if (fd >= 0 && !inherited_shared && inherited_is_there(fd))
 		sa_sinkio_close(fd);
@@ -125,7 +134,7 @@ static void drop_inherited(void)
  * with the child's pid), and the init line names it. -1 if there is none. */
 static int keep_inherited(void)
 {
-	int fd = __atomic_exchange_n(&sa_sink_inherited_fd, -1, __ATOMIC_ACQ_REL), expected = -1;
+	int fd = atomic_exchange_explicit(&sa_sink_inherited_fd, -1, memory_order_acq_rel), expected = -1;
 
 	if (fd < 0 || !inherited_is_there(fd))
 		return -1;
@@ -133,8 +142,8 @@ static int keep_inherited(void)
 	snprintf(describe, sizeof describe, "%s", path);
 	own_dev = inherited_dev;
 	own_ino = inherited_ino;
-	__atomic_store_n(&own_checked, sa_sinkio_now_s(), __ATOMIC_RELAXED);
-	if (!__atomic_compare_exchange_n(&sa_sink_own_fd, &expected, fd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	atomic_store_explicit(&sink.own_checked, sa_sinkio_now_s(), memory_order_relaxed);
+	if (!atomic_compare_exchange_strong_explicit(&sa_sink_own_fd, &expected, fd, memory_order_acq_rel, memory_order_acquire))
 		return expected;   /* another thread opened one: ours stays unused until exit */
 	return fd;
 }
@@ -143,31 +152,31 @@ static int keep_inherited(void)
  * a process with nothing to say opens nothing. */
 static int own_fd_open(void)
 {
-	int fd = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE), nfd, expected = -1;
+	int fd = atomic_load_explicit(&sa_sink_own_fd, memory_order_acquire), nfd, expected = -1;
 	dev_t dev;
 	ino_t ino;
 	mode_t mode;
 	long now = sa_sinkio_now_s();
 
-	if (fd >= 0 && now == __atomic_load_n(&own_checked, __ATOMIC_RELAXED))
+	if (fd >= 0 && now == atomic_load_explicit(&sink.own_checked, memory_order_relaxed))
 		return fd;
 	if (fd >= 0) {
 		/* Once a second: still the file we opened? A host may have
 		 * closed it behind our back (syscall(), __close_nocancel) and got
 		 * the number again: then never write into it, never close it. */
-		__atomic_store_n(&own_checked, now, __ATOMIC_RELAXED);
+		atomic_store_explicit(&sink.own_checked, now, memory_order_relaxed);
 		if (sa_sinkio_identify(fd, &dev, &ino, &mode) == 0 && dev == own_dev && ino == own_ino)
 			return fd;
-		__atomic_compare_exchange_n(&sa_sink_own_fd, &fd, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+		atomic_compare_exchange_strong_explicit(&sa_sink_own_fd, &fd, -1, memory_order_acq_rel, memory_order_relaxed);
 	}
-	if (sa_sink_own_failed && now == __atomic_load_n(&own_retry, __ATOMIC_RELAXED))
+	if (sa_sink_own_failed && now == atomic_load_explicit(&sink.own_retry, memory_order_relaxed))
 		return -sa_sink_own_failed;
 	nfd = kind == SA_SINK_SYSLOG ? sa_sinkio_open_syslog() : kind == SA_SINK_JOURNAL ? sa_journal_open() : open_path();
 	if (nfd < 0 && kind == SA_SINK_PATH && (fd = keep_inherited()) >= 0)
 		return fd;
 	if (nfd < 0) {
 		sa_sink_own_failed = -nfd;
-		__atomic_store_n(&own_retry, now, __ATOMIC_RELAXED);
+		atomic_store_explicit(&sink.own_retry, now, memory_order_relaxed);
 		return nfd;
 	}
 	sa_sink_own_failed = 0;
@@ -175,11 +184,11 @@ static int own_fd_open(void)
 		own_dev = dev;
 		own_ino = ino;
 	}
-	if (!__atomic_compare_exchange_n(&sa_sink_own_fd, &expected, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (!atomic_compare_exchange_strong_explicit(&sa_sink_own_fd, &expected, nfd, memory_order_acq_rel, memory_order_acquire)) {
 		sa_sinkio_close(nfd);      /* another thread opened it first */
 		return expected;
 	}
-	__atomic_store_n(&own_checked, now, __ATOMIC_RELAXED);
+	atomic_store_explicit(&sink.own_checked, now, memory_order_relaxed);
 	drop_inherited();
 	return nfd;
 }
@@ -241,7 +250,7 @@ static __attribute__((noinline)) int write_slow(const char *line, size_t len)
 {
 	int saved = errno, ok, fd;
 
-	if (__atomic_load_n(&sink_shut, __ATOMIC_ACQUIRE))
+	if (atomic_load_explicit(&sink.shut, memory_order_acquire))
 		return 0;   /* detached: nothing opened again, nothing written */
 	if (SA_SINK_OWNS_FD(kind)) {
 		fd = own_fd_open();
@@ -285,8 +294,8 @@ static inline int fast_fd(void)
 	int fd;
 
 	if (kind == SA_SINK_PATH) {
-		fd = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE);
-		return fd >= 0 && now == __atomic_load_n(&own_checked, __ATOMIC_RELAXED) ? fd : -1;
+		fd = atomic_load_explicit(&sa_sink_own_fd, memory_order_acquire);
+		return fd >= 0 && now == atomic_load_explicit(&sink.own_checked, memory_order_relaxed) ? fd : -1;
 	}
 	return SA_SINK_OWNS_FD(kind) ? -1 : sa_sinkhost_file_fd(now);
 }
@@ -298,11 +307,11 @@ int sa_sink_write(const char *line, size_t len)
 	if (SA_UNLIKELY(sa_sink_stale_fd >= 0))
 		close_stale();
 	in_write++;
-	__atomic_add_fetch(&writers, 1, __ATOMIC_ACQ_REL);
+	atomic_fetch_add_explicit(&sink.writers, 1, memory_order_acq_rel);
 	fd = fast_fd();
 	ok = SA_LIKELY(fd >= 0) ? sa_sinkio_write_file(fd, line, len) : write_slow(line, len);
-	if (SA_UNLIKELY(__atomic_sub_fetch(&writers, 1, __ATOMIC_ACQ_REL) == 0 &&
-			__atomic_load_n(&sink_shut, __ATOMIC_ACQUIRE)))
+	if (SA_UNLIKELY(atomic_fetch_sub_explicit(&sink.writers, 1, memory_order_acq_rel) == 1 &&
+			atomic_load_explicit(&sink.shut, memory_order_acquire)))
 		shut_now();   /* the last line in flight at a detach */
 	in_write--;
 	return ok;
@@ -317,7 +326,7 @@ static void wait_writers(void)
 
 	if (in_write)
 		return;
-	for (i = 0; i < 1000 && __atomic_load_n(&writers, __ATOMIC_ACQUIRE) > 0; i++)
+	for (i = 0; i < 1000 && atomic_load_explicit(&sink.writers, memory_order_acquire) > 0; i++)
 		sched_yield();
 }
 
@@ -330,7 +339,7 @@ static void relocate_above(int fd, unsigned int last)
 
 	if (last < (unsigned int)INT32_MAX - 1)
 		nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)last + 1);
-	if (__atomic_compare_exchange_n(&sa_sink_own_fd, &fd, nfd, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+	if (atomic_compare_exchange_strong_explicit(&sa_sink_own_fd, &fd, nfd, memory_order_acq_rel, memory_order_relaxed))
 		wait_writers();
 	else if (nfd >= 0)
 		sa_sinkio_close(nfd);
@@ -341,29 +350,29 @@ static void relocate_above(int fd, unsigned int last)
  * host's to close; we only stop counting on it. */
 static void forget_inherited(int fd)
 {
-	__atomic_compare_exchange_n(&sa_sink_inherited_fd, &fd, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	atomic_compare_exchange_strong_explicit(&sa_sink_inherited_fd, &fd, -1, memory_order_acq_rel, memory_order_relaxed);
 }
 
 SA_FORK_TEXT void sa_sink_before_close_slow(int fd)
 {
-	int cur = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE);
+	int cur = atomic_load_explicit(&sa_sink_own_fd, memory_order_acquire);
 
 	if (fd < 0)
 		return;
 	if (fd == sa_sink_host_fd)
 		sa_sinkhost_forget();
-	if (fd == __atomic_load_n(&sa_sink_inherited_fd, __ATOMIC_ACQUIRE))
+	if (fd == atomic_load_explicit(&sa_sink_inherited_fd, memory_order_acquire))
 		forget_inherited(fd);
 	if (fd == cur)
 		relocate_above(cur, (unsigned int)fd);
 	else if (cur < 0 && sa_sink_own_failed)
-		__atomic_store_n(&own_retry, 0, __ATOMIC_RELAXED);   /* an EMFILE reopen can work now */
+		atomic_store_explicit(&sink.own_retry, 0, memory_order_relaxed);   /* an EMFILE reopen can work now */
 }
 
 void sa_sink_before_close_range(unsigned int first, unsigned int last)
 {
-	int cur = __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE);
-	int inh = __atomic_load_n(&sa_sink_inherited_fd, __ATOMIC_ACQUIRE);
+	int cur = atomic_load_explicit(&sa_sink_own_fd, memory_order_acquire);
+	int inh = atomic_load_explicit(&sa_sink_inherited_fd, memory_order_acquire);
 
 	if ((unsigned int)sa_sink_host_fd >= first && (unsigned int)sa_sink_host_fd <= last)
 		sa_sinkhost_forget();
@@ -372,12 +381,12 @@ void sa_sink_before_close_range(unsigned int first, unsigned int last)
 	if (cur >= 0 && (unsigned int)cur >= first && (unsigned int)cur <= last)
 		relocate_above(cur, last);
 	else if (cur < 0 && sa_sink_own_failed)
-		__atomic_store_n(&own_retry, 0, __ATOMIC_RELAXED);
+		atomic_store_explicit(&sink.own_retry, 0, memory_order_relaxed);
 }
 
 int sa_sink_fd(void)
 {
-	return SA_SINK_OWNS_FD(kind) ? __atomic_load_n(&sa_sink_own_fd, __ATOMIC_ACQUIRE) : sa_sink_host_fd;
+	return SA_SINK_OWNS_FD(kind) ? atomic_load_explicit(&sa_sink_own_fd, memory_order_acquire) : sa_sink_host_fd;
 }
 
 const char *sa_sink_refused(void)
@@ -395,9 +404,9 @@ SA_FORK_TEXT void sa_sink_atfork_child(void)
 	/* Only the forking thread exists: nobody is writing. The fd our
 	 * memory names is looked at again before the first line (see
 	 * inherited_is_there: it may be missing from this table). */
-	SA_ZERO(writers);
+	ATOMIC_ZERO(sink.writers);
 	SA_ZERO(in_write);
-	SA_ZERO(own_checked);
+	ATOMIC_ZERO(sink.own_checked);
 	sa_sinkio_atfork_child();
 }
 
@@ -411,18 +420,18 @@ void sa_sink_reopen_path(const char *newpath, int shares_fds)
 
 	if (kind != SA_SINK_PATH)
 		return;
-	cur = __atomic_exchange_n(&sa_sink_own_fd, -1, __ATOMIC_ACQ_REL);
+	cur = atomic_exchange_explicit(&sa_sink_own_fd, -1, memory_order_acq_rel);
 	if (cur >= 0) {
 		memcpy(inherited_path, path, sizeof inherited_path);
 		inherited_dev = own_dev;
 		inherited_ino = own_ino;
 		inherited_shared = shares_fds;
-		__atomic_store_n(&sa_sink_inherited_fd, cur, __ATOMIC_RELEASE);
+		atomic_store_explicit(&sa_sink_inherited_fd, cur, memory_order_release);
 	}
 	snprintf(path, sizeof path, "%s", newpath);
 	snprintf(describe, sizeof describe, "%s", path);
 	SA_ZERO(sa_sink_own_failed);
-	SA_ZERO(own_retry);
+	ATOMIC_ZERO(sink.own_retry);
 }
 
 /* A detach: our fd given back to the host, and no line written after.
@@ -431,13 +440,13 @@ void sa_sink_reopen_path(const char *newpath, int shares_fds)
  * that could then land in a file the host opened with that number. */
 void sa_sink_close(void)
 {
-	__atomic_store_n(&sink_shut, 1, __ATOMIC_RELEASE);
-	if (__atomic_load_n(&writers, __ATOMIC_ACQUIRE) == 0)
+	atomic_store_explicit(&sink.shut, 1, memory_order_release);
+	if (atomic_load_explicit(&sink.writers, memory_order_acquire) == 0)
 		shut_now();
 }
 
 /* An attach after a detach: lines again (the sink opens at the first). */
 void sa_sink_reopen_allowed(void)
 {
-	__atomic_store_n(&sink_shut, 0, __ATOMIC_RELEASE);
+	atomic_store_explicit(&sink.shut, 0, memory_order_release);
 }

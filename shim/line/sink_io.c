@@ -377,14 +377,15 @@ int sa_sinkio_write_syslog(int fd, const char *line, size_t len)
 
 /* The syslog socket kept in *slot, opened into it when there is none (a
  * thread that loses the race uses the winner's). */
-int sa_sinkio_syslog_slot(int *slot)
+int sa_sinkio_syslog_slot(_Atomic int *slot)
 {
-	int fd = __atomic_load_n(slot, __ATOMIC_ACQUIRE), expected = -1;
+	int fd = atomic_load_explicit(slot, memory_order_acquire), expected = -1;
 
 	if (fd >= 0)
 		return fd;
 	fd = sa_sinkio_open_syslog();
-	if (fd >= 0 && !__atomic_compare_exchange_n(slot, &expected, fd, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (fd >= 0 && !atomic_compare_exchange_strong_explicit(slot, &expected, fd, memory_order_acq_rel,
+								memory_order_acquire)) {
 		sa_sinkio_close(fd);
 		fd = expected;
 	}
