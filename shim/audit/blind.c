@@ -28,7 +28,7 @@ static int said;   /* bit per kind of call */
 int sa_blind_opts;
 /* When sa_blind_ring_poll looks next (CLOCK_MONOTONIC ns); UINT64_MAX once
  * a ring was said. 0: at the first call that polls. */
-uint64_t sa_blind_ring_next_ns;
+uint64_t sa_blind_ring_next_ns SA_PROC_PAGE;
 
 static const char *name_of(long n, int *bit)
 {
@@ -164,8 +164,11 @@ void sa_blind_ring_at_summary(void)
  * signals are held around a look (2 rt_sigprocmask, rare): a handler that
  * jumps out of it would leave our directory fd open. */
 #define LOOK_GAP_NS 10000000ull
-static unsigned int step_s;
-static uint64_t last_look_ns;
+/* On the process page with sa_blind_ring_next_ns: a forked child that
+ * connects after its parent's next look is due looks itself and writes
+ * these, on the page it writes anyway, not a page of the zero tables. */
+static unsigned int step_s SA_PROC_PAGE;
+static uint64_t last_look_ns SA_PROC_PAGE;
 
 static void look(uint64_t now_ns)
 {
