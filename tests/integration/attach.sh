@@ -23,6 +23,13 @@ load() {   # load PORT OUT
 	LOADPID=$!
 }
 stop_load() { touch "$T/stop"; wait "$LOADPID"; rm -f "$T/stop"; }
+# await_load OUT N: N more answers in OUT (30 s at most), so that each phase
+# (before, attached, detached, attached again) has requests in it however
+# slow the machine is.
+await_load() {
+	local want=$(( $(wc -l <"$1") + $2 )) end=$((SECONDS + 30))
+	while [ "$(wc -l <"$1")" -lt $want ] && [ $SECONDS -lt $end ]; do sleep 0.05; done
+}
 
 # ---- 1. Python's threading HTTP server: attach, detach, attach again ------
 P=$(free_port)
@@ -32,12 +39,12 @@ PY=$!
 on_exit "kill -9 $PY 2>/dev/null"
 wait_port "$P" || { fail "python3 http.server did not start"; finish; }
 load "$P" "$T/codes1"
-sleep 0.5
+await_load "$T/codes1" 4
 "$SA" attach -o "$T/a1.jsonl" -l info "$PY" >"$T/at1.out" 2>&1; rc=$?
 if [ $rc = 0 ] && grep -q "attached; .* stopped for .* ms; log: $T/a1.jsonl" "$T/at1.out"; then
 	ok "attach: rc 0, $(sed 's/.*attached; //' "$T/at1.out")"
 else fail "attach" "rc $rc: $(cat "$T/at1.out")"; fi
-sleep 1
+await_load "$T/codes1" 6
 "$SA" attach "$PY" >"$T/at2.out" 2>&1; rc=$?
 check "attach twice: rc 1, 'already audited'" test $rc = 1 -a -n "$(grep 'already audited' "$T/at2.out")"
 "$SA" detach "$PY" >"$T/de1.out" 2>&1; rc=$?
@@ -47,10 +54,11 @@ check "after detach the log is closed in the process (no fd on it)" test "$fds" 
 check "after detach the library stays mapped, inactive" grep -q libsockaudit "/proc/$PY/maps"
 n1=$(wc -l <"$T/a1.jsonl")
 sleep 0.5
+await_load "$T/codes1" 4
 check "after detach nothing more is written ($n1 lines)" test "$(wc -l <"$T/a1.jsonl")" = "$n1"
 "$SA" attach -o "$T/a2.jsonl" "$PY" >"$T/at3.out" 2>&1; rc=$?
 check "attach after detach: rc 0" test $rc = 0
-sleep 1
+await_load "$T/codes1" 6
 "$SA" detach "$PY" >/dev/null 2>&1
 stop_load
 n=$(wc -l <"$T/codes1"); good=$(grep -cx 200 "$T/codes1")
@@ -62,8 +70,11 @@ check "log 1: the summary counts the accepts made while attached ($acc1)" test "
 bl=$(log_jq "$T/a1.jsonl" '[.[] | select(.event=="listener_stats")][0].backlog')
 # The same server preloaded: its listen line's backlog.
 P2=$(free_port)
-SOCKAUDIT_LOG="$T/pre.jsonl" LD_PRELOAD="$(preload_value)" timeout 3 python3 -m http.server "$P2" --bind 127.0.0.1 \
-	--directory "$T/www" >/dev/null 2>&1
+# Until its listen line is written (20 s at most), however slow Python starts.
+SOCKAUDIT_LOG="$T/pre.jsonl" LD_PRELOAD="$(preload_value)" timeout 25 python3 -m http.server "$P2" --bind 127.0.0.1 \
+	--directory "$T/www" >/dev/null 2>&1 & PRE=$!
+for i in $(seq 200); do grep -q '"event":"listen"' "$T/pre.jsonl" 2>/dev/null && break; sleep 0.1; done
+kill $PRE 2>/dev/null; wait $PRE 2>/dev/null
 pbl=$(log_jq "$T/pre.jsonl" '[.[] | select(.event=="listen")][0].backlog_requested')
 check "the listener learnt at attach has the preloaded run's backlog ($bl vs $pbl)" test -n "$bl" -a "$bl" = "$pbl"
 check_jq "log 2: its own init (attached) and summary" "$T/a2.jsonl" \
