@@ -28,12 +28,13 @@ for group in "$@"; do
 	demo)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev jq python3 curl iproute2 nginx-light procps" ;;
 	bench) pkgs="$pkgs nginx-light wrk strace valgrind procps apache2-utils linux-perf socat iproute2" ;;
 	fuzz)  pkgs="$pkgs clang libclang-rt-14-dev" ;;
-	# make arm64 (mk/arm64.mk): the cross compiler and arm64's libc, jansson
-	# and cmocka from Debian's arm64 archive (multiarch: the :arm64 packages
-	# install beside the amd64 ones), its pkg-config, and qemu-user for a
-	# smoke run of the binaries. Never part of test: CI needs none of it.
+	# make arm64 (mk/arm64.mk): the cross compiler and arm64's libc; jansson,
+	# cmocka and liburing (a test program) from Debian's arm64 archive
+	# (multiarch: the :arm64 packages install beside the amd64 ones), its
+	# pkg-config, and qemu-user for a smoke run of the binaries. Never part
+	# of test: CI needs none of it.
 	arm64) pkgs="$pkgs gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross make dpkg-dev
-		libjansson-dev:arm64 libcmocka-dev:arm64 pkgconf:arm64 qemu-user-static"; arm64=1 ;;
+		libjansson-dev:arm64 libcmocka-dev:arm64 liburing-dev:arm64 pkgconf:arm64 qemu-user-static"; arm64=1 ;;
 	*) echo "ensure-deps: unknown group $group" >&2; exit 2 ;;
 	esac
 done
