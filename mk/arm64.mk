@@ -33,10 +33,14 @@ arm64:
 arm64-build:
 	+@$(ARM64_MAKE) cross-build
 
+# qemu-user answers TCP_INFO with 4 bytes: test_quickack's state machine
+# (it counts data segments) fails there and test_tcpinfo's *_full tests
+# skip; they need an arm64 kernel.
 arm64-smoke: arm64
 	$(ARM64_QEMU) $(ARM64_BUILD)/sockaudit --version
-	@rc=0; for t in $(ARM64_BUILD)/tests/unit/test_*; do \
-		$(ARM64_QEMU) $$t >$$t.log 2>&1 && echo "ok   $$t" || { rc=1; echo "FAIL $$t (see $$t.log)"; }; \
+	@mkdir -p $(ARM64_BUILD)/smoke; rc=0; for t in $(ARM64_BUILD)/tests/unit/test_*; do \
+		log=$(ARM64_BUILD)/smoke/$${t##*/}.log; \
+		$(ARM64_QEMU) $$t >$$log 2>&1 && echo "ok   $$t" || { rc=1; echo "FAIL $$t (see $$log)"; }; \
 	done; exit $$rc
 
 ifeq ($(ARCH),arm64)
