@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages a make target needs, saying what it installs.
-# Usage: scripts/ensure-deps.sh build|test|daemons|fleet|demo|bench|fuzz|musl|deb|oldlibc ...
+# Usage: scripts/ensure-deps.sh build|test|daemons|fleet|demo|bench|fuzz|musl|deb|oldlibc|arm64vm ...
 # (test includes daemons: the real programs tests/integration/daemon_*.sh run.)
 # Runs as root on a fresh Debian 12 machine with only Debian's registry reachable.
 set -u
@@ -28,6 +28,11 @@ for group in "$@"; do
 	demo)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev jq python3 curl iproute2 nginx-light procps" ;;
 	bench) pkgs="$pkgs nginx-light wrk strace valgrind procps apache2-utils linux-perf socat iproute2" ;;
 	fuzz)  pkgs="$pkgs clang libclang-rt-14-dev" ;;
+	# make test-arm64, scripts/arm64-run (scripts/arm64-vm.sh): qemu-system-aarch64,
+	# debootstrap and qemu-aarch64-static (registered with binfmt_misc by the
+	# script) for the arm64 root, mkfs.ext4 for its image, and the cross
+	# compiler arm64-run builds a program with. Never part of test.
+	arm64vm) pkgs="$pkgs qemu-system-arm qemu-user-static debootstrap e2fsprogs curl gcc-aarch64-linux-gnu libc6-dev-arm64-cross" ;;
 	*) echo "ensure-deps: unknown group $group" >&2; exit 2 ;;
 	esac
 done
