@@ -20,11 +20,15 @@ MANDIR  ?= $(PREFIX)/share/man
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 BUILD   ?= build
+# Where the library and the launcher go: the tree's top, or a build of
+# another architecture's own folder (mk/arm64.mk: build/arm64/).
+OUTDIR  ?=
+PKG_CONFIG ?= pkg-config
 
 VERSION := 0.1.0
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-JANSSON_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
-JANSSON_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
+JANSSON_LIBS   := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson)
 # The shim links jansson's static archive when libjansson-dev ships one (Debian
 # does): the host maps no extra library (a fork-per-connection child pays no
 # relocation faults for it), and --exclude-libs keeps every json_ symbol hidden,
@@ -32,7 +36,7 @@ JANSSON_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansso
 comma := ,
 empty :=
 space := $(empty) $(empty)
-JANSSON_STATIC := $(wildcard $(shell pkg-config --variable=libdir jansson 2>/dev/null)/libjansson.a)
+JANSSON_STATIC := $(wildcard $(shell $(PKG_CONFIG) --variable=libdir jansson 2>/dev/null)/libjansson.a)
 SHIM_JANSSON   := $(if $(JANSSON_STATIC),$(JANSSON_STATIC) -Wl$(comma)--exclude-libs$(comma)libjansson.a,$(JANSSON_LIBS))
 ifneq ($(SANITIZE),)
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
@@ -87,7 +91,7 @@ PROG_SRC  := $(sort $(wildcard tests/progs/*.c))
 PROG_BIN  := $(patsubst tests/progs/%.c,$(BUILD)/progs/%,$(PROG_SRC))
 
 .PHONY: all deps test-deps test unit check-peer demo bench install lint clean check-layers
-all: libsockaudit.so $(if $(CLI_SRC),sockaudit)
+all: $(OUTDIR)libsockaudit.so $(if $(CLI_SRC),$(OUTDIR)sockaudit)
 
 deps:
 	@scripts/ensure-deps.sh build
@@ -135,14 +139,14 @@ $(BUILD)/shim.ld: shim/sa_fork_text.ld shim/sa_proc.ld scripts/shim-ld.sh $(FLAG
 # no crtbeginS.o (shim/base/link.c); malloc and free wrapped so jansson's
 # static pointers to them need no symbol lookup at load.
 SHIM_START := -nostartfiles $(shell $(CC) -print-file-name=crtendS.o) -Wl,--wrap=malloc,--wrap=free
-libsockaudit.so: $(SHIM_OBJ) shim/exports.map $(BUILD)/shim.ld
+$(OUTDIR)libsockaudit.so: $(SHIM_OBJ) shim/exports.map $(BUILD)/shim.ld
 	$(CC) -shared -o $@ $(SHIM_OBJ) -Wl,--version-script=shim/exports.map $(SHIM_LAYOUT) -Wl,-T,$(BUILD)/shim.ld -Wl,-fini=sa_no_dt_fini -Wl,--no-as-needed $(SA_LDFLAGS) $(SHIM_JANSSON) $(SHIM_START) -ldl -lpthread $(SHIM_BINDING)
 
 $(BUILD)/cli/%.o: cli/%.c $(CLI_HDR) $(wildcard common/*.h shim/judge/*.h) include/sockaudit.h $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(SA_CFLAGS) $(CLI_INC) -DSOCKAUDIT_LIBDIR=\"$(PKGLIBDIR)\" -c -o $@ $<
 
-sockaudit: $(CLI_OBJ) $(CLI_SHARED_OBJ)
+$(OUTDIR)sockaudit: $(CLI_OBJ) $(CLI_SHARED_OBJ)
 	$(CC) -o $@ $(LAUNCHER_START) $(CLI_OBJ) $(CLI_SHARED_OBJ) $(SA_LDFLAGS) $(LAUNCHER_LIBS)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(CORE_OBJ) $(FLAGS_STAMP)

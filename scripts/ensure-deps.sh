@@ -1,10 +1,10 @@
 #!/bin/sh
 # Install the Debian packages a make target needs, saying what it installs.
-# Usage: scripts/ensure-deps.sh build|test|daemons|fleet|demo|bench|fuzz|musl|deb|oldlibc|arm64vm ...
+# Usage: scripts/ensure-deps.sh build|test|daemons|fleet|demo|bench|fuzz|musl|deb|oldlibc|arm64|arm64vm ...
 # (test includes daemons: the real programs tests/integration/daemon_*.sh run.)
 # Runs as root on a fresh Debian 12 machine with only Debian's registry reachable.
 set -u
-pkgs=""
+pkgs=""; arm64=0
 # The real daemons tests/integration/daemon_*.sh run plain and under the shim;
 # they never start as system services: see policy-rc.d below.
 # What `make deb` needs, and the Debian 11 root (debootstrap) and musl
@@ -28,6 +28,13 @@ for group in "$@"; do
 	demo)  pkgs="$pkgs gcc make pkg-config libc6-dev libjansson-dev jq python3 curl iproute2 nginx-light procps" ;;
 	bench) pkgs="$pkgs nginx-light wrk strace valgrind procps apache2-utils linux-perf socat iproute2" ;;
 	fuzz)  pkgs="$pkgs clang libclang-rt-14-dev" ;;
+	# make arm64 (mk/arm64.mk): the cross compiler and arm64's libc; jansson,
+	# cmocka and liburing (a test program) from Debian's arm64 archive
+	# (multiarch: the :arm64 packages install beside the amd64 ones), its
+	# pkg-config, and qemu-user for a smoke run of the binaries. Never part
+	# of test: CI needs none of it.
+	arm64) pkgs="$pkgs gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross make dpkg-dev
+		libjansson-dev:arm64 libcmocka-dev:arm64 liburing-dev:arm64 pkgconf:arm64 qemu-user-static"; arm64=1 ;;
 	# make test-arm64, scripts/arm64-run (scripts/arm64-vm.sh): qemu-system-aarch64,
 	# debootstrap and qemu-aarch64-static (registered with binfmt_misc by the
 	# script) for the arm64 root, mkfs.ext4 for its image, and the cross
@@ -60,6 +67,12 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "ensure-deps: installing missing Debian packages:$missing"
 export DEBIAN_FRONTEND=noninteractive
+# The :arm64 packages need dpkg to know the architecture (multiarch); the
+# update below then reads arm64's package lists too.
+if [ $arm64 = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	echo "ensure-deps: dpkg --add-architecture arm64 (multiarch, for the :arm64 packages)"
+	dpkg --add-architecture arm64 || { echo "ensure-deps: dpkg --add-architecture arm64 failed" >&2; exit 1; }
+fi
 apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null || { echo "ensure-deps: apt-get update failed" >&2; exit 1; }
 # policy-rc.d keeps Debian's nginx, haproxy, redis, memcached, apache2, lighttpd and
 # ssh packages from starting a system service (port 80, 22, 6379 ...).

@@ -128,6 +128,7 @@ int inj_stop_all(struct inj *j, pid_t pid, char *err, size_t cap)
 	return 0;
 }
 
+#if defined(__x86_64__)
 /* Room below sp on its stack: the process's main stack grows on demand
  * (any room), another mapping has what lies between its start and sp. */
 static int stack_room_ok(pid_t pid, uintptr_t sp)
@@ -163,15 +164,10 @@ static struct inj_thread *caller(struct inj *j)
 	if (j->caller >= 0 && j->caller < j->n && !j->t[j->caller].gone)
 		return &j->t[j->caller];
 	for (int i = 0; i < j->n; i++) {
-#if defined(__x86_64__)
 		struct user_regs_struct r;
 
 		if (j->t[i].gone || ptrace(PTRACE_GETREGS, j->t[i].tid, 0, &r) != 0 || !stack_room_ok(j->pid, r.rsp))
 			continue;
-#else
-		if (j->t[i].gone)
-			continue;
-#endif
 		j->caller = i;
 		return &j->t[i];
 	}
@@ -198,6 +194,7 @@ static int peek_write(pid_t pid, uintptr_t at, const void *p, size_t n)
 	}
 	return 0;
 }
+#endif
 
 int inj_read(struct inj *j, uintptr_t at, void *p, size_t n)
 {
@@ -253,6 +250,7 @@ int inj_prepare(struct inj *j, char *err, size_t cap)
 	}
 	return 0;
 #else
+	(void)j;
 	snprintf(err, cap, "attach is not built for this architecture yet");
 	return -ENOSYS;
 #endif
@@ -268,6 +266,7 @@ uintptr_t inj_data_at(const struct inj *j, size_t len)
 #endif
 }
 
+#if defined(__x86_64__)
 /* Lets the other threads go (a call that waits on one of them). */
 static void release_others(struct inj *j, struct inj_thread *keep)
 {
@@ -281,7 +280,6 @@ static void release_others(struct inj *j, struct inj_thread *keep)
 	}
 }
 
-#if defined(__x86_64__)
 /* Writes the data and a frame whose return address is 0 below the
  * thread's stack, points its registers at fn(args) and lets it run. */
 static int start_call(struct inj *j, struct inj_thread *t, uintptr_t fn, const long *args, int nargs,

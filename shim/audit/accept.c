@@ -54,7 +54,7 @@ static struct sa_sock *listener_sock(int lfd)
 	sa_sock_fill_kind(lfd, s);
 	s->lsn.backlog_effective = -1;
 	if (sa_sock_is_tcp(s)) {
-		if (sa_tcpinfo_read(lfd, &ti) == 0 && ti.state == SA_TCP_LISTEN)
+		if (sa_tcpinfo_read(lfd, &ti) == 0 && sa_tcpinfo_listener_queue(&ti))
 			s->lsn.backlog_effective = (int)ti.sacked;
 		l = sizeof v;
 		if (sa_real.getsockopt(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, &l) == 0)
@@ -101,7 +101,7 @@ static void report_failed(int lfd, struct sa_listener *l, int err, uint64_t t0, 
 	struct sa_tcpinfo listener_ti;
 	struct rlimit rl;
 	uint64_t nerr = l ? SA_RELAXED_ADD(l->errors, 1) : 1, nlim = 0;
-	int have_q = sa_tcpinfo_read(lfd, &listener_ti) == 0 && listener_ti.state == SA_TCP_LISTEN;
+	int have_q = sa_tcpinfo_read(lfd, &listener_ti) == 0 && sa_tcpinfo_listener_queue(&listener_ti);
 	struct sa_line L;
 	char queue[96];
 
@@ -155,7 +155,7 @@ static void queue_full_msg(struct sa_findings *f, const struct sa_tcpinfo *liste
 	const struct sa_syn_sched *k = sa_syn_sched();
 	char child[160] = "";
 
-	if (ti)
+	if (ti && ti->has_times && ti->has_retrans)
 		snprintf(child, sizeof child, SA_MSG_ACCEPT_QUEUE_FULL_CHILD_TAIL,
 			 ti->last_data_sent, ti->total_retrans,
 			 sa_plural(ti->total_retrans, "resend", "resends"));
@@ -346,7 +346,7 @@ static void read_facts(int lfd, int fd, const struct sa_sock *ls, const struct s
 		 * gives last_data_sent = now - lsndtime, set when the child was
 		 * established, i.e. its time in the accept queue. */
 		have_ti = sa_tcpinfo_read(fd, &k->ti) == 0;
-		have_lti = sa_tcpinfo_read(lfd, &k->listener_ti) == 0 && k->listener_ti.state == SA_TCP_LISTEN;
+		have_lti = sa_tcpinfo_read(lfd, &k->listener_ti) == 0 && sa_tcpinfo_listener_queue(&k->listener_ti);
 	}
 	/* Data waiting at accept: free from the sample's TCP_INFO. Otherwise
 	 * FIONREAD, only where it pays: a deferred listener (an empty
@@ -361,8 +361,8 @@ static void read_facts(int lfd, int fd, const struct sa_sock *ls, const struct s
 	if (tcp && !have_ti && defer_s > 0 && bytes_ok && k->bytes == 0)
 		have_ti = sa_tcpinfo_read(fd, &k->ti) == 0;
 	/* It waited in the queue: was the queue full? */
-	if (tcp && !have_lti && have_ti && k->ti.last_data_sent >= QUEUE_WAIT_CHECK_MS)
-		have_lti = sa_tcpinfo_read(lfd, &k->listener_ti) == 0 && k->listener_ti.state == SA_TCP_LISTEN;
+	if (tcp && !have_lti && have_ti && k->ti.has_times && k->ti.last_data_sent >= QUEUE_WAIT_CHECK_MS)
+		have_lti = sa_tcpinfo_read(lfd, &k->listener_ti) == 0 && sa_tcpinfo_listener_queue(&k->listener_ti);
 	*in = (struct sa_accept_facts){
 		.tcp = tcp, .defer_s = defer_s,
 		.ti = have_ti ? &k->ti : NULL, .listener_ti = have_lti ? &k->listener_ti : NULL, .bytes = bytes_ok ? &k->bytes : NULL,
@@ -390,7 +390,7 @@ static int count_accept(struct sa_sock *ls, struct sa_listener *l, const struct 
 		mark_plain(ls);
 	SA_RELAXED_ADD(l->accepts, 1);
 	sa_hist_add_ns(&l->wait_ms, t1 - t0);
-	if (in->ti && sample)   /* the sample only: extra reads are biased */
+	if (in->ti && in->ti->has_times && sample)   /* the sample only: extra reads are biased */
 		sa_hist_add(&l->queue_ms, (double)in->ti->last_data_sent);
 	if (v->with_data > 0)
 		SA_RELAXED_ADD(l->with_data, 1);

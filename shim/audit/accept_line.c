@@ -94,11 +94,12 @@ static void line_peer(struct sa_line *L, const struct sa_accept_seen *a)
 		   "\"queue_len\":null,\"queue_capacity\":null,\"defer_accept_s\":0"
 
 /* queue_ms .. queue_capacity: from the child's TCP_INFO (ti), the data
- * waiting (bytes) and the listener's (listener_ti), each NULL when not read. */
+ * waiting (bytes) and the listener's (listener_ti), each NULL when not read;
+ * null too where a short TCP_INFO left out the field's group. */
 static void sample_fields(struct sa_line *L, const struct sa_tcpinfo *ti, const int *bytes,
 			  const struct sa_tcpinfo *listener_ti)
 {
-	if (ti)
+	if (ti && ti->has_times)
 		sa_line_int(L, "queue_ms", ti->last_data_sent);
 	else
 		sa_line_null(L, "queue_ms");
@@ -106,7 +107,7 @@ static void sample_fields(struct sa_line *L, const struct sa_tcpinfo *ti, const 
 		sa_line_int(L, "bytes_ready", *bytes);
 	else
 		sa_line_null(L, "bytes_ready");
-	if (ti)
+	if (ti && ti->has_retrans)
 		sa_line_int(L, "syn_ack_retrans", ti->total_retrans);
 	else
 		sa_line_null(L, "syn_ack_retrans");

@@ -164,7 +164,7 @@ static void report_connect(int fd, const struct sa_sock *s, const struct sockadd
 	enum sa_level lvl = d->outcome == SA_CONN_FAILED ? SA_LEVEL_INFO : SA_LEVEL_TRACE;
 
 	sa_findings_init(&f);
-	if (tcp && d->ti.valid)
+	if (tcp && d->ti.has_retrans)   /* else null: a short TCP_INFO */
 		retrans = (int)d->ti.total_retrans;
 	if (tcp)
 		defer_s = defer_of(fd, s);
@@ -270,7 +270,7 @@ static void mark_pending(struct sa_sock *s, const struct sockaddr *addr, socklen
 {
 	s->conn.interrupted = interrupted != 0;
 	s->conn.fast_open = 0;
-	s->conn.retrans_counted = interrupted && ti->valid ? (uint8_t)(ti->total_retrans > 255 ? 255 : ti->total_retrans) : 0;
+	s->conn.retrans_counted = interrupted && ti->has_retrans ? (uint8_t)(ti->total_retrans > 255 ? 255 : ti->total_retrans) : 0;
 	s->conn.start_ns = t0;
 	s->conn.epoch = cur_epoch();
 	s->conn.peer_len = 0;
@@ -484,7 +484,7 @@ void sa_connect_close(int fd, struct sa_sock *s)
 			est = (uint64_t)d.ti.last_data_recv * 1000000u;
 			/* The kernel's clock is jiffies: est can exceed the time
 			 * since connect() by a tick; that means "at once". */
-			if (d.ti.has_data_segs && d.ti.data_segs_in == 0 &&
+			if (d.ti.has_times && d.ti.has_data_segs && d.ti.data_segs_in == 0 &&
 			    est <= now - s->conn.start_ns + 20000000u)
 				d.ms = est >= now - s->conn.start_ns ? 0.0
 					: (double)(now - est - s->conn.start_ns) / 1e6;

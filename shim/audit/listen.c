@@ -161,8 +161,9 @@ void sa_listen_audit(int fd, struct sa_sock *s, int backlog, int ret, int err)
 	inet = s->family == AF_INET || s->family == AF_INET6;
 	if (ret == 0) {
 		__atomic_or_fetch(&s->flags, SA_F_LISTENER, __ATOMIC_RELEASE);
-		if (inet && sa_tcpinfo_read(fd, &ti) == 0 && ti.state == SA_TCP_LISTEN) {
-			/* tcp_get_info(): on a listener tcpi_sacked is sk_max_ack_backlog. */
+		if (inet && sa_tcpinfo_read(fd, &ti) == 0 && sa_tcpinfo_listener_queue(&ti)) {
+			/* tcp_get_info(): on a listener tcpi_sacked is sk_max_ack_backlog.
+			 * A TCP_INFO too short to hold it: computed, below. */
 			effective = (int)ti.sacked;
 			source = "tcp_info";
 		} else if (s->family == AF_UNIX) {

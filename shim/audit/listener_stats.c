@@ -242,9 +242,6 @@ static void raise_peak(uint32_t *p, uint32_t v)
 		;
 }
 
-/* tcpi_unacked and tcpi_sacked end at byte 32 of struct tcp_info. */
-#define TI_QUEUE_END 32u
-
 int sa_listener_waiting_now(struct sa_listener *l)
 {
 	struct sa_sock *s = sa_fd_get(l->listen_fd);
@@ -255,7 +252,7 @@ int sa_listener_waiting_now(struct sa_listener *l)
 		return -1;
 	/* A short TCP_INFO (an emulator, an old kernel) or a socket that is
 	 * no longer this listener: unknown, never a number from elsewhere. */
-	if (sa_tcpinfo_read(l->listen_fd, &ti) != 0 || ti.len < TI_QUEUE_END || ti.state != SA_TCP_LISTEN ||
+	if (sa_tcpinfo_read(l->listen_fd, &ti) != 0 || !sa_tcpinfo_listener_queue(&ti) ||
 	    __atomic_load_n(&s->lsn.listener, __ATOMIC_ACQUIRE) != l)
 		return -1;
 	raise_peak(&l->peak_waiting, ti.unacked);

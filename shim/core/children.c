@@ -1,7 +1,7 @@
 /*
  * children.c: children that share our memory. A vfork child runs on this
- * thread (and its TLS) until it execs or exits: vfork_x86_64.S marks the
- * thread through sa_vfork_child() and the parent unmarks it in
+ * thread (and its TLS) until it execs or exits: core/vfork_<arch>.S marks
+ * the thread through sa_vfork_child() and the parent unmarks it in
  * sa_vfork_parent(). A clone(CLONE_VM) child runs on a stack of its own
  * that the parent registers here, so wrappers can tell its calls apart
  * (IN_VM_CHILD in core.h) and pass them straight through.
@@ -17,7 +17,10 @@
 
 #include "core/core.h"
 
+#if defined(__x86_64__)
+/* vfork_x86_64.S's return address across the call (aarch64 keeps it in x30). */
 __thread void *sa_vfork_ret SA_TLS SA_HIDDEN;
+#endif
 
 int sa_vfork_child(void)
 {

@@ -159,7 +159,7 @@ extern int sa_vm_children SA_HIDDEN;
 int sa_on_vm_child_stack(void) SA_HIDDEN;
 void sa_vm_child_register(void *stack) SA_HIDDEN;
 #define IN_VM_CHILD() (SA_UNLIKELY(__atomic_load_n(&sa_vm_children, __ATOMIC_RELAXED)) && sa_on_vm_child_stack())
-/* Called (tail-jumped) by vfork in vfork_x86_64.S. */
+/* Called (tail-jumped) by vfork in core/vfork_<arch>.S. */
 int sa_vfork_child(void) SA_HIDDEN;
 pid_t sa_vfork_parent(long r) SA_HIDDEN;
 

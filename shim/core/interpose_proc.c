@@ -159,8 +159,8 @@ SA_EXPORT long syscall(long n, ...)
 	return sa_real.syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
-#if !defined(__x86_64__)
-/* No assembly for this machine: a plain fork() is always safe (TSan does
+#if !defined(__x86_64__) && !defined(__aarch64__)
+/* No assembly for this machine (core/vfork_*.S): a plain fork() is always safe (TSan does
  * the same), at the cost of copying the page tables on every spawn. */
 SA_EXPORT pid_t vfork(void)
 {

@@ -10,6 +10,8 @@
  * enable.
  */
 #if defined(__x86_64__)
+#include <sys/syscall.h>
+
 	.text
 	.globl	vfork
 	.type	vfork, @function
@@ -24,7 +26,7 @@ vfork:
 	leaq	sa_vfork_ret@tlsdesc(%rip), %rax
 	call	*sa_vfork_ret@tlscall(%rax)
 	movq	%rdi, %fs:(%rax)
-	movl	$58, %eax		/* SYS_vfork */
+	movl	$SYS_vfork, %eax
 	syscall
 	movq	%rax, %rdx
 	leaq	sa_vfork_ret@tlsdesc(%rip), %rax
@@ -35,7 +37,7 @@ vfork:
 #else
 	movq	sa_vfork_ret@gottpoff(%rip), %rcx
 	movq	%rdi, %fs:(%rcx)
-	movl	$58, %eax		/* SYS_vfork */
+	movl	$SYS_vfork, %eax
 	syscall
 	movq	sa_vfork_ret@gottpoff(%rip), %rcx
 	pushq	%fs:(%rcx)

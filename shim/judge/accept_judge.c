@@ -90,8 +90,11 @@ void sa_accept_judge(const struct sa_accept_facts *in, struct sa_accept_verdict 
 	/* Below trace the listener's TCP_INFO is sampled: else its last read-back. */
 	v->backlog = listener_ti ? (int)listener_ti->sacked : in->last_backlog;
 	if (listener_ti)
-		v->full = sa_queue_was_full(v->backlog, listener_ti->unacked, ti ? (long)ti->last_data_sent : 0);
-	if (ti && in->bytes)
+		v->full = sa_queue_was_full(v->backlog, listener_ti->unacked,
+					    ti && ti->has_times ? (long)ti->last_data_sent : 0);
+	/* The cause needs the resends and the options: a TCP_INFO without them
+	 * names none (a SYN cookie is what no resend would have meant). */
+	if (ti && in->bytes && ti->has_retrans && ti->has_options)
 		v->cause = sa_empty_cause(in->defer_s, *in->bytes, ti->state, ti->total_retrans,
 					  ti->has_total_rto ? ti->total_rto : 0, ti->options);
 	/* Who speaks first: data already here means the client; otherwise the

@@ -40,22 +40,37 @@ enum sa_tcp_state {
 	SA_TCP_LISTEN = 10,
 };
 
+/* The kernel copies min(optlen, its struct tcp_info) and says how much: an
+ * older kernel fills less than 104 bytes, qemu-user 4 (the state and three
+ * counters). So the facts come in groups, each set only when the length
+ * covers all of its fields, with a has_ flag that says so; a fact from a
+ * group that did not come is null or unknown where it is used, never its
+ * 0. A TCP_INFO without even the state is a failed read. */
 struct sa_tcpinfo {
-	int valid;                  /* getsockopt(TCP_INFO) succeeded */
+	int valid;                  /* getsockopt(TCP_INFO) succeeded, with the state */
 	unsigned len;               /* bytes the kernel filled */
-	uint8_t state;              /* enum sa_tcp_state */
-	uint32_t unacked, sacked;   /* on a listener: queue length, backlog */
-	uint32_t total_retrans;
-	uint32_t last_data_sent, last_data_recv, last_ack_recv; /* ms */
-	uint32_t rtt, rto;          /* us */
+	uint8_t state;              /* enum sa_tcp_state: byte 0, always there when valid */
+	uint8_t options;            /* TCPI_OPT_*: byte 5 */
+	int has_options;
+	uint32_t unacked, sacked;   /* on a listener: queue length, backlog (to byte 32) */
+	int has_queue;
+	uint32_t last_data_sent, last_data_recv; /* ms (to byte 56) */
+	int has_times;
+	uint32_t total_retrans;     /* to byte 104 */
+	int has_retrans;
 	uint32_t data_segs_out, data_segs_in; /* 0 when has_data_segs is 0 */
 	int has_data_segs;
 	uint64_t bytes_received;
 	int has_bytes_received;     /* 4.1+ */
 	uint32_t total_rto;          /* 6.7+, else 0 */
 	int has_total_rto;
-	uint8_t options;
 };
+
+/* A listener's TCP_INFO that holds its queue: the state and the group. */
+static inline bool sa_tcpinfo_listener_queue(const struct sa_tcpinfo *ti)
+{
+	return ti->state == SA_TCP_LISTEN && ti->has_queue;
+}
 
 /* ---- accept_judge.c: what one accept's facts mean ------------------------ */
 
@@ -76,7 +91,7 @@ int sa_accept_bytes_from_tcpinfo(const struct sa_tcpinfo *ti, int *bytes) SA_JUD
 struct sa_accept_facts {
 	int tcp, defer_s;
 	const struct sa_tcpinfo *ti;     /* the child's; NULL: not read */
-	const struct sa_tcpinfo *listener_ti;    /* the listener's, in LISTEN; NULL: not read */
+	const struct sa_tcpinfo *listener_ti;    /* the listener's, with its queue; NULL: not read */
 	const int *bytes;                /* bytes waiting; NULL: not known */
 	int last_backlog;                /* the listener's last read-back; -1: none */
 };

@@ -5,7 +5,11 @@
  * The build machine's <linux/tcp.h> may be older than the running kernel,
  * so the layout below is our own copy up to the 6.7 fields, and the optlen
  * the kernel returns says which fields it filled (do_tcp_getsockopt copies
- * min(len, sizeof(info)) and writes that length back).
+ * min(len, sizeof(info)) and writes that length back). Each group of the
+ * facts we keep is taken only when that length covers its last field
+ * (HAS), and says so (judge/judge.h): an older kernel stops before 104
+ * bytes, qemu-user's emulation after 4, and a field past the length is
+ * our memset's 0, never a fact.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,19 +59,29 @@ int sa_tcpinfo_read(int fd, struct sa_tcpinfo *ti)
 	memset(&k, 0, sizeof k);
 	if (sa_real.getsockopt(fd, IPPROTO_TCP, TCP_INFO, &k, &len) != 0)
 		return -errno;
-	ti->valid = 1;
 	ti->len = len;
+	if (!HAS(len, state))
+		return -ENODATA;   /* not even the state: no TCP_INFO */
+	ti->valid = 1;
 	ti->state = k.state;
-	ti->options = k.options;
-	ti->unacked = k.unacked;
-	ti->sacked = k.sacked;
-	ti->rtt = k.rtt;
-	ti->rto = k.rto;
-	ti->last_data_sent = k.last_data_sent;
-	ti->last_data_recv = k.last_data_recv;
-	ti->last_ack_recv = k.last_ack_recv;
-	if (HAS(len, total_retrans))
+	if (HAS(len, options)) {
+		ti->has_options = 1;
+		ti->options = k.options;
+	}
+	if (HAS(len, sacked)) {
+		ti->has_queue = 1;
+		ti->unacked = k.unacked;
+		ti->sacked = k.sacked;
+	}
+	if (HAS(len, last_data_recv)) {
+		ti->has_times = 1;
+		ti->last_data_sent = k.last_data_sent;
+		ti->last_data_recv = k.last_data_recv;
+	}
+	if (HAS(len, total_retrans)) {
+		ti->has_retrans = 1;
 		ti->total_retrans = k.total_retrans;
+	}
 	if (HAS(len, bytes_received)) {
 		ti->has_bytes_received = 1;
 		ti->bytes_received = k.bytes_received;

@@ -63,14 +63,16 @@ check_jq "defer_bypass_risk names the window and the fix, not a measured burst" 
 check_jq "the silent client's accept: empty after the window" "$T/defer" \
   'any(.[]; .event=="accept" and (.findings // [] | index("empty_accept_defer_expired")))'
 
-# 3. blind_spot: accept through libc's syscall() is named, once.
+# 3. blind_spot: accept through libc's syscall() is named, once. The
+# number is the headers' SYS_accept (it differs per architecture).
+nr_accept=$(printf '#include <sys/syscall.h>\nSYS_accept\n' | cc -E -P - | tail -n 1)
 cat >"$T/raw.py" <<'PY'
-import ctypes
+import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 for _ in range(3):
-    libc.syscall(43, -1, None, None)   # SYS_accept on x86_64: EBADF
+    libc.syscall(int(os.environ["NR_ACCEPT"]), -1, None, None)   # accept(-1): EBADF
 PY
-SOCKAUDIT_LOG="$T/raw" timeout 20 env LD_PRELOAD="$(preload_value)" $PY "$T/raw.py"
+SOCKAUDIT_LOG="$T/raw" NR_ACCEPT=$nr_accept timeout 20 env LD_PRELOAD="$(preload_value)" $PY "$T/raw.py"
 check_jq "blind_spot once for accept through syscall(), saying which calls are missing" "$T/raw" \
   '[.[] | select(.event=="blind_spot")] | length==1 and (.[0].call=="accept") and (.[0].msg|test("such calls are missing"))'
 finish

@@ -149,13 +149,19 @@ static void route_table(void **state)
 static void judge_table(void **state)
 {
 	/* state, bytes_received, total_retrans, last_data_sent (queue ms); sacked
-	 * (backlog) and unacked (queue length) for the listener. */
-	static const struct sa_tcpinfo est_empty = { .state = SA_TCP_ESTABLISHED, .has_bytes_received = 1 };
-	static const struct sa_tcpinfo est_resent = { .state = SA_TCP_ESTABLISHED, .total_retrans = 1 };
-	static const struct sa_tcpinfo waited = { .state = SA_TCP_ESTABLISHED, .last_data_sent = 1500 };
-	static const struct sa_tcpinfo lsn_full = { .state = SA_TCP_LISTEN, .sacked = 3, .unacked = 3 };
-	static const struct sa_tcpinfo lsn_room = { .state = SA_TCP_LISTEN, .sacked = 3, .unacked = 1 };
-	static const struct sa_tcpinfo lsn_zero = { .state = SA_TCP_LISTEN, .sacked = 0, .unacked = 0 };
+	 * (backlog) and unacked (queue length) for the listener. GROUPS: the
+	 * field groups a full-length TCP_INFO has (judge.h); short4 is
+	 * qemu-user's 4 bytes, the state alone, with a queue time its cleared
+	 * has_times disowns: the judge goes by the flags, not by the zeros. */
+#define GROUPS .valid = 1, .has_options = 1, .has_queue = 1, .has_times = 1, .has_retrans = 1
+	static const struct sa_tcpinfo est_empty = { GROUPS, .state = SA_TCP_ESTABLISHED, .has_bytes_received = 1 };
+	static const struct sa_tcpinfo est_resent = { GROUPS, .state = SA_TCP_ESTABLISHED, .total_retrans = 1 };
+	static const struct sa_tcpinfo short4 = { .valid = 1, .len = 4, .state = SA_TCP_ESTABLISHED, .last_data_sent = 1500 };
+	static const struct sa_tcpinfo waited = { GROUPS, .state = SA_TCP_ESTABLISHED, .last_data_sent = 1500 };
+	static const struct sa_tcpinfo lsn_full = { GROUPS, .state = SA_TCP_LISTEN, .sacked = 3, .unacked = 3 };
+	static const struct sa_tcpinfo lsn_room = { GROUPS, .state = SA_TCP_LISTEN, .sacked = 3, .unacked = 1 };
+	static const struct sa_tcpinfo lsn_zero = { GROUPS, .state = SA_TCP_LISTEN, .sacked = 0, .unacked = 0 };
+#undef GROUPS
 	static const int zero = 0, five = 5;
 	static const struct {
 		struct sa_accept_facts in;
@@ -172,6 +178,10 @@ static void judge_table(void **state)
 		  SA_EMPTY_SYNCOOKIE, 0, 8, 0, 0, 0, "deferred, no resend: a SYN cookie" },
 		{ { .tcp = 1, .defer_s = 0, .bytes = &zero, .ti = &est_empty, .last_backlog = 8 },
 		  SA_EMPTY_NONE, 0, 8, 0, 0, 0, "empty, not deferred" },
+		{ { .tcp = 1, .defer_s = 5, .bytes = &zero, .ti = &short4, .last_backlog = 8 },
+		  SA_EMPTY_NONE, 0, 8, 0, 0, 0, "deferred, 4-byte TCP_INFO: no resend count, no cause" },
+		{ { .tcp = 1, .ti = &short4, .listener_ti = &lsn_zero }, SA_EMPTY_NONE, 0, 0, -1, 0, 0,
+		  "backlog 0, 4-byte TCP_INFO: no queue time, not called full" },
 		{ { .tcp = 1, .ti = &waited, .listener_ti = &lsn_full, .last_backlog = 100 },
 		  SA_EMPTY_NONE, 1, 3, -1, 0, 0, "queue full: the listener's backlog wins" },
 		{ { .tcp = 1, .ti = &waited, .listener_ti = &lsn_room, .last_backlog = 100 },
