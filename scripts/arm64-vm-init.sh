@@ -9,8 +9,9 @@
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 HOME=/root
 export PATH HOME
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
+# The initrd moved /proc, /sys and /dev over already.
+mountpoint -q /proc || mount -t proc proc /proc
+mountpoint -q /sys || mount -t sysfs sysfs /sys
 mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
@@ -39,5 +40,6 @@ cd /sa
 # The job's output goes to the console (the host prints it) and to /sa/out.
 { sh /sa/job.sh </dev/null 2>&1; echo $? >/sa/rc; } | tee /sa/out
 echo "sa-init: job ended with status $(cat /sa/rc) after $(cut -d' ' -f1 /proc/uptime) s"
+cd /
 umount /sa
 off
