@@ -15,6 +15,6 @@ arm64-vm:
 	@scripts/ensure-deps.sh arm64vm
 	@scripts/arm64-vm.sh setup $(BUILD)
 
-test-arm64: arm64 arm64-vm
+test-arm64: all arm64 arm64-vm
 	@scripts/arm64-test.sh $(BUILD)
 endif

@@ -10,7 +10,8 @@
 # runs tests/run-tests.sh as `make test` would. The last line says the
 # guest's `uname -m` and its count: "aarch64: N passed, N failed".
 # ARM64_TEST_TIMEOUT: each test's timeout in the guest (TEST_TIMEOUT, default
-# 900 s: TCG runs the code 5 to 20 times slower than the host); TESTS=word
+# 1800 s: TCG runs the code 10 to 30 times slower than the host);
+# ARM64_TEST_JOBS: groups at a time there (TEST_JOBS, default 2); TESTS=word
 # keeps the groups whose name holds it, as in `make test`.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,6 +49,24 @@ for g in $groups; do
 done
 echo "arm64-test: $(ls "$tree/build/tests/unit" | wc -l) unit tests, $(echo $groups | wc -w) integration groups," \
 	"$(ls "$tree/build/progs" | wc -l) test programs"
+# The machine's speed against this one (SA_SLOW, tests/lib.sh): the same
+# program (tests/arm64/backlog7.c: exec, the library's start, a listen and
+# 25 connects and accepts) 10 times under the library, here with the amd64
+# build and there with the arm64 one; SA_SLOW is the ratio rounded up
+# (at least 1, at most 50). ARM64_SA_SLOW=N sets it instead.
+speed_ms() {   # PROGRAM LIBRARY: milliseconds for 10 runs
+	s=$(date +%s%N)
+	for i in 1 2 3 4 5 6 7 8 9 10; do LD_PRELOAD=$2 SOCKAUDIT_LOG=/dev/null "$1" >/dev/null || return 1; done
+	echo $((($(date +%s%N) - s) / 1000000))
+}
+host_ms=""
+if [ -z "${ARM64_SA_SLOW:-}" ]; then
+	[ -f "$top/libsockaudit.so" ] || { echo "arm64-test: $top/libsockaudit.so missing (make all): it times the host"; exit 2; }
+	${CC:-cc} -std=gnu11 -O1 -o "$share/speed.host" "$top/tests/arm64/backlog7.c" || exit 2
+	aarch64-linux-gnu-gcc -std=gnu11 -O1 -o "$tree/build/speed" "$top/tests/arm64/backlog7.c" || exit 2
+	host_ms=$(speed_ms "$share/speed.host" "$top/libsockaudit.so") || { echo "arm64-test: the speed program failed here"; exit 2; }
+	echo "arm64-test: 10 runs of tests/arm64/backlog7.c under the library here: $host_ms ms"
+fi
 cat >"$share/job.sh" <<EOF
 # Copied off the share first: the tests write into their tree (build/test-lines)
 # and the root disk is an ext4 one (writes go to qemu's snapshot).
@@ -55,7 +74,16 @@ cp -a /sa/tree /root/t || exit 2
 cd /root/t
 uname -m >/sa/uname
 echo "arm64-test: on \$(uname -m), kernel \$(uname -r), \$(nproc) cpus"
-TEST_TIMEOUT=${ARM64_TEST_TIMEOUT:-900} TESTS='${TESTS:-}' tests/run-tests.sh
+slow=${ARM64_SA_SLOW:-}
+if [ -z "\$slow" ]; then
+	s=\$(date +%s%N)
+	for i in 1 2 3 4 5 6 7 8 9 10; do LD_PRELOAD=/root/t/libsockaudit.so SOCKAUDIT_LOG=/dev/null build/speed >/dev/null || exit 2; done
+	ms=\$(((\$(date +%s%N) - s) / 1000000))
+	slow=\$(((ms + $host_ms - 1) / $host_ms))
+	[ \$slow -ge 1 ] || slow=1; [ \$slow -le 50 ] || slow=50
+	echo "arm64-test: the same 10 runs here: \$ms ms against $host_ms ms there: SA_SLOW=\$slow"
+fi
+SA_SLOW=\$slow TEST_JOBS=${ARM64_TEST_JOBS:-2} TEST_TIMEOUT=${ARM64_TEST_TIMEOUT:-1800} TESTS='${TESTS:-}' tests/run-tests.sh
 EOF
 start=$(date +%s)
 ARM64_VM_TIMEOUT=${ARM64_VM_TIMEOUT:-5400} "$top/scripts/arm64-vm.sh" run "$build" "$share"

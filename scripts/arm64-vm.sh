@@ -22,10 +22,10 @@ build=${2:?usage: arm64-vm.sh setup|run BUILD_DIR [SHARE]}
 dir=$build/arm64-vm
 # What the guest holds beyond minbase: the kernel, and what the tests that
 # run there call (tests/arm64/groups): jq, python3, iproute2 (ip netns, ss),
-# nginx-light, curl, wget, strace, gcc and musl-gcc (launcher tests compile
+# nginx-light, haproxy, systemd (systemd-socket-activate), curl, wget, strace, gcc and musl-gcc (launcher tests compile
 # a program there), the library's and launcher's runtime (libjansson4) and
 # the unit tests' (libcmocka0).
-PKGS=linux-image-arm64,kmod,jq,python3,iproute2,procps,psmisc,nginx-light,curl,wget,strace,gcc,libc6-dev,musl-tools,libjansson4,libcmocka0,bc,bsdextrautils,util-linux,libcap2-bin
+PKGS=linux-image-arm64,kmod,systemd,haproxy,jq,python3,iproute2,procps,psmisc,nginx-light,curl,wget,strace,gcc,libc6-dev,musl-tools,libjansson4,libcmocka0,bc,bsdextrautils,util-linux,libcap2-bin
 # The image's version: a change to the package list or to the init rebuilds
 # the root (the package list) or the image only (the init).
 ROOT_ID=$(printf '%s\n' "$PKGS" | cksum | cut -d' ' -f1)

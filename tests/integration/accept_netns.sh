@@ -40,7 +40,10 @@ scenario() {
 # expire at ~1 s, and the clients' next SYN retransmission wave (~2.8 s) comes
 # after the listener is gone, so nothing moves the counters after the summary.
 scenario $NS1 cookies "-b 10 -d 1 -n 1000 -T 2000 -m hold" "-c 200 -s -1 -H 1700" &
-scenario $NS2 overflow "-b 0 -P 1500 -n 20 -T 3000 -m close" "-c 20 -s -1 -H 3200" &
+# The paused server: 20 clients must all have connected 1 s before the pause
+# ends (0.5 s to start them, slack on a slow machine).
+P2=$((1000 + $(slack 500)))
+scenario $NS2 overflow "-b 0 -P $P2 -n 20 -T $((P2 + 1500)) -m close" "-c 20 -s -1 -H $((P2 + 1700))" &
 wait
 
 # nstat deltas (absolute after - before) as a JSON object, for jq --argjson.

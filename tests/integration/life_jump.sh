@@ -10,7 +10,8 @@
 skip_under_tsan "TSan defers signals to its own handler"
 command -v wget >/dev/null || { fail "wget installed (scripts/ensure-deps.sh test)"; finish; }
 
-"$PROGS/fullq_server" "$T/port" 15000 100 & srv=$!
+# The full queue must outlast every case below (about 5 s here, 50 s under TCG).
+"$PROGS/fullq_server" "$T/port" "$(slack 15000)" 100 & srv=$!
 on_exit "kill $srv"
 for i in $(seq 100); do [ -f "$T/port" ] && break; sleep 0.02; done
 P=$(cat "$T/port")
