@@ -54,10 +54,17 @@ echo "arm64-test: $(ls "$tree/build/tests/unit" | wc -l) unit tests, $(echo $gro
 # 25 connects and accepts) 10 times under the library, here with the amd64
 # build and there with the arm64 one; SA_SLOW is the ratio rounded up
 # (at least 1, at most 50). ARM64_SA_SLOW=N sets it instead.
-speed_ms() {   # PROGRAM LIBRARY: milliseconds for 10 runs
-	s=$(date +%s%N)
-	for i in 1 2 3 4 5 6 7 8 9 10; do LD_PRELOAD=$2 SOCKAUDIT_LOG=/dev/null "$1" >/dev/null || return 1; done
-	echo $((($(date +%s%N) - s) / 1000000))
+# Each side takes the fastest of 3 batches of 10: the machine is shared,
+# and the least disturbed batch is the nearest to its speed.
+speed_ms() {   # PROGRAM LIBRARY: milliseconds for 10 runs, the fastest of 3 batches
+	best=""
+	for b in 1 2 3; do
+		s=$(date +%s%N)
+		for i in 1 2 3 4 5 6 7 8 9 10; do LD_PRELOAD=$2 SOCKAUDIT_LOG=/dev/null "$1" >/dev/null || return 1; done
+		ms=$((($(date +%s%N) - s) / 1000000))
+		[ -z "$best" ] || [ "$ms" -lt "$best" ] && best=$ms
+	done
+	echo "$best"
 }
 host_ms=""
 if [ -z "${ARM64_SA_SLOW:-}" ]; then
@@ -76,9 +83,13 @@ uname -m >/sa/uname
 echo "arm64-test: on \$(uname -m), kernel \$(uname -r), \$(nproc) cpus"
 slow=${ARM64_SA_SLOW:-}
 if [ -z "\$slow" ]; then
-	s=\$(date +%s%N)
-	for i in 1 2 3 4 5 6 7 8 9 10; do LD_PRELOAD=/root/t/libsockaudit.so SOCKAUDIT_LOG=/dev/null build/speed >/dev/null || exit 2; done
-	ms=\$(((\$(date +%s%N) - s) / 1000000))
+	ms=""
+	for b in 1 2 3; do
+		s=\$(date +%s%N)
+		for i in 1 2 3 4 5 6 7 8 9 10; do LD_PRELOAD=/root/t/libsockaudit.so SOCKAUDIT_LOG=/dev/null build/speed >/dev/null || exit 2; done
+		m=\$(((\$(date +%s%N) - s) / 1000000))
+		[ -z "\$ms" ] || [ \$m -lt \$ms ] && ms=\$m
+	done
 	slow=\$(((ms + $host_ms - 1) / $host_ms))
 	[ \$slow -ge 1 ] || slow=1; [ \$slow -le 50 ] || slow=50
 	echo "arm64-test: the same 10 runs here: \$ms ms against $host_ms ms there: SA_SLOW=\$slow"
