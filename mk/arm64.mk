@@ -15,7 +15,11 @@
 # architecture"), never set here.
 ARM64_TRIPLET := aarch64-linux-gnu
 ARM64_CC      ?= $(ARM64_TRIPLET)-gcc
-ARM64_QEMU    ?= qemu-aarch64-static -L /usr/$(ARM64_TRIPLET)
+# The multiarch libc6:arm64 is the loader and libc the binaries find
+# (/lib/ld-linux-aarch64.so.1). Not -L /usr/aarch64-linux-gnu: qemu then
+# takes the cross package's ld.so but still finds the multiarch libc.so.6,
+# two builds of glibc in one process, and test_line's fork hung there.
+ARM64_QEMU    ?= qemu-aarch64-static
 
 ifeq ($(SA_CROSS),)
 ARM64_BUILD   := $(BUILD)/arm64
@@ -33,10 +37,14 @@ arm64:
 arm64-build:
 	+@$(ARM64_MAKE) cross-build
 
+# qemu-user answers TCP_INFO with 4 bytes: test_quickack's state machine
+# (it counts data segments) and test_tcpinfo's *_full tests skip there;
+# they need an arm64 kernel.
 arm64-smoke: arm64
 	$(ARM64_QEMU) $(ARM64_BUILD)/sockaudit --version
-	@rc=0; for t in $(ARM64_BUILD)/tests/unit/test_*; do \
-		$(ARM64_QEMU) $$t >$$t.log 2>&1 && echo "ok   $$t" || { rc=1; echo "FAIL $$t (see $$t.log)"; }; \
+	@mkdir -p $(ARM64_BUILD)/smoke; rc=0; for t in $(ARM64_BUILD)/tests/unit/test_*; do \
+		log=$(ARM64_BUILD)/smoke/$${t##*/}.log; \
+		$(ARM64_QEMU) $$t >$$log 2>&1 && echo "ok   $$t" || { rc=1; echo "FAIL $$t (see $$log)"; }; \
 	done; exit $$rc
 
 ifeq ($(ARCH),arm64)

@@ -30,11 +30,12 @@ for group in "$@"; do
 	fuzz)  pkgs="$pkgs clang libclang-rt-14-dev" ;;
 	# make arm64 (mk/arm64.mk): the cross compiler and arm64's libc; jansson,
 	# cmocka and liburing (a test program) from Debian's arm64 archive
-	# (multiarch: the :arm64 packages install beside the amd64 ones), its
-	# pkg-config, and qemu-user for a smoke run of the binaries. Never part
-	# of test: CI needs none of it.
+	# (multiarch: the :arm64 packages install beside the amd64 ones, libc6
+	# too, whose loader qemu-user runs them with), its pkg-config, and
+	# qemu-user for a smoke run of the binaries. Never part of test: CI
+	# needs none of it.
 	arm64) pkgs="$pkgs gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross make dpkg-dev
-		libjansson-dev:arm64 libcmocka-dev:arm64 liburing-dev:arm64 pkgconf:arm64 qemu-user-static"; arm64=1 ;;
+		libc6:arm64 libjansson-dev:arm64 libcmocka-dev:arm64 liburing-dev:arm64 pkgconf:arm64 qemu-user-static"; arm64=1 ;;
 	# make test-arm64, scripts/arm64-run (scripts/arm64-vm.sh): qemu-system-aarch64,
 	# debootstrap and qemu-aarch64-static (registered with binfmt_misc by the
 	# script) for the arm64 root, mkfs.ext4 for its image, and the cross

@@ -420,6 +420,10 @@ static inline int sa_stack_holds(const void *p, size_t n)
 	uintptr_t me;
 
 	__asm__ volatile("mov %%rsp, %0" : "=r"(me));
+#elif defined(__aarch64__)
+	uintptr_t me;
+
+	__asm__ volatile("mov %0, sp" : "=r"(me));
 #else
 	uintptr_t me = (uintptr_t)__builtin_frame_address(0);
 #endif

@@ -25,6 +25,15 @@ else
 	abi "the sockaudit launcher needs no glibc version above 2.17" --floor 2.17 "$TOP/sockaudit"
 fi
 
+# The arm64 build (make arm64), when there: the same floor, GLIBC_2.17
+# being aarch64's first glibc. objdump reads its symbols as any ELF's.
+if [ -f "$BUILD/arm64/libsockaudit.so" ] && [ -f "$BUILD/arm64/sockaudit" ] && [ -z "${SANITIZE:-}" ]; then
+	abi "build/arm64: library and launcher need no glibc version above 2.17" --floor 2.17 \
+		"$BUILD/arm64/libsockaudit.so" "$BUILD/arm64/sockaudit"
+else
+	echo "ok - build/arm64 needs no glibc version above 2.17 # SKIP no arm64 build (make arm64)"
+fi
+
 # The check itself fails on what it must refuse: a library that needs a
 # GLIBC_2.34 symbol (pthread_once, as glibc 2.34+ links it by default).
 cat >"$T/new.c" <<'C'

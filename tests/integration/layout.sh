@@ -109,13 +109,13 @@ rel=$(readelf -dW "$LIB" | awk '/RELACOUNT/ { print $NF }')
 # by one fault): a constructor elsewhere is one more page every exec reads.
 ia=$(readelf -SW "$LIB" | awk '{ sub(/^ *\[ *[0-9]+\] */, "") } $1 == ".init_array" { print $3, $5 }')
 set -- $ia
-ctors=$(readelf -rW "$LIB" | awk -v a=$((16#${1:-0})) -v n=$((16#${2:-0})) '$3 == "R_X86_64_RELATIVE" { o = strtonum("0x" $1); if (o >= a && o < a + n) print $4 }' 2>/dev/null)
+ctors=$(readelf -rW "$LIB" | awk -v a=$((16#${1:-0})) -v n=$((16#${2:-0})) '$3 ~ /^R_[A-Z0-9]+_RELATIVE$/ { o = strtonum("0x" $1); if (o >= a && o < a + n) print $4 }' 2>/dev/null)
 [ -z "$ctors" ] && ctors=$(readelf -rW "$LIB" | python3 -c "
 import sys
 a, n = int('${1:-0}', 16), int('${2:-0}', 16)
 for l in sys.stdin:
     p = l.split()
-    if len(p) >= 4 and p[2] == 'R_X86_64_RELATIVE' and a <= int(p[0], 16) < a + n:
+    if len(p) >= 4 and p[2].endswith('_RELATIVE') and a <= int(p[0], 16) < a + n:
         print(p[3])")
 far=""
 for c in $ctors; do [ $((16#$c)) -le "${end:-0}" ] || far="$far $c"; done

@@ -25,7 +25,24 @@ dep=$(dpkg-deb -f "$deb" Depends)
 libc=$(echo "$dep" | sed -n 's/.*libc6 (>= \([0-9.]*\)).*/\1/p')
 at_floor() { [ -n "$libc" ] && dpkg --compare-versions "$libc" le 2.17; }
 check "Depends from dpkg-shlibdeps: '$dep', libc6 no higher than 2.17" at_floor
-check "Architecture: amd64 (the glibc floor is built for x86_64 only; no arm64 yet)" [ "$(dpkg-deb -f "$deb" Architecture)" = amd64 ]
+check "Architecture: $arch, this machine's ($(dpkg-deb -f "$deb" Architecture))" [ "$(dpkg-deb -f "$deb" Architecture)" = "$arch" ]
+# The cross-built arm64 package (make deb ARCH=arm64), when there: its
+# architecture, aarch64 files in aarch64's directory, the same floor.
+adeb=$BUILD/arm64/deb/sockaudit_${ver}_arm64.deb
+if [ "$arch" = amd64 ] && [ -f "$adeb" ]; then
+	rm -rf "$T/a"; dpkg-deb -x "$adeb" "$T/a"
+	check "arm64 package: Architecture arm64 ($(dpkg-deb -f "$adeb" Architecture))" [ "$(dpkg-deb -f "$adeb" Architecture)" = arm64 ]
+	check "arm64 package: launcher and library are aarch64 ELF" sh -c "file -L '$T/a/usr/bin/sockaudit' '$T/a/usr/lib/aarch64-linux-gnu/sockaudit/libsockaudit.so' | grep -c 'ARM aarch64' | grep -qx 2"
+	alibc=$(dpkg-deb -f "$adeb" Depends | sed -n 's/.*libc6 (>= \([0-9.]*\)).*/\1/p')
+	check "arm64 package: libc6 no higher than 2.17 (${alibc:-none})" sh -c "[ -n '$alibc' ] && dpkg --compare-versions '$alibc' le 2.17"
+	if command -v lintian >/dev/null; then
+		lintian --info "$adeb" 2>/dev/null | grep -v '^running with root' >"$T/alintian"
+		check "arm64 package: lintian, no error ($(grep -c '^E:' "$T/alintian") errors, $(grep -c '^W:' "$T/alintian") warnings)" \
+			[ -z "$(grep '^E:' "$T/alintian")" ]
+	fi
+else
+	echo "ok - the arm64 package # SKIP not built (make deb ARCH=arm64)"
+fi
 check "Depends names no jansson (linked statically)" [ -z "$(echo "$dep" | grep -i jansson)" ]
 # The packaged library is built with dpkg-buildflags (_FORTIFY_SOURCE):
 # musl's loader, which takes it when an audited glibc program execs a musl

@@ -244,6 +244,19 @@ static void state_machine(void **state)
 	sa_quickack_reset();
 	/* A once-per-turn client: write, read the reply, set. 40 turns. */
 	tcp_pair(&c2, &s2);
+	/* The rule counts tcpi_data_segs_out: a TCP_INFO without it (qemu-user
+	 * answers 4 bytes) leaves the shim nothing to judge, and this test
+	 * nothing to check. */
+	{
+		unsigned char b[256];
+		socklen_t bl = sizeof b;
+
+		if (getsockopt(c2, IPPROTO_TCP, TCP_INFO, b, &bl) != 0 || bl < 160) {
+			close(c2);
+			close(s2);
+			skip();
+		}
+	}
 	assert_non_null(sa_fd_track(c2));
 	for (t = 0; t < 40; t++) {
 		xfer(c2, s2, 32);
