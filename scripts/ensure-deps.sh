@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages a make target needs, saying what it installs.
-# Usage: scripts/ensure-deps.sh build|test|daemons|fleet|demo|bench|fuzz|musl|deb|oldlibc|arm64 ...
+# Usage: scripts/ensure-deps.sh build|test|daemons|fleet|demo|bench|fuzz|musl|deb|oldlibc|arm64|arm64vm ...
 # (test includes daemons: the real programs tests/integration/daemon_*.sh run.)
 # Runs as root on a fresh Debian 12 machine with only Debian's registry reachable.
 set -u
@@ -36,6 +36,11 @@ for group in "$@"; do
 	# needs none of it.
 	arm64) pkgs="$pkgs gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross make dpkg-dev
 		libc6:arm64 libjansson-dev:arm64 libcmocka-dev:arm64 liburing-dev:arm64 pkgconf:arm64 qemu-user-static"; arm64=1 ;;
+	# make test-arm64, scripts/arm64-run (scripts/arm64-vm.sh): qemu-system-aarch64,
+	# debootstrap and qemu-aarch64-static (registered with binfmt_misc by the
+	# script) for the arm64 root, mkfs.ext4 for its image, and the cross
+	# compiler arm64-run builds a program with. Never part of test.
+	arm64vm) pkgs="$pkgs qemu-system-arm qemu-user-static debootstrap e2fsprogs curl gcc-aarch64-linux-gnu libc6-dev-arm64-cross" ;;
 	*) echo "ensure-deps: unknown group $group" >&2; exit 2 ;;
 	esac
 done

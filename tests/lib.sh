@@ -9,6 +9,14 @@ BUILD=${BUILD:-$TOP/build}
 LIB=${SA_LIB:-$TOP/libsockaudit.so}
 PROGS=$BUILD/progs
 T=$(mktemp -d /tmp/sa-it.XXXXXX)
+# SA_SLOW: how many times slower than this project's 2-core amd64 machine
+# the machine running the tests is (1 by default; `make test-arm64` measures
+# it under TCG emulation: scripts/arm64-test.sh). `slack MS` scales a margin
+# a test leaves for its own programs to start and get going (a fixture that
+# must outlast them, a pause they must all fall in), never a bound on what
+# the kernel or the shim measures: those stay as they are.
+SA_SLOW=${SA_SLOW:-1}
+slack() { echo $(($1 * SA_SLOW)); }
 _sa_cleanup_fns=()
 on_exit() { _sa_cleanup_fns+=("$*"); }
 # keep_lines: under tests/run-tests.sh (SA_TEST_LINES set), the lines with a

@@ -6,9 +6,14 @@
 P=$PROGS/connect_probe
 PY=/usr/bin/python3
 
-# Five listeners whose queue is full, each drained after 1.5 s.
+# Five listeners whose queue is full, each drained after 1.5 s; abandon's
+# must stay full until its client closes, 1.2 s after the client started
+# (slack: on a slow machine the client takes longer to get to its connect).
 cases="block nb nbslow abandon abandon300"
-for c in $cases; do "$PROGS/fullq_server" "$T/port.$c" 1500 1500 & done
+for c in $cases; do
+	d=1500; [ $c = abandon ] && d=$((1200 + $(slack 300)))
+	"$PROGS/fullq_server" "$T/port.$c" $d 1500 &
+done
 for i in $(seq 100); do
 	n=0; for c in $cases; do [ -f "$T/port.$c" ] && n=$((n + 1)); done
 	[ $n = 5 ] && break; sleep 0.02
