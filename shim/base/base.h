@@ -398,6 +398,9 @@ static inline pid_t sa_tid(void)
 	return SA_LIKELY(sa_rt_tid) ? sa_rt_tid : sa_tid_fill();
 }
 void sa_tid_forget(void) SA_HIDDEN;          /* in a forked child */
+#if defined(__aarch64__)
+void sa_canary_init(void) SA_HIDDEN;         /* our stack-protector canary (runtime.c) */
+#endif
 const char *sa_comm(void) SA_HIDDEN;
 static inline unsigned sa_comm_gen(void)    /* changes when sa_comm() does */
 {

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -204,5 +205,27 @@ uint64_t sa_now_ns(void)
 	if (!sa_clock_trap(CLOCK_MONOTONIC, &ts))
 		sa_clock(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#endif
+
+#if defined(__aarch64__)
+/* Debian's arm64 libjansson.a, linked in, is built with the stack
+ * protector, and glibc keeps aarch64's canary in its loader
+ * (__stack_chk_guard@GLIBC_2.17, where x86_64 reads %fs:0x28): bound to
+ * that, the library needed ld-linux-aarch64.so.1 by name, and a musl
+ * program that preloads it failed to start (status 127) instead of running
+ * unaudited. Our own copy, hidden, from the same AT_RANDOM bytes glibc
+ * uses (low byte zero), set by the constructor before any jansson code. */
+uintptr_t __stack_chk_guard SA_HIDDEN = 0xff0a0d0000000000ull;
+
+void sa_canary_init(void)
+{
+	const unsigned char *r = (const unsigned char *)getauxval(AT_RANDOM);
+	uintptr_t g;
+
+	if (!r)
+		return;
+	memcpy(&g, r, sizeof g);
+	__stack_chk_guard = g & ~(uintptr_t)0xff;
 }
 #endif

@@ -335,12 +335,18 @@ SA_START_TEXT __attribute__((constructor)) static void sa_ctor(int argc, char **
 	 * no arguments, argv is no pointer to do arithmetic on. */
 	if ((uintptr_t)envp != (uintptr_t)argv + ((uintptr_t)(unsigned int)argc + 1) * sizeof(char *) || argc <= 0)
 		envp = NULL;
+#if defined(__aarch64__)
+	sa_canary_init();
+#endif
 	sa_env_capture(envp);
 	sa_exec_init(envp);
 }
 #else
 SA_START_TEXT __attribute__((constructor)) static void sa_ctor(void)
 {
+#if defined(__aarch64__)
+	sa_canary_init();
+#endif
 	sa_env_capture(NULL);
 	sa_exec_init(NULL);
 }
