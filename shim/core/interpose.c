@@ -33,7 +33,13 @@ int close_range(unsigned int first, unsigned int last, int flags);
 void closefrom(int lowfd);
 
 /* Run a hook inside the guard with the host's errno kept. */
-#define HOOK(err, stmt) do { sa_in_shim++; stmt; sa_in_shim--; errno = (err); } while (0)
+/* Our part after the real call, errno as the call left it. Only while we
+ * audit: a detach can come while the call blocks (the thread stopped in
+ * accept() goes on in our wrapper once it returns), and after it nothing
+ * of the audit is set up (sa_cfg() is NULL). */
+#define HOOK(err, stmt) do { \
+	if (SA_LIKELY(sa_active())) { sa_in_shim++; stmt; sa_in_shim--; } \
+	errno = (err); } while (0)
 /* The real function, resolved on first use by a cold function of its own
  * that takes no argument: a call with the slot number as an argument made
  * every I/O wrapper save and restore the fd around it, 4 instructions a
@@ -198,6 +204,8 @@ static inline __attribute__((always_inline)) int do_accept(int fd, struct sockad
 	ret = is4 ? sa_real.accept4(fd, addr, alen, flags) : sa_real.accept(fd, addr, alen);
 	sa_inflight_end();
 	t1 = sa_now_ns();   /* CLOCK_MONOTONIC does not fail: errno is the call's */
+	if (SA_UNLIKELY(!sa_active()))
+		return ret;   /* detached while it blocked (HOOK) */
 	if (ret >= 0) {
 		/* errno as the call left it: what the counted path may call
 		 * that could touch it keeps it. */

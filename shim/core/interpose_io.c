@@ -22,7 +22,13 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 
 /* As in interpose.c: a hook inside the guard with the host's errno kept;
  * the real symbols resolved; our own calls and disabled processes pass. */
-#define HOOK(err, stmt) do { sa_in_shim++; stmt; sa_in_shim--; errno = (err); } while (0)
+/* Our part after the real call, errno as the call left it. Only while we
+ * audit: a detach can come while the call blocks (the thread stopped in
+ * accept() goes on in our wrapper once it returns), and after it nothing
+ * of the audit is set up (sa_cfg() is NULL). */
+#define HOOK(err, stmt) do { \
+	if (SA_LIKELY(sa_active())) { sa_in_shim++; stmt; sa_in_shim--; } \
+	errno = (err); } while (0)
 /* The real function, resolved on first use by a cold function of its own
  * that takes no argument (see interpose.c): no register saved around it on
  * the hot path. */

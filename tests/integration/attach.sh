@@ -173,6 +173,22 @@ if gcc -static -o "$T/st" "$T/st.c" 2>/dev/null; then
 		test $rc = 1 -a -n "$(grep 'static program' "$T/r2.out")" -a -d "/proc/$SP" -a "$(awk '{print $3}' /proc/$SP/stat)" = S
 	kill "$SP"
 else fail "a static test program builds (gcc -static)"; fi
+# A detach while the thread blocks in accept() through our wrapper (the
+# attach's stop made the blocked call return into the program's loop, whose
+# next accept is ours): when it returns after the detach, our part must not
+# run (it crashed the program: nothing of the audit is set up then).
+"$PROGS/acc_server" -b 16 -n 20 -T 30000 -m close >"$T/bd.out" 2>&1 & BP=$!
+on_exit "kill -9 $BP 2>/dev/null"
+for i in $(seq 50); do grep -q '^PORT' "$T/bd.out" && break; sleep 0.1; done
+BPORT=$(awk '/^PORT/ {print $2}' "$T/bd.out")
+"$SA" attach -o "$T/bd.jsonl" "$BP" >"$T/bd1.out" 2>&1; rc1=$?
+sleep 0.3
+"$SA" detach "$BP" >"$T/bd2.out" 2>&1; rc2=$?
+python3 -c 'import socket,sys
+for i in range(20): socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3).close()' "$BPORT" 2>"$T/bd3.out"
+wait "$BP"; rc=$?
+check "attach, detach while blocked in accept, then 20 connects: the program ends plainly (status $rc)" \
+	test $rc1 = 0 -a $rc2 = 0 -a $rc = 0
 # A musl program: the musl attach build (global-dynamic TLS, which musl's
 # dlopen takes), a non-blocking accept loop (every accept after the attach
 # goes through the wrappers), 30 connects audited, then detach and 10 more.
