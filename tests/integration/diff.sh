@@ -58,8 +58,10 @@ check "diff: backlog (effective) 1 -> 64, better" grep -qE "^    backlog \(effec
 check "diff: queue full seen N -> 0, fixed" grep -qE "^    queue full seen +[1-9][0-9]* -> 0 +fixed$" "$T/diff.txt"
 check "diff: the peer's slow connects $slow -> 0, fixed" grep -qE "^    slow connects +$slow -> 0 +fixed$" "$T/diff.txt"
 check "diff: SYN resends N -> 0, fixed" grep -qE "^    SYN resends +[1-9][0-9]* -> 0 +fixed$" "$T/diff.txt"
-check "diff: connect time p99 about 1 s -> under 1 s, better" \
-	grep -qE "^    connect time p99 +1[0-9]{3} -> 0?\.?[0-9.]+ ms +better$" "$T/diff.txt"
+# A SYN resent after 1 s: the p99 is a second or more (3 s when a second
+# resend was needed on a loaded machine), after it under one.
+check "diff: connect time p99 a second or more -> under 1 s, better" \
+	grep -qE "^    connect time p99 +[1-9][0-9]{3} -> 0?\.?[0-9.]+ ms +better$" "$T/diff.txt"
 check "diff: the finding slow_connect $slow -> 0, fixed" grep -qE "^    slow_connect +$slow -> 0 +fixed$" "$T/diff.txt"
 [ "$slow" -ge 1 ] && ok "before had $slow slow connects" || fail "before had slow connects" "none: $(cat "$T/diff.txt")"
 # The other way round the same rows are worse: the verdict reads the figures.
